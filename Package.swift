@@ -1,0 +1,57 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "swift-saml",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "SAML", targets: ["SAML"]),
+        .library(name: "AppleSSO", targets: ["AppleSSO"]),
+        .executable(name: "saml", targets: ["SAMLCommand"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // System libraries. Their headers are only ever reached through CSAMLShim, whose header restates
+        // the pkg-config -D flags that SwiftPM drops (see docs/xmlsec-abi.md).
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
+        ),
+        .systemLibrary(
+            name: "CXMLSec",
+            pkgConfig: "xmlsec1-openssl",
+            providers: [.apt(["libxmlsec1-dev", "libssl-dev"]), .brew(["libxmlsec1"])]
+        ),
+        .target(
+            name: "CSAMLShim",
+            dependencies: ["CLibXML2", "CXMLSec"]
+        ),
+        .target(
+            name: "SAML",
+            dependencies: ["CSAMLShim"]
+        ),
+        .target(
+            name: "AppleSSO",
+            dependencies: ["SAML"]
+        ),
+        .executableTarget(
+            name: "SAMLCommand",
+            dependencies: [
+                "SAML",
+                "AppleSSO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "SAMLTests",
+            dependencies: ["SAML", "CSAMLShim"]
+        ),
+        .testTarget(
+            name: "AppleSSOTests",
+            dependencies: ["AppleSSO", "SAML"]
+        ),
+    ]
+)

@@ -1,0 +1,114 @@
+// The one C view of libxml2 and libxmlsec1 (OpenSSL backend) that the Swift code imports.
+//
+// SwiftPM drops the -D flags of `pkg-config --cflags xmlsec1-openssl` ("prohibited flags"). Without
+// them the headers describe different structs than the library was built with (XMLSEC_NO_SIZE_T alone
+// makes xmlSecDSigCtx 1104 bytes instead of 1032): silent memory corruption. So the defines are restated
+// here, before any xmlsec header, and `SAMLShimRestatedDefines` lists them so that a test can compare
+// them with what pkg-config reports on the machine that builds. Every symbol defined here is prefixed
+// `saml_shim_`.
+#ifndef CSAMLSHIM_H
+#define CSAMLSHIM_H
+
+#ifndef __XMLSEC_FUNCTION__
+#define __XMLSEC_FUNCTION__ __func__
+#endif
+#ifndef XMLSEC_NO_SIZE_T
+#define XMLSEC_NO_SIZE_T 1
+#endif
+#ifndef XMLSEC_OPENSSL3_ENGINES
+#define XMLSEC_OPENSSL3_ENGINES 1
+#endif
+#ifndef XMLSEC_NO_GOST
+#define XMLSEC_NO_GOST 1
+#endif
+#ifndef XMLSEC_NO_GOST2012
+#define XMLSEC_NO_GOST2012 1
+#endif
+#ifndef XMLSEC_NO_CRYPTO_DYNAMIC_LOADING
+#define XMLSEC_NO_CRYPTO_DYNAMIC_LOADING 1
+#endif
+#ifndef XMLSEC_CRYPTO_OPENSSL
+#define XMLSEC_CRYPTO_OPENSSL 1
+#endif
+
+/// The defines restated above, space separated, in pkg-config's spelling (`NAME` or `NAME=VALUE`).
+#define SAML_SHIM_RESTATED_DEFINES "__XMLSEC_FUNCTION__=__func__ XMLSEC_NO_SIZE_T XMLSEC_OPENSSL3_ENGINES=1 " \
+    "XMLSEC_NO_GOST=1 XMLSEC_NO_GOST2012=1 XMLSEC_NO_CRYPTO_DYNAMIC_LOADING=1 XMLSEC_CRYPTO_OPENSSL=1"
+
+#include <stddef.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+#include <libxml/xmlsave.h>
+#include <libxml/c14n.h>
+#include <xmlsec/xmlsec.h>
+#include <xmlsec/xmltree.h>
+#include <xmlsec/xmldsig.h>
+#include <xmlsec/xmlenc.h>
+#include <xmlsec/keys.h>
+#include <xmlsec/keysmngr.h>
+#include <xmlsec/transforms.h>
+#include <xmlsec/errors.h>
+#include <xmlsec/crypto.h>
+#include <xmlsec/openssl/app.h>
+#include <xmlsec/openssl/crypto.h>
+
+// The layout the Swift side relies on, as measured against libxmlsec1 1.2.37 built with the defines above
+// (LP64). A header/library pair that disagrees fails here at build time; the test suite additionally
+// compares these sizes with a C program compiled with pkg-config's own flags.
+#if defined(__LP64__) && XMLSEC_VERSION_MAJOR == 1 && XMLSEC_VERSION_MINOR == 2
+_Static_assert(sizeof(xmlSecDSigCtx) == 1032, "xmlSecDSigCtx layout differs from libxmlsec1 1.2 (XMLSEC_NO_SIZE_T?)");
+_Static_assert(sizeof(xmlSecDSigReferenceCtx) == 224, "xmlSecDSigReferenceCtx layout differs");
+_Static_assert(sizeof(xmlSecKeyInfoCtx) == 344, "xmlSecKeyInfoCtx layout differs");
+_Static_assert(sizeof(xmlSecTransformCtx) == 128, "xmlSecTransformCtx layout differs");
+_Static_assert(sizeof(xmlSecEncCtx) == 984, "xmlSecEncCtx layout differs");
+#endif
+
+/// The restated defines (see `SAML_SHIM_RESTATED_DEFINES`).
+const char *saml_shim_restated_defines(void);
+
+/// Sizes of the xmlsec structs as this translation unit sees them, for the ABI test.
+size_t saml_shim_sizeof_dsig_ctx(void);
+size_t saml_shim_sizeof_dsig_reference_ctx(void);
+size_t saml_shim_sizeof_key_info_ctx(void);
+size_t saml_shim_sizeof_transform_ctx(void);
+size_t saml_shim_sizeof_enc_ctx(void);
+
+/// Result of the process-wide initialisation.
+typedef enum {
+    SAML_SHIM_INIT_OK = 0,
+    SAML_SHIM_INIT_XMLSEC_FAILED = 1,
+    SAML_SHIM_INIT_VERSION_MISMATCH = 2,
+    SAML_SHIM_INIT_CRYPTO_APP_FAILED = 3,
+    SAML_SHIM_INIT_CRYPTO_FAILED = 4,
+} saml_shim_init_result;
+
+/// Initialises libxml2, xmlsec and its OpenSSL backend, checks the ABI version of the loaded library
+/// and silences the global error printers (errors are read per call from the contexts instead).
+/// Not thread-safe by itself: the Swift side calls it exactly once (a lazily initialised global).
+/// Never undone: xmlSecShutdown cannot be reversed, so a library must not call it.
+saml_shim_init_result saml_shim_initialize(void);
+
+/// The version of libxmlsec1 found at run time and the one compiled against.
+const char *saml_shim_xmlsec_compiled_version(void);
+
+// Function-like macros that Swift cannot import.
+xmlSecTransformId saml_shim_transform_enveloped(void);
+xmlSecTransformId saml_shim_transform_exc_c14n(void);
+xmlSecTransformId saml_shim_transform_exc_c14n_with_comments(void);
+xmlSecTransformId saml_shim_transform_rsa_sha1(void);
+xmlSecTransformId saml_shim_transform_rsa_sha256(void);
+xmlSecTransformId saml_shim_transform_rsa_sha384(void);
+xmlSecTransformId saml_shim_transform_rsa_sha512(void);
+xmlSecTransformId saml_shim_transform_ecdsa_sha256(void);
+xmlSecTransformId saml_shim_transform_ecdsa_sha384(void);
+xmlSecTransformId saml_shim_transform_ecdsa_sha512(void);
+xmlSecTransformId saml_shim_transform_sha1(void);
+xmlSecTransformId saml_shim_transform_sha256(void);
+xmlSecTransformId saml_shim_transform_sha384(void);
+xmlSecTransformId saml_shim_transform_sha512(void);
+
+/// Loads a key from memory (PEM or DER; a certificate or a bare public key). Returns NULL on failure.
+xmlSecKeyPtr saml_shim_key_load_memory(const unsigned char *data, size_t size, int isPEM, int isCertificate);
+
+#endif

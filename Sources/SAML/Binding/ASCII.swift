@@ -1,0 +1,47 @@
+/// Byte-level helpers shared by the decoding stages.
+enum ASCII {
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
+    static func trimmingWhitespace(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isWhitespace(bytes[start]) { start += 1 }
+        while end > start, isWhitespace(bytes[end - 1]) { end -= 1 }
+        return bytes[start..<end]
+    }
+
+    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// `<` first, after an optional UTF-8 byte order mark.
+    static func startsLikeXML(_ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {
+        bytes.first == UInt8(ascii: "<") || (bytes.starts(with: byteOrderMark) && bytes.dropFirst(3).first == UInt8(ascii: "<"))
+    }
+
+    /// UTF-8, starts with `<` (after a BOM and whitespace), ends with `>` (before whitespace).
+    static func checkXMLDocumentShape(_ bytes: UnsafeRawBufferPointer) throws {
+        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
+            throw SAMLError(.decodeNotUTF8, "expected a UTF-8 document, found a UTF-16 byte order mark")
+        }
+        if let offset = UTF8Validation.firstInvalidOffset(bytes) {
+            throw SAMLError(
+                .decodeNotUTF8,
+                "expected UTF-8, found the ill-formed byte 0x\(SAMLError.hex(bytes[offset])) at offset \(offset)"
+            )
+        }
+        var body = bytes[...]
+        if body.starts(with: byteOrderMark) { body = body.dropFirst(3) }
+        body = trimmingWhitespace(body)
+        guard let first = body.first, first == UInt8(ascii: "<") else {
+            let found = body.first.map { "byte 0x" + SAMLError.hex($0) } ?? "nothing"
+            throw SAMLError(.decodeNotXML, "expected an XML document starting with '<', found \(found)")
+        }
+        guard body.last == UInt8(ascii: ">") else {
+            throw SAMLError(
+                .decodeTruncatedXML,
+                "expected the document to end with '>', found \(SAMLError.quote(bytes: body.suffix(16))) (cut off?)"
+            )
+        }
+    }
+}

@@ -1,0 +1,78 @@
+/// Just enough of `application/x-www-form-urlencoded` to find one field in a request body.
+enum FormBody {
+    /// A form body has a `&`, or a `=` followed by something other than more padding: Base64 can only
+    /// end with `=`, and a percent-encoded value has none at all.
+    static func looksLikeFormBody(_ input: Slice<UnsafeRawBufferPointer>) -> Bool {
+        var sawEquals = false
+        for byte in input {
+            switch byte {
+            case UInt8(ascii: "&"): return true
+            case UInt8(ascii: "="): sawEquals = true
+            case UInt8(ascii: " "), UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "\t"): continue
+            default: if sawEquals { return true }
+            }
+        }
+        return false
+    }
+
+    /// The raw (still percent-encoded) value of the one field called `name`.
+    static func field(named name: String, in body: Slice<UnsafeRawBufferPointer>) throws -> Slice<UnsafeRawBufferPointer> {
+        let wanted = Array(name.utf8)
+        var found: Slice<UnsafeRawBufferPointer>?
+        var names: [String] = []
+        for pair in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
+            let rawName = pair[pair.startIndex..<equals]
+            let decodedName = (try? PercentDecoding.decode(Array(rawName), plusAsSpace: true)) ?? Array(rawName)
+            guard decodedName == wanted else {
+                if names.count < 8 { names.append(SAMLError.quote(bytes: decodedName.prefix(32))) }
+                continue
+            }
+            guard found == nil else {
+                throw SAMLError(.decodeDuplicateField, "expected one \(name) field, found more than one")
+            }
+            found = equals == pair.endIndex ? pair[equals...] : pair[pair.index(after: equals)...]
+        }
+        guard let found else {
+            let list = names.isEmpty ? "no fields" : "fields " + names.joined(separator: ", ")
+            throw SAMLError(.decodeMissingField, "expected a \(name) field in the form body, found \(list)")
+        }
+        return found
+    }
+}
+
+/// Percent-decoding (RFC 3986 section 2.1), applied exactly once per call.
+enum PercentDecoding {
+    static func decode(_ input: [UInt8], plusAsSpace: Bool = false) throws -> [UInt8] {
+        var output = [UInt8]()
+        output.reserveCapacity(input.count)
+        var i = 0
+        while i < input.count {
+            let byte = input[i]
+            if byte == UInt8(ascii: "%") {
+                guard i + 2 < input.count, let high = hexValue(input[i + 1]), let low = hexValue(input[i + 2]) else {
+                    let excerpt = input[i..<min(i + 3, input.count)]
+                    throw SAMLError(
+                        .decodeInvalidPercentEncoding,
+                        "expected '%' and two hex digits at offset \(i), found \(SAMLError.quote(bytes: excerpt))"
+                    )
+                }
+                output.append(high << 4 | low)
+                i += 3
+            } else {
+                output.append(plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+                i += 1
+            }
+        }
+        return output
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,156 @@
+/// Turns what a Token Exchange endpoint (or any SAML HTTP-POST endpoint) receives into the bytes of the
+/// SAML response document.
+///
+/// The input may be a whole `application/x-www-form-urlencoded` body (`SAMLResponse=...&...`), the form
+/// value alone, bare Base64, or the raw XML; ``Decoded/format`` says which was found. The rules, in order:
+///
+/// 1. The input is trimmed of ASCII whitespace; more than ``Options/maximumInputBytes`` is refused.
+/// 2. Raw XML (it starts with `<`, after an optional UTF-8 byte order mark) is taken as is.
+/// 3. A form body (it contains `&`, or a `=` that is not Base64 padding) yields the value of
+///    ``Options/fieldName``, which must occur exactly once.
+/// 4. The value is percent-decoded exactly once. A `%` that survives that decoding means the client
+///    URL-encoded twice (the cookbook warns against it; an HTTP client that form-encodes an already
+///    encoded value does it). ``Options/doubleEncoding`` decides: ``DoubleEncodingPolicy/repair``
+///    (the default) decodes once more and records ``Repair/doubleURLEncoding``;
+///    ``DoubleEncodingPolicy/reject`` throws ``SAMLError/Code/decodeDoubleURLEncoded``. Repairing is safe
+///    because the signature, not the transport, protects the content.
+/// 5. Base64: line breaks and tabs are skipped, padding is optional, and a space is read as the `+` that
+///    a form decoder turned into it (recorded as ``Repair/spaceAsPlus``). Any other byte outside the
+///    alphabet, data after padding, or a length that no encoding can have is an error.
+/// 6. With ``Content/xml`` (the default) the result must be UTF-8, start with `<` and end with `>`.
+public struct SAMLResponseDecoder: Sendable {
+    /// What to do with a value that was URL-encoded twice.
+    public enum DoubleEncodingPolicy: Sendable, Hashable {
+        /// Decode once more and record ``Repair/doubleURLEncoding``.
+        case repair
+        /// Throw ``SAMLError/Code/decodeDoubleURLEncoded``.
+        case reject
+    }
+
+    /// What the decoded bytes must be.
+    public enum Content: Sendable, Hashable {
+        /// A UTF-8 XML document: starts with `<`, ends with `>`.
+        case xml
+        /// Any bytes (for transport round trips of arbitrary text).
+        case any
+    }
+
+    /// Limits and policies.
+    public struct Options: Sendable, Hashable {
+        /// The form field that carries the response.
+        public var fieldName: String = "SAMLResponse"
+        /// The largest input accepted, before any decoding. Default 4 MiB.
+        public var maximumInputBytes: Int = 4 << 20
+        /// The largest decoded document accepted. Default 1 MiB.
+        public var maximumDecodedBytes: Int = 1 << 20
+        /// See ``DoubleEncodingPolicy``. Default ``DoubleEncodingPolicy/repair``.
+        public var doubleEncoding: DoubleEncodingPolicy = .repair
+        /// See ``Content``. Default ``Content/xml``.
+        public var content: Content = .xml
+
+        public init() {}
+    }
+
+    /// The shape the input arrived in.
+    public enum InputFormat: String, Sendable, Hashable {
+        case formBody = "form-body"
+        case formValue = "form-value"
+        case base64
+        case xml
+    }
+
+    /// A deviation from the cookbook's encoding that the decoder repaired.
+    public enum Repair: String, Sendable, Hashable {
+        /// The value had been URL-encoded twice.
+        case doubleURLEncoding = "decode.repaired-double-url-encoding"
+        /// Spaces in the Base64 were read as `+`.
+        case spaceAsPlus = "decode.repaired-space-as-plus"
+    }
+
+    /// The decoded document and how it arrived.
+    public struct Decoded: Sendable, Hashable {
+        /// The document bytes.
+        public var bytes: [UInt8]
+        /// The shape of the input.
+        public var format: InputFormat
+        /// The repairs applied, in order.
+        public var repairs: [Repair]
+    }
+
+    public var options: Options
+
+    public init(options: Options = Options()) {
+        self.options = options
+    }
+
+    /// Decodes a request body, form value, Base64 text or XML document.
+    public func decode(_ input: String) throws -> Decoded {
+        var input = input
+        return try input.withUTF8 { try decode(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Decodes a request body, form value, Base64 text or XML document.
+    public func decode(_ input: [UInt8]) throws -> Decoded {
+        try input.withUnsafeBytes { try decode($0) }
+    }
+
+    /// Decodes a request body, form value, Base64 text or XML document.
+    public func decode(_ input: UnsafeRawBufferPointer) throws -> Decoded {
+        guard input.count <= options.maximumInputBytes else {
+            throw SAMLError(
+                .decodeTooLarge,
+                "expected at most \(options.maximumInputBytes) input bytes, found \(input.count)"
+            )
+        }
+        let trimmed = ASCII.trimmingWhitespace(input[...])
+        if trimmed.isEmpty {
+            if options.content == .any { return Decoded(bytes: [], format: .base64, repairs: []) }
+            throw SAMLError(.decodeEmpty, "expected a SAML response, found only whitespace")
+        }
+        if ASCII.startsLikeXML(trimmed) {
+            return try checked(Decoded(bytes: Array(trimmed), format: .xml, repairs: []))
+        }
+
+        var format = InputFormat.base64
+        var value = trimmed
+        if FormBody.looksLikeFormBody(trimmed) {
+            value = try FormBody.field(named: options.fieldName, in: trimmed)
+            format = .formBody
+        }
+        var repairs: [Repair] = []
+        var text = Array(value)
+        if text.contains(UInt8(ascii: "%")) {
+            text = try PercentDecoding.decode(text)
+            if format == .base64 { format = .formValue }
+            if text.contains(UInt8(ascii: "%")) {
+                guard options.doubleEncoding == .repair else {
+                    throw SAMLError(
+                        .decodeDoubleURLEncoded,
+                        "expected a value URL-encoded once, found \(SAMLError.quote(bytes: text.prefix(16)))… "
+                            + "still percent-encoded after decoding once"
+                    )
+                }
+                text = try PercentDecoding.decode(text)
+                repairs.append(.doubleURLEncoding)
+            }
+        }
+        let xmlValue = text.withUnsafeBytes { ASCII.startsLikeXML(ASCII.trimmingWhitespace($0[...])) }
+        if xmlValue {
+            return try checked(Decoded(bytes: text, format: format, repairs: repairs))
+        }
+        let bytes = try Base64Decoding.decode(text, maximumBytes: options.maximumDecodedBytes, repairs: &repairs)
+        return try checked(Decoded(bytes: bytes, format: format, repairs: repairs))
+    }
+
+    private func checked(_ decoded: Decoded) throws -> Decoded {
+        guard decoded.bytes.count <= options.maximumDecodedBytes else {
+            throw SAMLError(
+                .decodeTooLarge,
+                "expected a document of at most \(options.maximumDecodedBytes) bytes, found \(decoded.bytes.count)"
+            )
+        }
+        guard options.content == .xml else { return decoded }
+        try decoded.bytes.withUnsafeBytes { try ASCII.checkXMLDocumentShape($0) }
+        return decoded
+    }
+}

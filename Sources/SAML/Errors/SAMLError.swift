@@ -1,0 +1,75 @@
+/// The one error type of the package.
+///
+/// Every failure carries a stable ``Code`` (log it, map it to an HTTP answer, match on it) and a message
+/// that names what was expected and what was found. Messages never echo unbounded input: values taken
+/// from the input are escaped and cut to a fixed length (see ``SAMLError/quote(_:)``).
+///
+/// Two errors are equal when their codes are equal; the message is for people.
+public struct SAMLError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The stable identifier of a failure, such as `decode.invalid-base64`.
+    ///
+    /// A struct rather than an enum so that new codes are not a breaking change. The full list is in
+    /// `docs/error-codes.md`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The dotted, stable identifier (`area.reason`).
+        public let identifier: String
+
+        package init(_ identifier: String) {
+            self.identifier = identifier
+        }
+
+        public var description: String { identifier }
+    }
+
+    /// What failed.
+    public let code: Code
+    /// A human-readable explanation naming the expected and the found value.
+    public let message: String
+
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.identifier): \(message)" }
+
+    public static func == (lhs: SAMLError, rhs: SAMLError) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}
+
+extension SAMLError {
+    /// The longest excerpt of input that a message may quote.
+    package static let maximumQuotedLength = 64
+
+    /// Renders untrusted text for a message: printable ASCII kept, everything else escaped, cut to
+    /// ``maximumQuotedLength`` characters, in double quotes.
+    package static func quote(_ text: some StringProtocol) -> String {
+        quote(bytes: Array(text.utf8))
+    }
+
+    /// Renders untrusted bytes for a message (see ``quote(_:)``).
+    package static func quote(bytes: some Collection<UInt8>) -> String {
+        var out = "\""
+        var count = 0
+        for byte in bytes {
+            if count == maximumQuotedLength {
+                out += "…"
+                break
+            }
+            switch byte {
+            case 0x20...0x7E where byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "\\x" + hex(byte)
+            }
+            count += 1
+        }
+        return out + "\""
+    }
+
+    /// Two upper-case hex digits.
+    package static func hex(_ byte: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF".unicodeScalars)
+        return String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0x0F)])
+    }
+}
