@@ -19,9 +19,13 @@ enum ASCII {
         bytes.first == UInt8(ascii: "<") || (bytes.starts(with: byteOrderMark) && bytes.dropFirst(3).first == UInt8(ascii: "<"))
     }
 
+    static func startsWithUTF16ByteOrderMark(_ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {
+        bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF])
+    }
+
     /// UTF-8, starts with `<` (after a BOM and whitespace), ends with `>` (before whitespace).
     static func checkXMLDocumentShape(_ bytes: UnsafeRawBufferPointer) throws {
-        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
+        if startsWithUTF16ByteOrderMark(bytes[...]) {
             throw SAMLError(.decodeNotUTF8, "expected a UTF-8 document, found a UTF-16 byte order mark")
         }
         if let offset = UTF8Validation.firstInvalidOffset(bytes) {

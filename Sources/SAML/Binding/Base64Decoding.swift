@@ -49,16 +49,14 @@ enum Base64Decoding {
                 }
             }
         }
+        if padding > 0, pending < 2 || pending + padding != 4 {
+            let expected = pending < 2 ? "no" : String(4 - pending)
+            throw SAMLError(.decodeInvalidBase64, "expected \(expected) '=' of padding, found \(padding)")
+        }
         if pending == 1 {
             throw SAMLError(
                 .decodeTruncatedBase64,
                 "expected a whole number of Base64 groups, found one stray symbol at the end (input cut off?)"
-            )
-        }
-        if padding > 0, pending == 0 || pending + padding != 4 {
-            throw SAMLError(
-                .decodeInvalidBase64,
-                "expected \(pending == 0 ? 0 : 4 - pending) '=' of padding, found \(padding)"
             )
         }
         if pending > 1 {

@@ -1,18 +1,8 @@
 /// Just enough of `application/x-www-form-urlencoded` to find one field in a request body.
 enum FormBody {
-    /// A form body has a `&`, or a `=` followed by something other than more padding: Base64 can only
-    /// end with `=`, and a percent-encoded value has none at all.
-    static func looksLikeFormBody(_ input: Slice<UnsafeRawBufferPointer>) -> Bool {
-        var sawEquals = false
-        for byte in input {
-            switch byte {
-            case UInt8(ascii: "&"): return true
-            case UInt8(ascii: "="): sawEquals = true
-            case UInt8(ascii: " "), UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "\t"): continue
-            default: if sawEquals { return true }
-            }
-        }
-        return false
+    /// A form body starts with `<field>=` or has a `&`; neither Base64 nor a percent-encoded value can.
+    static func looksLikeFormBody(_ input: Slice<UnsafeRawBufferPointer>, fieldName: String) -> Bool {
+        input.starts(with: Array(fieldName.utf8) + [UInt8(ascii: "=")]) || input.contains(UInt8(ascii: "&"))
     }
 
     /// The raw (still percent-encoded) value of the one field called `name`.

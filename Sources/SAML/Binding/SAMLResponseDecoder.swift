@@ -6,9 +6,10 @@
 ///
 /// 1. The input is trimmed of ASCII whitespace; more than ``Options/maximumInputBytes`` is refused.
 /// 2. Raw XML (it starts with `<`, after an optional UTF-8 byte order mark) is taken as is.
-/// 3. A form body (it contains `&`, or a `=` that is not Base64 padding) yields the value of
+/// 3. A form body (it starts with `SAMLResponse=` or contains `&`) yields the value of
 ///    ``Options/fieldName``, which must occur exactly once.
-/// 4. The value is percent-decoded exactly once. A `%` that survives that decoding means the client
+/// 4. The value is percent-decoded exactly once (`+` stays `+`, as Base64 needs; in a value that is
+///    percent-encoded XML, `+` is a space, as form encoding defines). A `%` that survives that decoding means the client
 ///    URL-encoded twice (the cookbook warns against it; an HTTP client that form-encodes an already
 ///    encoded value does it). ``Options/doubleEncoding`` decides: ``DoubleEncodingPolicy/repair``
 ///    (the default) decodes once more and records ``Repair/doubleURLEncoding``;
@@ -107,20 +108,24 @@ public struct SAMLResponseDecoder: Sendable {
             if options.content == .any { return Decoded(bytes: [], format: .base64, repairs: []) }
             throw SAMLError(.decodeEmpty, "expected a SAML response, found only whitespace")
         }
+        if ASCII.startsWithUTF16ByteOrderMark(trimmed) {
+            throw SAMLError(.decodeNotUTF8, "expected UTF-8, found a UTF-16 byte order mark")
+        }
         if ASCII.startsLikeXML(trimmed) {
             return try checked(Decoded(bytes: Array(trimmed), format: .xml, repairs: []))
         }
 
         var format = InputFormat.base64
         var value = trimmed
-        if FormBody.looksLikeFormBody(trimmed) {
+        if FormBody.looksLikeFormBody(trimmed, fieldName: options.fieldName) {
             value = try FormBody.field(named: options.fieldName, in: trimmed)
             format = .formBody
         }
         var repairs: [Repair] = []
         var text = Array(value)
         if text.contains(UInt8(ascii: "%")) {
-            text = try PercentDecoding.decode(text)
+            let encodedXML = text.starts(with: Array("%3C".utf8)) || text.starts(with: Array("%3c".utf8))
+            text = try PercentDecoding.decode(text, plusAsSpace: encodedXML)
             if format == .base64 { format = .formValue }
             if text.contains(UInt8(ascii: "%")) {
                 guard options.doubleEncoding == .repair else {

@@ -1,4 +1,4 @@
-import CSAMLShim
+internal import CSAMLShim
 
 /// The process-wide start-up of libxml2, libxmlsec1 and its OpenSSL backend.
 ///

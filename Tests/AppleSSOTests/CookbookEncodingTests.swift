@@ -1,0 +1,47 @@
+import AppleSSO
+import SAML
+import Testing
+
+@Suite("Cookbook encoding")
+struct CookbookEncodingTests {
+    @Test(
+        "matches the cookbook's Foundation code",
+        arguments: CookbookNormalizationTests.table.map(\.0) + ["a", "ab", "abc", "abcd", "\u{FB}\u{FF}", "???>>>", "~~~"]
+    )
+    func matchesOracle(input: String) throws {
+        let expected = CookbookOracle.encode(input)
+        #expect(Cookbook.encode(input) == expected)
+        #expect(try Cookbook.encode(utf8: Array(input.utf8)) == Array(expected.utf8))
+    }
+
+    @Test("percent-encodes exactly '+', '/' and '='")
+    func percentEncodesBase64Specials() {
+        // "<a>x</a>" is PGE+eDwvYT4= in Base64.
+        #expect(Cookbook.encode("<a>x</a>") == "PGE%2BeDwvYT4%3D")
+        // 0xFB 0xFF encodes to "+/8=" territory: "w7vDvw==".
+        #expect(Cookbook.encode("\u{FB}\u{FF}") == "w7vDvw%3D%3D")
+        #expect(Cookbook.encode("???") == "Pz8%2F")
+    }
+
+    @Test("decoding the encoding gives the normalised text, for 20,000 seeded strings")
+    func roundTrips() throws {
+        var generator = SeededGenerator(seed: 2026_11_21)
+        var options = SAMLResponseDecoder.Options()
+        options.content = .any
+        let decoder = SAMLResponseDecoder(options: options)
+        for _ in 0..<20_000 {
+            let input = WhitespaceHeavyStrings.make(using: &generator)
+            let decoded = try decoder.decode(Cookbook.encode(input))
+            #expect(decoded.bytes == Array(Cookbook.normalize(input).utf8))
+            #expect(decoded.repairs.isEmpty)
+        }
+    }
+
+    @Test("decoding the encoding of a SAML response gives its normalised XML")
+    func roundTripsAResponse() throws {
+        let response = try TestVectorFiles.text("responses/pretty-printed-unsigned.xml")
+        let decoded = try SAMLResponseDecoder().decode("SAMLResponse=" + Cookbook.encode(response) + "&deviceType=tvOS")
+        #expect(decoded.bytes == Array(Cookbook.normalize(response).utf8))
+        #expect(decoded.format == .formBody)
+    }
+}

@@ -1,0 +1,160 @@
+import SAML
+import Testing
+
+@Suite("Decoding what a Token Exchange endpoint receives")
+struct SAMLResponseDecoderTests {
+    let xml = "<samlp:Response ID=\"_1\">??>>~~ \u{FF}\u{FB}</samlp:Response>"
+    // Base64 of `xml`, which contains '+', '/' and '=' so that every escaping rule is exercised.
+    var base64: String { Base64Text.encode(Array(xml.utf8)) }
+    var percentEncoded: String {
+        base64.replacingAll("+", "%2B").replacingAll("/", "%2F").replacingAll("=", "%3D")
+    }
+
+    @Test("accepts a form body, a form value, bare Base64 and raw XML alike")
+    func acceptsEveryShape() throws {
+        let decoder = SAMLResponseDecoder()
+        let cases: [(String, SAMLResponseDecoder.InputFormat)] = [
+            ("requestor=abc&SAMLResponse=\(percentEncoded)&deviceType=tvOS", .formBody),
+            ("SAMLResponse=\(percentEncoded)", .formBody),
+            (percentEncoded, .formValue),
+            (base64, .base64),
+            ("  \(base64)\r\n", .base64),
+            (xml, .xml),
+            ("\u{FEFF}" + xml, .xml),
+        ]
+        for (input, format) in cases {
+            let decoded = try decoder.decode(input)
+            #expect(decoded.format == format, "\(input)")
+            #expect(decoded.repairs.isEmpty)
+            #expect(String(decoding: decoded.bytes, as: UTF8.self).hasSuffix(xml))
+        }
+        #expect(base64.contains("+") && base64.contains("/") && base64.hasSuffix("="))
+    }
+
+    @Test("accepts Base64 with line breaks and without padding")
+    func acceptsLineBreaksAndMissingPadding() throws {
+        var wrapped = ""
+        for (index, character) in base64.enumerated() {
+            if index > 0, index % 16 == 0 { wrapped += "\r\n" }
+            wrapped.append(character)
+        }
+        let unpadded = String(base64.prefix { $0 != "=" })
+        for input in [wrapped, unpadded] {
+            #expect(try SAMLResponseDecoder().decode(input).bytes == Array(xml.utf8))
+        }
+    }
+
+    @Test("repairs '+' turned into a space by a form decoder, and says so")
+    func repairsSpaceAsPlus() throws {
+        let damaged = base64.replacingAll("+", " ")
+        let decoded = try SAMLResponseDecoder().decode(damaged)
+        #expect(decoded.bytes == Array(xml.utf8))
+        #expect(decoded.repairs == [.spaceAsPlus])
+    }
+
+    @Test("repairs double URL-encoding by default and rejects it when told to")
+    func handlesDoubleEncoding() throws {
+        let doubled = "SAMLResponse=" + percentEncoded.replacingAll("%", "%25")
+        let decoded = try SAMLResponseDecoder().decode(doubled)
+        #expect(decoded.bytes == Array(xml.utf8))
+        #expect(decoded.repairs == [.doubleURLEncoding])
+
+        var options = SAMLResponseDecoder.Options()
+        options.doubleEncoding = .reject
+        #expect(throws: SAMLError(.decodeDoubleURLEncoded, "")) { try SAMLResponseDecoder(options: options).decode(doubled) }
+    }
+
+    @Test("reads a percent-encoded XML form value with '+' as space")
+    func decodesFormEncodedXML() throws {
+        let decoded = try SAMLResponseDecoder().decode("SAMLResponse=%3Ca+b%3D%22c%2Bd%22%2F%3E")
+        #expect(decoded.bytes == Array("<a b=\"c+d\"/>".utf8))
+    }
+
+    @Test(
+        "rejects broken input with its own code",
+        arguments: [
+            ("", SAMLError.Code.decodeEmpty),
+            (" \r\n\t", .decodeEmpty),
+            ("PHNhbWxw*nNl", .decodeInvalidBase64),
+            ("PHNhbWxwOlJlc3BvbnNl==PH", .decodeInvalidBase64),
+            ("PHNhbWxwOlJlc3BvbnNlP===", .decodeInvalidBase64),
+            ("PHNhbWxwOlJlc3BvbnNlPv8=", .decodeNotUTF8),
+            ("PHNhbWxwOlJlc3BvbnNlP", .decodeTruncatedBase64),
+            ("PHNhbWxwOlJlc3BvbnNl", .decodeTruncatedXML),
+            ("aGVsbG8gd29ybGQ=", .decodeNotXML),
+            ("SAMLResponse=%2", .decodeInvalidPercentEncoding),
+            ("SAMLResponse=%zz", .decodeInvalidPercentEncoding),
+            ("requestor=abc&deviceId=1", .decodeMissingField),
+            ("SAMLResponse=PGE%2B&SAMLResponse=PGE%2B", .decodeDuplicateField),
+            ("<a>\u{FFFD}", .decodeTruncatedXML),
+            ("foo=bar", .decodeInvalidBase64),
+        ]
+    )
+    func rejects(input: String, code: SAMLError.Code) {
+        #expect(throws: SAMLError(code, "")) { try SAMLResponseDecoder().decode(input) }
+    }
+
+    @Test("rejects XML that is not UTF-8")
+    func rejectsNonUTF8XML() {
+        let latin1: [UInt8] = Array("<a>".utf8) + [0xE9] + Array("</a>".utf8)
+        #expect(throws: SAMLError(.decodeNotUTF8, "")) { try SAMLResponseDecoder().decode(latin1) }
+        let utf16: [UInt8] = [0xFF, 0xFE, 0x3C, 0x00, 0x61, 0x00, 0x3E, 0x00]
+        #expect(throws: SAMLError(.decodeNotUTF8, "")) { try SAMLResponseDecoder().decode(utf16) }
+    }
+
+    @Test("enforces the size caps before and after decoding")
+    func enforcesSizeCaps() throws {
+        var options = SAMLResponseDecoder.Options()
+        options.maximumDecodedBytes = 16
+        #expect(throws: SAMLError(.decodeTooLarge, "")) { try SAMLResponseDecoder(options: options).decode(base64) }
+        #expect(throws: SAMLError(.decodeTooLarge, "")) { try SAMLResponseDecoder(options: options).decode(xml) }
+        options = SAMLResponseDecoder.Options()
+        options.maximumInputBytes = 8
+        #expect(throws: SAMLError(.decodeTooLarge, "")) { try SAMLResponseDecoder(options: options).decode(base64) }
+        #expect(try SAMLResponseDecoder().decode(base64).bytes.count == xml.utf8.count)
+    }
+
+    @Test("messages name what was expected and found, without echoing long input")
+    func messagesAreBoundedAndSpecific() {
+        let hostile = "SAMLResponse=%" + String(repeating: "\u{1}<script>", count: 500)
+        do {
+            _ = try SAMLResponseDecoder().decode(hostile)
+            Issue.record("expected a rejection")
+        } catch let error as SAMLError {
+            #expect(error.code == .decodeInvalidPercentEncoding)
+            #expect(error.message.contains("expected"))
+            #expect(error.message.count < 200)
+            #expect(!error.message.contains("\u{1}"))
+        } catch {
+            Issue.record("unexpected error type \(error)")
+        }
+    }
+}
+
+/// An independent Base64 encoder for the tests (the library's is package-internal).
+enum Base64Text {
+    static func encode(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+        var out = ""
+        var index = 0
+        while index < bytes.count {
+            let chunk = Array(bytes[index..<min(index + 3, bytes.count)])
+            let value = chunk.enumerated().reduce(0) { $0 | Int($1.element) << (16 - 8 * $1.offset) }
+            for position in 0..<4 {
+                out.append(position <= chunk.count ? alphabet[(value >> (18 - 6 * position)) & 0x3F] : "=")
+            }
+            index += 3
+        }
+        return out
+    }
+}
+
+extension String {
+    func replacingAll(_ target: Character, _ replacement: String) -> String {
+        var out = ""
+        for character in self {
+            if character == target { out += replacement } else { out.append(character) }
+        }
+        return out
+    }
+}
