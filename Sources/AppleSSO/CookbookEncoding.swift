@@ -28,50 +28,54 @@ extension Cookbook {
         try utf8.withUnsafeBytes { try encode(utf8: $0) }
     }
 
+    /// The cookbook's full client-side encoding, reusing the storage of `utf8` for the normalisation
+    /// step (no second buffer): `utf8` is left holding the normalised text.
+    ///
+    /// - Throws: ``SAML/SAMLError/Code/inputNotUTF8`` when `utf8` is not well-formed UTF-8.
+    public static func encode(normalizingInPlace utf8: inout [UInt8]) throws -> [UInt8] {
+        try normalize(inPlace: &utf8)
+        return utf8.withUnsafeBytes { base64PercentEncoded($0) }
+    }
+
+    /// The cookbook's full client-side encoding, streamed: the normalisation happens in the storage of
+    /// `utf8` (left holding the normalised text), and the encoded value is handed to `sink` in pieces of
+    /// at most 192 KiB, so that an input of any size needs no second full-size buffer.
+    ///
+    /// - Throws: ``SAML/SAMLError/Code/inputNotUTF8`` when `utf8` is not well-formed UTF-8, or what
+    ///   `sink` throws.
+    public static func encode(
+        normalizingInPlace utf8: inout [UInt8],
+        into sink: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try normalize(inPlace: &utf8)
+        // A multiple of three, so that only the last piece can carry padding.
+        let piece = 3 << 14
+        let output = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: Base64.encodedLength(piece) * 3)
+        defer { output.deallocate() }
+        try utf8.withUnsafeBytes { normalized in
+            var start = 0
+            while start < normalized.count {
+                let end = Swift.min(start + piece, normalized.count)
+                let count = Base64.encode(
+                    UnsafeRawBufferPointer(rebasing: normalized[start..<end]), into: output,
+                    alphabet: .cookbookPercentEncoded)
+                try sink(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(output)[0..<count]))
+                start = end
+            }
+        }
+    }
+
     static func encode(wellFormed input: UnsafeRawBufferPointer) -> [UInt8] {
         let scratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: Swift.max(input.count, 1))
         defer { scratch.deallocate() }
         let normalizedCount = normalize(wellFormed: input, into: scratch)
-        let normalized = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scratch)[0..<normalizedCount])
-        let base64Count = Base64.encodedLength(normalizedCount)
-        // Every Base64 symbol may become three bytes; only the touched part of the buffer is used.
-        return [UInt8](unsafeUninitializedCapacity: base64Count * 3) { output, initialized in
-            let written = Base64.encode(normalized, into: output)
-            initialized = percentEncodeInPlace(output, count: written)
-        }
+        return base64PercentEncoded(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scratch)[0..<normalizedCount]))
     }
 
-    /// Replaces `+`, `/` and `=` of the Base64 text in `buffer[0..<count]` by `%2B`, `%2F`, `%3D`,
-    /// working backwards so that the expansion never overwrites unread input. Returns the new length.
-    private static func percentEncodeInPlace(_ buffer: UnsafeMutableBufferPointer<UInt8>, count: Int) -> Int {
-        var expanded = 0
-        for index in 0..<count {
-            let byte = buffer[index]
-            if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=") { expanded += 2 }
+    private static func base64PercentEncoded(_ normalized: UnsafeRawBufferPointer) -> [UInt8] {
+        // Every Base64 symbol may become three bytes; only the part written is ever touched.
+        [UInt8](unsafeUninitializedCapacity: Base64.encodedLength(normalized.count) * 3) { output, initialized in
+            initialized = Base64.encode(normalized, into: output, alphabet: .cookbookPercentEncoded)
         }
-        var read = count
-        var write = count + expanded
-        let total = write
-        while read > 0 {
-            read -= 1
-            let byte = buffer[read]
-            let escape: (UInt8, UInt8)? =
-                switch byte {
-                case UInt8(ascii: "+"): (UInt8(ascii: "2"), UInt8(ascii: "B"))
-                case UInt8(ascii: "/"): (UInt8(ascii: "2"), UInt8(ascii: "F"))
-                case UInt8(ascii: "="): (UInt8(ascii: "3"), UInt8(ascii: "D"))
-                default: nil
-                }
-            if let (high, low) = escape {
-                write -= 3
-                buffer[write] = UInt8(ascii: "%")
-                buffer[write + 1] = high
-                buffer[write + 2] = low
-            } else {
-                write -= 1
-                buffer[write] = byte
-            }
-        }
-        return total
     }
 }

@@ -50,6 +50,20 @@ public enum Cookbook {
         try utf8.withUnsafeBytes { try normalize(utf8: $0) }
     }
 
+    /// The cookbook's whitespace normalisation, done in the storage of `utf8` (no second buffer);
+    /// `utf8` is left holding the normalised text.
+    ///
+    /// - Throws: ``SAML/SAMLError/Code/inputNotUTF8`` when `utf8` is not well-formed UTF-8; `utf8` is
+    ///   then unchanged.
+    public static func normalize(inPlace utf8: inout [UInt8]) throws {
+        try utf8.withUnsafeBytes { try requireUTF8($0) }
+        let count = utf8.withUnsafeMutableBytes { bytes in
+            // Safe in place: the write position never passes the read position (see `normalize`).
+            normalize(wellFormed: UnsafeRawBufferPointer(bytes), into: bytes.bindMemory(to: UInt8.self))
+        }
+        utf8.removeSubrange(count...)
+    }
+
     static func requireUTF8(_ bytes: UnsafeRawBufferPointer) throws {
         if let offset = UTF8Validation.firstInvalidOffset(bytes) {
             throw SAMLError(
@@ -60,6 +74,9 @@ public enum Cookbook {
     }
 
     /// Normalises well-formed UTF-8 into `output` (at least `input.count` bytes); returns the length.
+    ///
+    /// `output` may be `input` itself: every scalar is either dropped or copied forwards, so the write
+    /// offset never exceeds the read offset, and each load happens before the store that could overlap it.
     static func normalize(wellFormed input: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
         let count = input.count
         var i = 0
@@ -68,6 +85,19 @@ public enum Cookbook {
         var started = false  // a scalar outside the trimmed set has been written (step 3, leading)
         var kept = 0  // output length up to the last scalar outside the trimmed set (step 3, trailing)
         while i < count {
+            // Fast path: eight bytes of printable ASCII other than space are copied as they are.
+            while i + 8 <= count {
+                let word = input.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let controlOrSpace = (word &- 0x2121_2121_2121_2121) & ~word
+                guard (word | controlOrSpace) & 0x8080_8080_8080_8080 == 0 else { break }
+                UnsafeMutableRawPointer(output.baseAddress! + o).storeBytes(of: word, as: UInt64.self)
+                i += 8
+                o += 8
+                kept = o
+                started = true
+                inBlankRun = false
+            }
+            guard i < count else { break }
             let byte = input[i]
             if byte < 0x80 {
                 switch byte {

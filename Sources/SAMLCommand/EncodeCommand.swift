@@ -11,8 +11,9 @@ struct EncodeCommand: ParsableCommand {
     var file: String?
 
     func run() throws {
-        let input = try StandardStreams.readAll(file)
-        let output = try rejectingOnError { try Cookbook.encode(utf8: input) }
-        StandardStreams.writeOutput(output)
+        var input = try StandardStreams.readAll(file)
+        try rejectingOnError {
+            try Cookbook.encode(normalizingInPlace: &input) { StandardStreams.writeOutput($0) }
+        }
     }
 }

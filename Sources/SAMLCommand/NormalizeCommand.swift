@@ -11,8 +11,8 @@ struct NormalizeCommand: ParsableCommand {
     var file: String?
 
     func run() throws {
-        let input = try StandardStreams.readAll(file)
-        let output = try rejectingOnError { try Cookbook.normalize(utf8: input) }
-        StandardStreams.writeOutput(output)
+        var text = try StandardStreams.readAll(file)
+        try rejectingOnError { try Cookbook.normalize(inPlace: &text) }
+        StandardStreams.writeOutput(text)
     }
 }

@@ -8,6 +8,7 @@ import Darwin
 enum StandardStreams {
     /// Reads a whole file, or standard input for `nil` and `-`.
     static func readAll(_ path: String?) throws -> [UInt8] {
+        let name = path ?? "standard input"
         let descriptor: Int32
         if let path, path != "-" {
             descriptor = open(path, O_RDONLY)
@@ -17,26 +18,45 @@ enum StandardStreams {
         }
         defer { if descriptor != 0 { close(descriptor) } }
         var status = stat()
-        var capacity = 1 << 16
-        if fstat(descriptor, &status) == 0, status.st_size > 0 { capacity = Int(status.st_size) + 1 }
-        var buffer = [UInt8](repeating: 0, count: capacity)
-        var count = 0
+        let sizeHint = fstat(descriptor, &status) == 0 && status.st_size > 0 ? Int(status.st_size) : 0
+        var chunk = Swift.max(sizeHint + 1, 1 << 16)
+        var result = [UInt8]()
         while true {
-            if count == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
-            let n = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + count, $0.count - count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CommandFailure.io("cannot read \(path ?? "standard input"): \(lastError())")
+            // Read straight into fresh, uninitialised storage (no zero-filling); a regular file is read
+            // into a single buffer of its size.
+            var atEnd = false
+            var failure: Int32 = 0
+            let part = [UInt8](unsafeUninitializedCapacity: chunk) { buffer, count in
+                count = 0
+                while count < buffer.count {
+                    let n = read(descriptor, buffer.baseAddress! + count, buffer.count - count)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        failure = errno
+                        return
+                    }
+                    if n == 0 {
+                        atEnd = true
+                        return
+                    }
+                    count += n
+                }
             }
-            if n == 0 { break }
-            count += n
+            guard failure == 0 else {
+                throw CommandFailure.io("cannot read \(name): \(String(cString: strerror(failure)))")
+            }
+            if result.isEmpty { result = part } else { result.append(contentsOf: part) }
+            if atEnd { return result }
+            chunk = Swift.max(chunk, result.count)
         }
-        buffer.removeSubrange(count...)
-        return buffer
     }
 
     static func writeOutput(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { write(to: 1, $0) }
+    }
+
+    static func writeOutput(_ bytes: UnsafeRawBufferPointer) {
+        write(to: 1, bytes)
     }
 
     static func writeOutput(_ text: String) {

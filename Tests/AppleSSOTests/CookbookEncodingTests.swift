@@ -45,3 +45,28 @@ struct CookbookEncodingTests {
         #expect(decoded.format == .formBody)
     }
 }
+
+@Suite("Cookbook encoding, in place and streamed")
+struct CookbookStreamingEncodingTests {
+    @Test("the in-place and streamed entry points give the same bytes as the String one")
+    func inPlaceAndStreamedAgree() throws {
+        // Large enough to span several 48 KiB pieces, with a length that is not a multiple of three.
+        let response = try TestVectorFiles.text("responses/pretty-printed-unsigned.xml")
+        let input = String(repeating: response, count: 97) + "\u{3000}x "
+        let expected = Array(CookbookOracle.encode(input).utf8)
+
+        var inPlace = Array(input.utf8)
+        #expect(try Cookbook.encode(normalizingInPlace: &inPlace) == expected)
+        #expect(inPlace == Array(CookbookOracle.normalize(input).utf8))
+
+        var streamedInput = Array(input.utf8)
+        var streamed: [UInt8] = []
+        var pieces = 0
+        try Cookbook.encode(normalizingInPlace: &streamedInput) { piece in
+            streamed.append(contentsOf: piece)
+            pieces += 1
+        }
+        #expect(streamed == expected)
+        #expect(pieces > 1)
+    }
+}

@@ -1,43 +1,101 @@
 /// Standard Base64 (RFC 4648 section 4), written for throughput: no Foundation, one allocation.
 package enum Base64 {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    /// How each of the 64 symbols and the padding are written.
+    package struct Alphabet: Sendable {
+        /// Up to three bytes per symbol, packed little-endian, and their count.
+        fileprivate let symbols: [(UInt32, Int)]
+        fileprivate let padding: (UInt32, Int)
+        /// The most bytes one symbol can take.
+        package let maximumSymbolLength: Int
 
-    /// The length of the padded encoding of `count` bytes.
+        /// `A-Z a-z 0-9 + /` and `=`.
+        package static let standard = Alphabet(escaping: [])
+
+        /// The standard alphabet after the Adobe Pass cookbook's percent-encoding, which changes exactly
+        /// `+` to `%2B`, `/` to `%2F` and `=` to `%3D`.
+        package static let cookbookPercentEncoded = Alphabet(escaping: Array("+/=".utf8))
+
+        private init(escaping escaped: [UInt8]) {
+            func write(_ symbol: UInt8) -> (UInt32, Int) {
+                guard escaped.contains(symbol) else { return (UInt32(symbol), 1) }
+                let hex = Array("0123456789ABCDEF".utf8)
+                let bytes = [UInt8(ascii: "%"), hex[Int(symbol >> 4)], hex[Int(symbol & 0x0F)]]
+                return (UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16, 3)
+            }
+            symbols = Base64.symbols.map(write)
+            padding = write(UInt8(ascii: "="))
+            maximumSymbolLength = escaped.isEmpty ? 1 : 3
+        }
+    }
+
+    private static let symbols: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// The length of the padded standard encoding of `count` bytes.
     package static func encodedLength(_ count: Int) -> Int { (count + 2) / 3 * 4 }
 
     /// Padded standard Base64 without line breaks, as `Data.base64EncodedString(options: [])` writes it.
     package static func encode(_ input: UnsafeRawBufferPointer) -> [UInt8] {
-        let length = encodedLength(input.count)
-        return [UInt8](unsafeUninitializedCapacity: length) { output, initialized in
-            initialized = encode(input, into: output)
+        [UInt8](unsafeUninitializedCapacity: encodedLength(input.count)) { output, initialized in
+            initialized = encode(input, into: output, alphabet: .standard)
         }
     }
 
-    /// Encodes into `output`, which must hold ``encodedLength(_:)`` bytes; returns the count written.
-    package static func encode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        precondition(output.count >= encodedLength(input.count))
-        return alphabet.withUnsafeBufferPointer { table in
-            var i = 0
+    /// Encodes into `output`, which must hold ``encodedLength(_:)`` times
+    /// ``Alphabet/maximumSymbolLength`` bytes; returns the count written.
+    package static func encode(
+        _ input: UnsafeRawBufferPointer,
+        into output: UnsafeMutableBufferPointer<UInt8>,
+        alphabet: Alphabet
+    ) -> Int {
+        precondition(output.count >= encodedLength(input.count) * alphabet.maximumSymbolLength)
+        guard let out = UnsafeMutableRawPointer(output.baseAddress) else { return 0 }
+        return alphabet.symbols.withUnsafeBufferPointer { table in
             var o = 0
+            // Stores four spare bytes at most past the symbol's end; they are overwritten by the next
+            // symbol or lie beyond the returned count. The last symbols go through `put` instead.
+            func put(_ symbol: (UInt32, Int)) {
+                var value = symbol.0
+                for k in 0..<symbol.1 {
+                    out.storeBytes(of: UInt8(truncatingIfNeeded: value), toByteOffset: o + k, as: UInt8.self)
+                    value >>= 8
+                }
+                o += symbol.1
+            }
+            var i = 0
             let whole = input.count - input.count % 3
+            // While at least four bytes of room remain past the worst case, store whole words.
+            let safeEnd = output.count - 4 * alphabet.maximumSymbolLength - 4
             while i < whole {
                 let b0 = Int(input[i]), b1 = Int(input[i + 1]), b2 = Int(input[i + 2])
-                output[o] = table[b0 >> 2]
-                output[o + 1] = table[(b0 & 0x03) << 4 | b1 >> 4]
-                output[o + 2] = table[(b1 & 0x0F) << 2 | b2 >> 6]
-                output[o + 3] = table[b2 & 0x3F]
+                let s0 = table[b0 >> 2]
+                let s1 = table[(b0 & 0x03) << 4 | b1 >> 4]
+                let s2 = table[(b1 & 0x0F) << 2 | b2 >> 6]
+                let s3 = table[b2 & 0x3F]
+                if o <= safeEnd {
+                    out.storeBytes(of: s0.0, toByteOffset: o, as: UInt32.self)
+                    o += s0.1
+                    out.storeBytes(of: s1.0, toByteOffset: o, as: UInt32.self)
+                    o += s1.1
+                    out.storeBytes(of: s2.0, toByteOffset: o, as: UInt32.self)
+                    o += s2.1
+                    out.storeBytes(of: s3.0, toByteOffset: o, as: UInt32.self)
+                    o += s3.1
+                } else {
+                    put(s0)
+                    put(s1)
+                    put(s2)
+                    put(s3)
+                }
                 i += 3
-                o += 4
             }
             let rest = input.count - whole
             if rest > 0 {
                 let b0 = Int(input[i])
                 let b1 = rest == 2 ? Int(input[i + 1]) : 0
-                output[o] = table[b0 >> 2]
-                output[o + 1] = table[(b0 & 0x03) << 4 | b1 >> 4]
-                output[o + 2] = rest == 2 ? table[(b1 & 0x0F) << 2] : UInt8(ascii: "=")
-                output[o + 3] = UInt8(ascii: "=")
-                o += 4
+                put(table[b0 >> 2])
+                put(table[(b0 & 0x03) << 4 | b1 >> 4])
+                put(rest == 2 ? table[(b1 & 0x0F) << 2] : alphabet.padding)
+                put(alphabet.padding)
             }
             return o
         }
@@ -47,7 +105,7 @@ package enum Base64 {
     package static let invalid: UInt8 = 0xFF
     package static let values: [UInt8] = {
         var table = [UInt8](repeating: invalid, count: 256)
-        for (index, symbol) in alphabet.enumerated() {
+        for (index, symbol) in symbols.enumerated() {
             table[Int(symbol)] = UInt8(index)
         }
         return table
