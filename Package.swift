@@ -53,5 +53,10 @@ let package = Package(
             name: "AppleSSOTests",
             dependencies: ["AppleSSO", "SAML"]
         ),
+        // Runs the built `saml` executable; the dependency makes sure it is built first.
+        .testTarget(
+            name: "SAMLCommandTests",
+            dependencies: ["SAMLCommand"]
+        ),
     ]
 )
