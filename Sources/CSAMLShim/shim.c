@@ -63,3 +63,100 @@ xmlSecKeyPtr saml_shim_key_load_memory(const unsigned char *data, size_t size, i
     }
     return xmlSecOpenSSLAppKeyLoadMemory(data, (xmlSecSize)size, format, NULL, NULL, NULL);
 }
+
+xmlSecTransformId saml_shim_transform_c14n(void) { return xmlSecTransformInclC14NId; }
+xmlSecTransformId saml_shim_transform_c14n_with_comments(void) { return xmlSecTransformInclC14NWithCommentsId; }
+xmlSecTransformId saml_shim_transform_c14n11(void) { return xmlSecTransformInclC14N11Id; }
+xmlSecTransformId saml_shim_transform_c14n11_with_comments(void) { return xmlSecTransformInclC14N11WithCommentsId; }
+
+xmlSecKeyPtr saml_shim_key_public_only(xmlSecKeyPtr key) {
+    xmlSecKeyDataPtr value = xmlSecKeyGetValue(key);
+    if (value == NULL) {
+        return NULL;
+    }
+    xmlSecKeyDataPtr copy = xmlSecKeyDataDuplicate(value);
+    if (copy == NULL) {
+        return NULL;
+    }
+    xmlSecKeyPtr bare = xmlSecKeyCreate();
+    if (bare == NULL) {
+        xmlSecKeyDataDestroy(copy);
+        return NULL;
+    }
+    if (xmlSecKeySetValue(bare, copy) < 0) {
+        xmlSecKeyDataDestroy(copy);
+        xmlSecKeyDestroy(bare);
+        return NULL;
+    }
+    return bare;
+}
+
+static int saml_shim_enable_c14n(xmlSecDSigCtxPtr ctx, int (*enable)(xmlSecDSigCtxPtr, xmlSecTransformId)) {
+    return enable(ctx, xmlSecTransformExclC14NId) < 0
+        || enable(ctx, xmlSecTransformExclC14NWithCommentsId) < 0
+        || enable(ctx, xmlSecTransformInclC14NId) < 0
+        || enable(ctx, xmlSecTransformInclC14NWithCommentsId) < 0
+        || enable(ctx, xmlSecTransformInclC14N11Id) < 0
+        || enable(ctx, xmlSecTransformInclC14N11WithCommentsId) < 0 ? -1 : 0;
+}
+
+static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1) {
+    ctx->enabledReferenceUris = xmlSecTransformUriTypeEmpty | xmlSecTransformUriTypeSameDocument;
+    ctx->flags |= XMLSEC_DSIG_FLAGS_IGNORE_MANIFESTS;
+    if (xmlSecDSigCtxEnableReferenceTransform(ctx, xmlSecTransformEnvelopedId) < 0
+        || saml_shim_enable_c14n(ctx, xmlSecDSigCtxEnableReferenceTransform) < 0
+        || xmlSecDSigCtxEnableReferenceTransform(ctx, xmlSecOpenSSLTransformSha256Id) < 0
+        || xmlSecDSigCtxEnableReferenceTransform(ctx, xmlSecOpenSSLTransformSha384Id) < 0
+        || xmlSecDSigCtxEnableReferenceTransform(ctx, xmlSecOpenSSLTransformSha512Id) < 0
+        || saml_shim_enable_c14n(ctx, xmlSecDSigCtxEnableSignatureTransform) < 0
+        || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformRsaSha256Id) < 0
+        || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformRsaSha384Id) < 0
+        || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformRsaSha512Id) < 0
+        || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformEcdsaSha256Id) < 0
+        || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformEcdsaSha384Id) < 0
+        || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformEcdsaSha512Id) < 0) {
+        return -1;
+    }
+    if (allowSHA1
+        && (xmlSecDSigCtxEnableReferenceTransform(ctx, xmlSecOpenSSLTransformSha1Id) < 0
+            || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformRsaSha1Id) < 0
+            || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformEcdsaSha1Id) < 0)) {
+        return -1;
+    }
+    return 0;
+}
+
+saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1) {
+    xmlSecDSigCtxPtr ctx = xmlSecDSigCtxCreate(NULL);
+    if (ctx == NULL) {
+        return SAML_SHIM_DSIG_PROCESSING_FAILED;
+    }
+    saml_shim_dsig_result result = SAML_SHIM_DSIG_PROCESSING_FAILED;
+    if (saml_shim_configure(ctx, allowSHA1) < 0) {
+        goto done;
+    }
+    ctx->signKey = xmlSecKeyDuplicate(pinnedKey);
+    if (ctx->signKey == NULL) {
+        goto done;
+    }
+    if (xmlSecDSigCtxVerify(ctx, signature) < 0) {
+        goto done;
+    }
+    if (ctx->status == xmlSecDSigStatusSucceeded) {
+        result = SAML_SHIM_DSIG_VALID;
+        goto done;
+    }
+    result = SAML_SHIM_DSIG_SIGNATURE_INVALID;
+    // In verification, xmlsec checks every reference's digest first and stops at the first mismatch
+    // without checking the signature value; a failed reference therefore means altered content.
+    xmlSecSize count = xmlSecPtrListGetSize(&(ctx->signedInfoReferences));
+    for (xmlSecSize i = 0; i < count; ++i) {
+        xmlSecDSigReferenceCtxPtr reference = (xmlSecDSigReferenceCtxPtr)xmlSecPtrListGetItem(&(ctx->signedInfoReferences), i);
+        if (reference != NULL && reference->status != xmlSecDSigStatusSucceeded) {
+            result = SAML_SHIM_DSIG_DIGEST_MISMATCH;
+        }
+    }
+done:
+    xmlSecDSigCtxDestroy(ctx);
+    return result;
+}

@@ -14,10 +14,17 @@ struct CommandFailure: Error {
     var status: Int32
     var code: String
     var message: String
+    /// Already reported on stdout (JSON output): end with the status, print nothing more.
+    var quiet = false
 
     /// The library refused the input.
     static func rejected(_ error: SAMLError) -> CommandFailure {
         CommandFailure(status: rejectedStatus, code: error.code.identifier, message: error.message)
+    }
+
+    /// The arguments cannot be used.
+    static func usage(_ message: String) -> CommandFailure {
+        CommandFailure(status: usageStatus, code: "usage", message: message)
     }
 
     /// The command could not read or write.

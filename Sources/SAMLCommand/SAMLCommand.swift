@@ -9,7 +9,7 @@ struct SAMLCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "saml",
         abstract: "Decode, encode and check SAML responses from Apple single sign-on.",
-        subcommands: [VectorsCommand.self, NormalizeCommand.self, EncodeCommand.self, DecodeCommand.self]
+        subcommands: [VectorsCommand.self, VerifyCommand.self, NormalizeCommand.self, EncodeCommand.self, DecodeCommand.self]
     )
 
     static func main() async {
@@ -21,7 +21,7 @@ struct SAMLCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let failure as CommandFailure {
-            StandardStreams.writeError("error: \(failure.code): \(failure.message)\n")
+            if !failure.quiet { StandardStreams.writeError("error: \(failure.code): \(failure.message)\n") }
             terminate(failure.status)
         } catch {
             // Help, version and usage errors from the argument parser.

@@ -108,6 +108,30 @@ xmlSecTransformId saml_shim_transform_sha256(void);
 xmlSecTransformId saml_shim_transform_sha384(void);
 xmlSecTransformId saml_shim_transform_sha512(void);
 
+xmlSecTransformId saml_shim_transform_c14n(void);
+xmlSecTransformId saml_shim_transform_c14n_with_comments(void);
+xmlSecTransformId saml_shim_transform_c14n11(void);
+xmlSecTransformId saml_shim_transform_c14n11_with_comments(void);
+
+/// A new key holding only the public key value of `key` (no certificates, so that duplicating it per
+/// verification does not copy X.509 data). NULL on failure.
+xmlSecKeyPtr saml_shim_key_public_only(xmlSecKeyPtr key);
+
+/// Outcome of `saml_shim_dsig_verify`.
+typedef enum {
+    SAML_SHIM_DSIG_VALID = 0,
+    SAML_SHIM_DSIG_DIGEST_MISMATCH = 1,
+    SAML_SHIM_DSIG_SIGNATURE_INVALID = 2,
+    SAML_SHIM_DSIG_PROCESSING_FAILED = 3,
+} saml_shim_dsig_result;
+
+/// Verifies one ds:Signature with a fresh xmlSecDSigCtx whose signing key is a duplicate of `pinnedKey`
+/// (ds:KeyInfo is never consulted: no keys manager, key preset). Only same-document references; the
+/// reference transforms are limited to enveloped-signature, the canonicalisations and the digests of
+/// the allow-list, the SignedInfo transforms to the canonicalisations and the signature methods of the
+/// allow-list. SHA-1 (digest and RSA-SHA1) only when `allowSHA1` is non-zero.
+saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1);
+
 /// Loads a key from memory (PEM or DER; a certificate or a bare public key). Returns NULL on failure.
 xmlSecKeyPtr saml_shim_key_load_memory(const unsigned char *data, size_t size, int isPEM, int isCertificate);
 

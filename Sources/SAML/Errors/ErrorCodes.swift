@@ -31,6 +31,108 @@ extension SAMLError.Code {
     /// The decoded document stops before its end (it does not end with `>`).
     public static let decodeTruncatedXML = Self("decode.truncated-xml")
 
+    // MARK: XML parsing
+
+    /// The document is over ``XMLParserLimits/maximumDocumentBytes``.
+    public static let xmlTooLarge = Self("xml.too-large")
+    /// libxml2 refused the document; the message names line and column.
+    public static let xmlMalformed = Self("xml.malformed")
+    /// The document has a DOCTYPE (DTDs, external and internal entities are refused outright).
+    public static let xmlDoctypeForbidden = Self("xml.doctype-forbidden")
+    /// An entity reference or declaration.
+    public static let xmlEntityForbidden = Self("xml.entity-forbidden")
+    /// Too deep, too many elements, or too many attributes on one element.
+    public static let xmlLimitExceeded = Self("xml.limit-exceeded")
+
+    // MARK: Structure
+
+    /// The root element is not `samlp:Response`, or its Version is not 2.0.
+    public static let structureNotAResponse = Self("structure.not-a-response")
+    /// `Version` is not `2.0`.
+    public static let structureVersion = Self("structure.version")
+    /// A required element or attribute is absent (the message names it).
+    public static let structureMissingElement = Self("structure.missing-element")
+    /// No `saml:Assertion`.
+    public static let assertionMissing = Self("assertion.missing")
+    /// More than one `saml:Assertion` (anywhere in the document).
+    public static let assertionMultiple = Self("assertion.multiple")
+    /// The assertion is not a direct child of the Response.
+    public static let assertionMisplaced = Self("assertion.misplaced")
+    /// An encrypted assertion, which this verifier does not decrypt.
+    public static let assertionEncrypted = Self("assertion.encrypted")
+    /// Response or Assertion without an `ID`.
+    public static let idMissing = Self("id.missing")
+    /// The same `ID` value twice in the document.
+    public static let idDuplicate = Self("id.duplicate")
+
+    // MARK: Signatures
+
+    /// No signature where the ``SignaturePolicy`` requires one.
+    public static let signatureMissing = Self("signature.missing")
+    /// A `ds:Signature` that is not a direct child of the Response or of the Assertion.
+    public static let signatureMisplaced = Self("signature.misplaced")
+    /// Two signatures on one element.
+    public static let signatureDuplicate = Self("signature.duplicate")
+    /// Not exactly one Reference, or its URI is not `#` + the ID of the signature's parent.
+    public static let signatureReferenceMismatch = Self("signature.reference-mismatch")
+    /// A transform outside enveloped-signature + one canonicalisation, or more than two transforms.
+    public static let signatureTransformNotAllowed = Self("signature.transform-not-allowed")
+    /// A `ds:Object` or `ds:Manifest` inside the signature.
+    public static let signatureObjectForbidden = Self("signature.object-forbidden")
+    /// A signature, digest or canonicalisation algorithm outside the allow-list (or unknown).
+    public static let signatureAlgorithmNotAllowed = Self("signature.algorithm-not-allowed")
+    /// The referenced element's digest does not match: its content changed after signing (for example
+    /// by a whitespace normalisation).
+    public static let signatureDigestMismatch = Self("signature.digest-mismatch")
+    /// The digests match but the signature value does not verify with any pinned key.
+    public static let signatureInvalid = Self("signature.invalid")
+    /// The signature value does not verify, and the certificate it carries is not one of the pinned ones.
+    public static let signatureUntrustedKey = Self("signature.untrusted-key")
+    /// xmlsec could not process the signature (missing parts, bad encoding).
+    public static let signatureMalformed = Self("signature.malformed")
+
+    // MARK: Protocol checks (SAML 2.0 Core and Profiles)
+
+    /// The top-level StatusCode is not Success; the message carries the status and sub-status.
+    public static let statusNotSuccess = Self("status.not-success")
+    /// No Issuer where one is required.
+    public static let issuerMissing = Self("issuer.missing")
+    /// The Issuer differs from the expected IdP entity ID.
+    public static let issuerMismatch = Self("issuer.mismatch")
+    /// `Destination` differs from the expected endpoint.
+    public static let destinationMismatch = Self("destination.mismatch")
+    /// No AudienceRestriction contains the expected audience.
+    public static let audienceMismatch = Self("audience.mismatch")
+    /// `InResponseTo` of the Response differs from the expected request ID.
+    public static let inResponseToMismatch = Self("in-response-to.mismatch")
+    /// `Conditions/@NotOnOrAfter` has passed (beyond the skew).
+    public static let timeExpired = Self("time.expired")
+    /// `Conditions/@NotBefore` is in the future (beyond the skew).
+    public static let timeNotYetValid = Self("time.not-yet-valid")
+    /// A timestamp is not an xs:dateTime.
+    public static let timeMalformed = Self("time.malformed")
+    /// `IssueInstant` is in the future beyond the skew, or older than the maximum age.
+    public static let timeIssueInstant = Self("time.issue-instant")
+    /// No bearer SubjectConfirmation.
+    public static let subjectConfirmationMissing = Self("subject-confirmation.missing")
+    /// The bearer SubjectConfirmationData's Recipient differs from the expected endpoint.
+    public static let subjectConfirmationRecipient = Self("subject-confirmation.recipient-mismatch")
+    /// The bearer SubjectConfirmationData's NotOnOrAfter has passed, or its NotBefore is in the future.
+    public static let subjectConfirmationExpired = Self("subject-confirmation.expired")
+    /// The bearer SubjectConfirmationData's InResponseTo differs from the expected request ID.
+    public static let subjectConfirmationInResponseTo = Self("subject-confirmation.in-response-to-mismatch")
+    /// The assertion ID was seen before (SAML Profiles 4.1.4.5).
+    public static let replayDetected = Self("replay.detected")
+    /// The in-memory replay cache is full of IDs that are all still valid (fail closed).
+    public static let replayCacheFull = Self("replay.cache-full")
+    /// Required metadata fields are absent; the message lists every missing name.
+    public static let fieldsMissing = Self("fields.missing")
+
+    // MARK: Configuration
+
+    /// No pinned key, or a key that cannot be loaded.
+    public static let configurationInvalidKey = Self("configuration.invalid-key")
+
     // MARK: Library start-up
 
     /// libxmlsec1 or its OpenSSL backend failed to initialise, or its ABI differs from the headers.

@@ -1,0 +1,152 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A point in time with millisecond precision, as SAML's `xs:dateTime` values carry it.
+public struct SAMLInstant: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    public var millisecondsSinceEpoch: Int64
+
+    public init(millisecondsSinceEpoch: Int64) {
+        self.millisecondsSinceEpoch = millisecondsSinceEpoch
+    }
+
+    public static func < (lhs: SAMLInstant, rhs: SAMLInstant) -> Bool {
+        lhs.millisecondsSinceEpoch < rhs.millisecondsSinceEpoch
+    }
+
+    public static func + (lhs: SAMLInstant, rhs: Duration) -> SAMLInstant {
+        SAMLInstant(millisecondsSinceEpoch: lhs.millisecondsSinceEpoch + rhs.milliseconds)
+    }
+
+    public static func - (lhs: SAMLInstant, rhs: Duration) -> SAMLInstant {
+        SAMLInstant(millisecondsSinceEpoch: lhs.millisecondsSinceEpoch - rhs.milliseconds)
+    }
+
+    /// Parses an `xs:dateTime` (`2026-11-21T12:00:00Z`, with optional fraction and `Z` or `±hh:mm`).
+    /// A value without a zone is read as UTC (SAML Core 1.3.3 requires UTC).
+    public init?(xmlDateTime text: String) {
+        let bytes = Array(XMLWhitespace.trimmed(text).utf8)
+        var index = 0
+        func number(_ digits: Int) -> Int? {
+            guard index + digits <= bytes.count else { return nil }
+            var value = 0
+            for _ in 0..<digits {
+                let byte = bytes[index]
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+                index += 1
+            }
+            return value
+        }
+        func expect(_ character: Character) -> Bool {
+            guard index < bytes.count, bytes[index] == character.asciiValue else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
+            expect("T"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
+            let second = number(2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var milliseconds = 0
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            var scale = 100
+            let start = index
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+                milliseconds += Int(bytes[index] - 0x30) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start else { return nil }
+        }
+        var offsetMinutes = 0
+        if index < bytes.count {
+            if expect("Z") {
+            } else if bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+                index += 1
+                guard let hours = number(2), expect(":"), let minutes = number(2) else { return nil }
+                offsetMinutes = sign * (hours * 60 + minutes)
+            } else {
+                return nil
+            }
+        }
+        guard index == bytes.count else { return nil }
+        let days = Self.daysFromCivil(year: year, month: month, day: day)
+        let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
+        millisecondsSinceEpoch = seconds * 1000 + Int64(milliseconds)
+    }
+
+    /// The current time from the system clock.
+    public static func now() -> SAMLInstant {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return SAMLInstant(millisecondsSinceEpoch: Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000)
+    }
+
+    /// `2026-11-21T12:00:00Z` (with `.mmm` when there are milliseconds).
+    public var description: String {
+        let milliseconds = Int(((millisecondsSinceEpoch % 1000) + 1000) % 1000)
+        let seconds = (millisecondsSinceEpoch - Int64(milliseconds)) / 1000
+        let days = Int(seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400)
+        let secondOfDay = Int(seconds - Int64(days) * 86_400)
+        let (year, month, day) = Self.civil(fromDays: days)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        var text = "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))"
+        if milliseconds != 0 {
+            text += "." + String(String(milliseconds + 1000).dropFirst())
+        }
+        return text + "Z"
+    }
+
+    // Howard Hinnant's days-from-civil and civil-from-days (proleptic Gregorian calendar).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func civil(fromDays days: Int) -> (Int, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
+
+/// Where the verifier takes the current time from. Inject a fixed clock in tests.
+public protocol SAMLClock: Sendable {
+    func now() -> SAMLInstant
+}
+
+/// The system's real-time clock.
+public struct SystemClock: SAMLClock {
+    public init() {}
+    public func now() -> SAMLInstant { .now() }
+}
+
+/// A clock that always answers the same instant.
+public struct FixedClock: SAMLClock {
+    public var instant: SAMLInstant
+    public init(_ instant: SAMLInstant) { self.instant = instant }
+    public func now() -> SAMLInstant { instant }
+}

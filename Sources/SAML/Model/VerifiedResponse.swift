@@ -1,0 +1,59 @@
+/// A SAML response whose signature and conditions were verified, with what its assertion says.
+///
+/// Only ``SAMLResponseVerifier`` creates one (there is no public initialiser): every value in it was
+/// read from the element that a verified signature covered.
+public struct VerifiedResponse: Sendable, Hashable {
+    /// The Response's `ID`.
+    public let responseID: String
+    /// The Response's Issuer, if it has one (it is optional in SAML Core 3.2.2).
+    public let responseIssuer: String?
+    /// The Response's `Destination`, if any.
+    public let destination: String?
+    /// The Response's `InResponseTo`, if any.
+    public let inResponseTo: String?
+    /// Which elements carried a verified signature.
+    public let signedParts: SignedParts
+    /// The verified assertion.
+    public let assertion: VerifiedAssertion
+    /// Checks not run because the configuration said `.skip` (for example `"audience"`).
+    public let skippedChecks: [String]
+}
+
+/// The content of the verified assertion.
+public struct VerifiedAssertion: Sendable, Hashable {
+    public let id: String
+    public let issuer: String
+    public let issueInstant: SAMLInstant
+    /// The subject's NameID, if present.
+    public let nameID: NameID?
+    /// `AuthnStatement/@SessionIndex`, if present.
+    public let sessionIndex: String?
+    /// `AuthnStatement/@AuthnInstant`, if present.
+    public let authnInstant: SAMLInstant?
+    /// `Conditions/@NotBefore`.
+    public let notBefore: SAMLInstant?
+    /// `Conditions/@NotOnOrAfter`.
+    public let notOnOrAfter: SAMLInstant?
+    /// Every `Audience` of every `AudienceRestriction`.
+    public let audiences: [String]
+    /// Every attribute of every AttributeStatement, in document order.
+    public let attributes: [SAMLAttribute]
+}
+
+/// `saml:NameID`.
+public struct NameID: Sendable, Hashable {
+    /// The full text content, trimmed of XML whitespace.
+    public let value: String
+    public let format: String?
+    public let nameQualifier: String?
+    public let spNameQualifier: String?
+}
+
+/// `saml:Attribute`.
+public struct SAMLAttribute: Sendable, Hashable {
+    public let name: String
+    public let friendlyName: String?
+    public let nameFormat: String?
+    /// Each AttributeValue's full text content (all text and CDATA, comments ignored), trimmed, in order.
+    public let values: [String]
+}

@@ -1,0 +1,93 @@
+internal import CSAMLShim
+
+/// The strict signature profile (OpenSAML's, which blocks every signature-wrapping variant), checked on
+/// the tree before xmlsec runs:
+///
+/// - exactly one `ds:SignedInfo` with an allowed CanonicalizationMethod and SignatureMethod;
+/// - exactly one `ds:Reference`, whose `URI` is `#` + the ID of the signature's parent (an empty URI only
+///   when the parent is the document element), and whose ID resolves to exactly that parent;
+/// - transforms: enveloped-signature, plus at most one canonicalisation, nothing else;
+/// - an allowed DigestMethod;
+/// - no `ds:Object` and no `ds:Manifest` anywhere in the signature.
+enum SignatureProfile {
+    static func check(signature: xmlNodePtr, parent: xmlNodePtr, document: xmlDocPtr, algorithms: AlgorithmPolicy) throws {
+        let dsig = Namespace.xmlDSig
+        if !signature.descendants(where: { $0.is(dsig, "Object") || $0.is(dsig, "Manifest") }).isEmpty {
+            throw SAMLError(.signatureObjectForbidden, "expected no ds:Object or ds:Manifest in a signature, found one")
+        }
+        let signedInfos = signature.children(dsig, "SignedInfo")
+        guard signedInfos.count == 1, let signedInfo = signedInfos.first else {
+            throw SAMLError(.signatureMalformed, "expected one ds:SignedInfo, found \(signedInfos.count)")
+        }
+        guard signature.firstChild(dsig, "SignatureValue") != nil else {
+            throw SAMLError(.signatureMalformed, "expected a ds:SignatureValue, found none")
+        }
+        let c14n = signedInfo.firstChild(dsig, "CanonicalizationMethod")?.attribute("Algorithm") ?? ""
+        guard AlgorithmPolicy.canonicalizations.contains(c14n) else {
+            throw algorithms.refusal("canonicalisation", c14n)
+        }
+        let method = signedInfo.firstChild(dsig, "SignatureMethod")?.attribute("Algorithm") ?? ""
+        guard algorithms.allowsSignatureMethod(method) else {
+            throw algorithms.refusal("signature", method)
+        }
+        let references = signedInfo.children(dsig, "Reference")
+        guard references.count == 1, let reference = references.first else {
+            throw SAMLError(.signatureReferenceMismatch, "expected exactly one ds:Reference, found \(references.count)")
+        }
+        try checkReferenceTarget(reference, parent: parent, document: document)
+        try checkTransforms(reference)
+        let digest = reference.firstChild(dsig, "DigestMethod")?.attribute("Algorithm") ?? ""
+        guard algorithms.allowsDigestMethod(digest) else {
+            throw algorithms.refusal("digest", digest)
+        }
+    }
+
+    private static func checkReferenceTarget(_ reference: xmlNodePtr, parent: xmlNodePtr, document: xmlDocPtr) throws {
+        let uri = reference.attribute("URI")
+        let parentID = parent.attribute("ID") ?? ""
+        let parentName = parent.qualifiedDescription
+        if uri == nil || uri == "" {
+            // An empty URI means the whole document: acceptable only for a signature on the root.
+            guard parent == xmlDocGetRootElement(document) else {
+                throw SAMLError(
+                    .signatureReferenceMismatch,
+                    "expected the Reference URI \"#\(SAMLError.quote(parentID).dropFirst().dropLast())\" of the signed \(parentName), found an empty URI"
+                )
+            }
+            return
+        }
+        guard let uri, uri.hasPrefix("#"), uri.dropFirst() == parentID, !parentID.isEmpty else {
+            throw SAMLError(
+                .signatureReferenceMismatch,
+                "expected the Reference URI to be '#' + the ID of the signed \(parentName) (\(SAMLError.quote(parentID))), found \(SAMLError.quote(uri ?? ""))"
+            )
+        }
+        // The ID must resolve to the parent itself (IDs are registered only on Response and Assertion,
+        // and duplicates were refused before).
+        guard let attribute = xmlGetID(document, parentID), attribute.pointee.parent == parent else {
+            throw SAMLError(.signatureReferenceMismatch, "expected the Reference to resolve to the signed \(parentName), it does not")
+        }
+    }
+
+    private static func checkTransforms(_ reference: xmlNodePtr) throws {
+        let transforms = reference.firstChild(Namespace.xmlDSig, "Transforms")?.children(Namespace.xmlDSig, "Transform") ?? []
+        let algorithms = transforms.map { $0.attribute("Algorithm") ?? "" }
+        guard algorithms.count <= 2 else {
+            throw SAMLError(.signatureTransformNotAllowed, "expected at most two transforms, found \(algorithms.count)")
+        }
+        guard algorithms.contains(AlgorithmPolicy.envelopedSignature) else {
+            throw SAMLError(.signatureTransformNotAllowed, "expected the enveloped-signature transform, found none")
+        }
+        for algorithm in algorithms where algorithm != AlgorithmPolicy.envelopedSignature {
+            guard AlgorithmPolicy.canonicalizations.contains(algorithm) else {
+                throw SAMLError(
+                    .signatureTransformNotAllowed,
+                    "expected enveloped-signature and a canonicalisation only, found the transform \(SAMLError.quote(algorithm))"
+                )
+            }
+        }
+        if algorithms.count == 2, algorithms[0] == algorithms[1] {
+            throw SAMLError(.signatureTransformNotAllowed, "expected two different transforms, found the same twice")
+        }
+    }
+}

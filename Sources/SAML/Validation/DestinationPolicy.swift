@@ -1,0 +1,30 @@
+internal import CSAMLShim
+
+/// SAML Core 3.2.2: `Destination`, when present, must be the endpoint the response was sent to.
+enum DestinationPolicy {
+    static func check(response: xmlNodePtr, expected: Expectation<String>) throws {
+        guard let endpoint = expected.expected, let destination = response.attribute("Destination") else { return }
+        guard XMLWhitespace.trimmed(destination) == endpoint else {
+            throw SAMLError(
+                .destinationMismatch,
+                "expected Destination \(SAMLError.quote(endpoint)), found \(SAMLError.quote(destination))"
+            )
+        }
+    }
+}
+
+/// SAML Core 3.2.2 and Profiles 4.1.4.3: `InResponseTo` must name the request the service sent, when the
+/// service knows it. The Response's attribute, when present, must match; some IdPs put it only on the
+/// bearer SubjectConfirmationData, which ``SubjectConfirmationPolicy`` matches; one of the two must carry it.
+enum InResponseToPolicy {
+    static func check(response: xmlNodePtr, confirmationInResponseTo: String?, expected: Expectation<String>) throws {
+        guard let requestID = expected.expected else { return }
+        let found = response.attribute("InResponseTo") ?? confirmationInResponseTo
+        guard found == requestID else {
+            throw SAMLError(
+                .inResponseToMismatch,
+                "expected InResponseTo \(SAMLError.quote(requestID)), found \(found.map { SAMLError.quote($0) } ?? "none")"
+            )
+        }
+    }
+}

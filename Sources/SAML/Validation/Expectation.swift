@@ -1,0 +1,20 @@
+/// An expected value for a protocol check, or an explicit decision not to check.
+///
+/// There are no defaults: a verifier configuration names every expectation, so that turning a check off
+/// is visible at the call site (`audience: .skip`).
+public enum Expectation<Value: Sendable & Hashable>: Sendable, Hashable {
+    /// The value must equal this one (compared after trimming XML whitespace from the document's value).
+    case equals(Value)
+    /// Do not check; reported in ``VerifiedResponse/skippedChecks``.
+    case skip
+
+    var expected: Value? {
+        if case .equals(let value) = self { value } else { nil }
+    }
+}
+
+/// What every check needs besides the document.
+struct ValidationContext {
+    var now: SAMLInstant
+    var skew: Duration
+}

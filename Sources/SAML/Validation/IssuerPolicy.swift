@@ -1,0 +1,26 @@
+internal import CSAMLShim
+
+/// SAML Core 2.2.5 / Profiles 4.1.4.2: the Assertion's Issuer is required and must be the IdP; the
+/// Response's Issuer is optional, and when present must be the IdP too. Compared after trimming XML
+/// whitespace, since the cookbook's normalisation turns `<Issuer>\n x\n</Issuer>` into `<Issuer> x </Issuer>`.
+enum IssuerPolicy {
+    static func issuer(of element: xmlNodePtr) -> String? {
+        element.firstChild(Namespace.samlAssertion, "Issuer")?.textContent
+    }
+
+    static func check(response: xmlNodePtr, assertion: xmlNodePtr, expected: Expectation<String>) throws {
+        guard let assertionIssuer = issuer(of: assertion), !assertionIssuer.isEmpty else {
+            throw SAMLError(.issuerMissing, "expected an Issuer in the Assertion, found none")
+        }
+        guard let expectedIssuer = expected.expected.map(XMLWhitespace.trimmed) else { return }
+        for (name, found) in [("Response", issuer(of: response)), ("Assertion", assertionIssuer)] {
+            guard let found else { continue }
+            guard found == expectedIssuer else {
+                throw SAMLError(
+                    .issuerMismatch,
+                    "expected the \(name) Issuer \(SAMLError.quote(expectedIssuer)), found \(SAMLError.quote(found))"
+                )
+            }
+        }
+    }
+}

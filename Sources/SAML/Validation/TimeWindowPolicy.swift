@@ -1,0 +1,36 @@
+internal import CSAMLShim
+
+/// SAML Core 2.5.1.2: `NotBefore <= now < NotOnOrAfter`, each widened by the clock skew; and the
+/// IssueInstant of Response and Assertion neither in the future beyond the skew nor older than the
+/// maximum age.
+enum TimeWindowPolicy {
+    static func instant(_ element: xmlNodePtr, _ attribute: String) throws -> SAMLInstant? {
+        guard let text = element.attribute(attribute) else { return nil }
+        guard let instant = SAMLInstant(xmlDateTime: text) else {
+            throw SAMLError(.timeMalformed, "expected an xs:dateTime in \(element.qualifiedDescription)/@\(attribute), found \(SAMLError.quote(text))")
+        }
+        return instant
+    }
+
+    static func checkConditions(_ conditions: xmlNodePtr?, context: ValidationContext) throws {
+        guard let conditions else { return }
+        if let notBefore = try instant(conditions, "NotBefore"), context.now + context.skew < notBefore {
+            throw SAMLError(.timeNotYetValid, "expected NotBefore \(notBefore) to have passed, found now = \(context.now) (skew \(context.skew))")
+        }
+        if let notOnOrAfter = try instant(conditions, "NotOnOrAfter"), context.now - context.skew >= notOnOrAfter {
+            throw SAMLError(.timeExpired, "expected now before NotOnOrAfter \(notOnOrAfter), found now = \(context.now) (skew \(context.skew))")
+        }
+    }
+
+    static func checkIssueInstant(_ element: xmlNodePtr, maximumAge: Duration?, context: ValidationContext) throws {
+        guard let issued = try instant(element, "IssueInstant") else {
+            throw SAMLError(.structureMissingElement, "expected \(element.qualifiedDescription)/@IssueInstant, found none")
+        }
+        if context.now + context.skew < issued {
+            throw SAMLError(.timeIssueInstant, "expected IssueInstant \(issued) not in the future, found now = \(context.now)")
+        }
+        if let maximumAge, context.now - context.skew - maximumAge > issued {
+            throw SAMLError(.timeIssueInstant, "expected IssueInstant \(issued) within \(maximumAge) of now = \(context.now), found it older")
+        }
+    }
+}

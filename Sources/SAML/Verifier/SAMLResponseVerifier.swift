@@ -1,0 +1,171 @@
+/// Verifies SAML 2.0 responses: safe parsing, the signature with xmlsec1 against pinned keys, the
+/// protocol checks of SAML Core and Profiles, replay; then hands out what the verified assertion says.
+///
+/// Build one per IdP configuration and share it: it is `Sendable`, holds the parsed keys, and every
+/// call works on its own document and xmlsec context.
+///
+/// ```swift
+/// let verifier = try SAMLResponseVerifier(.init(
+///     trustedKeys: try TrustedKey.all(pem: mvpdCertificatePEM),
+///     issuer: .equals("https://idp.mvpd.example.com"),
+///     audience: .equals("https://saml.sp.auth.adobe.com"),
+///     destination: .skip,
+///     inResponseTo: .skip,
+///     replay: .cache(InMemoryReplayCache())
+/// ))
+/// let response = try await verifier.verify(decoded.bytes)
+/// let fields = try response.fields(["uid", "NameID", "householdId"])
+/// ```
+public struct SAMLResponseVerifier: Sendable {
+    /// How replayed assertions are detected.
+    public enum ReplayProtection: Sendable {
+        /// Remember assertion IDs in this cache until NotOnOrAfter plus the skew.
+        case cache(any ReplayCache)
+        /// Do not check; reported in ``VerifiedResponse/skippedChecks``.
+        case skip
+    }
+
+    public struct Configuration: Sendable {
+        /// The pinned IdP keys (several for rotation). Must not be empty.
+        public var trustedKeys: [TrustedKey]
+        /// The IdP entity ID expected as Issuer.
+        public var issuer: Expectation<String>
+        /// The service's entity ID expected in every AudienceRestriction.
+        public var audience: Expectation<String>
+        /// The endpoint the response was posted to: checked against Destination and the bearer Recipient.
+        public var destination: Expectation<String>
+        /// The ID of the request this response answers.
+        public var inResponseTo: Expectation<String>
+        /// Replay detection.
+        public var replay: ReplayProtection
+        /// Where a signature is required. Default ``SignaturePolicy/responseOrAssertion``.
+        public var signaturePolicy: SignaturePolicy = .responseOrAssertion
+        /// The algorithm allow-list. Default ``AlgorithmPolicy/strict`` (no SHA-1).
+        public var algorithms: AlgorithmPolicy = .strict
+        /// The tolerance applied to every time comparison. Default 180 s (Shibboleth's).
+        public var clockSkew: Duration = .seconds(180)
+        /// The oldest IssueInstant accepted; `nil` turns the age check off. Default 10 minutes.
+        public var maximumAge: Duration? = .seconds(600)
+        /// Whether a bearer SubjectConfirmation is required (SAML Web SSO profile). Default true.
+        public var requireBearerConfirmation: Bool = true
+        /// Parser caps.
+        public var parserLimits = XMLParserLimits()
+        /// Where the current time comes from.
+        public var clock: any SAMLClock = SystemClock()
+
+        public init(
+            trustedKeys: [TrustedKey],
+            issuer: Expectation<String>,
+            audience: Expectation<String>,
+            destination: Expectation<String>,
+            inResponseTo: Expectation<String>,
+            replay: ReplayProtection
+        ) {
+            self.trustedKeys = trustedKeys
+            self.issuer = issuer
+            self.audience = audience
+            self.destination = destination
+            self.inResponseTo = inResponseTo
+            self.replay = replay
+        }
+    }
+
+    public let configuration: Configuration
+
+    /// - Throws: ``SAMLError/Code/configurationInvalidKey`` when no key is pinned: a verifier without a
+    ///   key must not exist, rather than skip verification.
+    public init(_ configuration: Configuration) throws {
+        guard !configuration.trustedKeys.isEmpty else {
+            throw SAMLError(.configurationInvalidKey, "expected at least one pinned IdP key, found none")
+        }
+        try XMLSecRuntime.initialize()
+        self.configuration = configuration
+    }
+
+    /// Verifies a response document (XML bytes, as ``SAMLResponseDecoder`` returns them) at the
+    /// configuration's clock, including replay detection.
+    public func verify(_ xml: [UInt8]) async throws -> VerifiedResponse {
+        let now = configuration.clock.now()
+        let (response, expiry) = try xml.withUnsafeBytes { try verifyDocument($0, now: now) }
+        if case .cache(let cache) = configuration.replay {
+            guard try await cache.insertIfAbsent(response.assertion.id, expiry: expiry, now: now) else {
+                throw SAMLError(.replayDetected, "expected an assertion not seen before, found \(SAMLError.quote(response.assertion.id)) again")
+            }
+        }
+        return response
+    }
+
+    /// Everything ``verify(_:)`` does except replay detection, at an explicit instant. For tools and
+    /// benchmarks; a server that accepts logins needs ``verify(_:)``.
+    public func verifyWithoutReplayCheck(_ xml: UnsafeRawBufferPointer, at now: SAMLInstant) throws -> VerifiedResponse {
+        try verifyDocument(xml, now: now).0
+    }
+
+    /// Returns the verified response and the instant until which its assertion ID must be remembered.
+    private func verifyDocument(_ xml: UnsafeRawBufferPointer, now: SAMLInstant) throws -> (VerifiedResponse, SAMLInstant) {
+        let tree = try SafeXMLParser.parse(xml, limits: configuration.parserLimits)
+        let structure = try DocumentStructure(tree)
+        let response = structure.response
+        let assertion = structure.assertion
+
+        // Signatures: every one present must satisfy the profile and verify; then the policy decides
+        // whether the ones present are enough.
+        var signed: SignedParts = []
+        for (signature, part) in [(structure.responseSignature, SignedParts.response), (structure.assertionSignature, .assertion)] {
+            guard let signature else { continue }
+            let parent = part == .response ? response : assertion
+            try SignatureProfile.check(signature: signature, parent: parent, document: tree.document, algorithms: configuration.algorithms)
+            try SignatureVerification.verify(signature: signature, keys: configuration.trustedKeys, algorithms: configuration.algorithms)
+            signed.insert(part)
+        }
+        try configuration.signaturePolicy.check(signed)
+
+        // Protocol checks, all read from the verified elements.
+        let context = ValidationContext(now: now, skew: configuration.clockSkew)
+        let conditions = assertion.firstChild(Namespace.samlAssertion, "Conditions")
+        try StatusPolicy.check(response: response)
+        try IssuerPolicy.check(response: response, assertion: assertion, expected: configuration.issuer)
+        try DestinationPolicy.check(response: response, expected: configuration.destination)
+        try TimeWindowPolicy.checkIssueInstant(response, maximumAge: configuration.maximumAge, context: context)
+        try TimeWindowPolicy.checkIssueInstant(assertion, maximumAge: configuration.maximumAge, context: context)
+        try TimeWindowPolicy.checkConditions(conditions, context: context)
+        try AudiencePolicy.check(conditions: conditions, expected: configuration.audience)
+        var confirmed: SubjectConfirmationPolicy.Confirmed?
+        if configuration.requireBearerConfirmation {
+            confirmed = try SubjectConfirmationPolicy.check(
+                subject: assertion.firstChild(Namespace.samlAssertion, "Subject"),
+                recipient: configuration.destination,
+                inResponseTo: configuration.inResponseTo,
+                context: context
+            )
+        }
+        try InResponseToPolicy.check(
+            response: response, confirmationInResponseTo: confirmed?.inResponseTo, expected: configuration.inResponseTo)
+
+        let verifiedAssertion = try AssertionExtraction.read(assertion, conditions: conditions)
+        let verified = VerifiedResponse(
+            responseID: response.attribute("ID") ?? "",
+            responseIssuer: IssuerPolicy.issuer(of: response),
+            destination: response.attribute("Destination"),
+            inResponseTo: response.attribute("InResponseTo"),
+            signedParts: signed,
+            assertion: verifiedAssertion,
+            skippedChecks: skippedChecks
+        )
+        let expiry = [verifiedAssertion.notOnOrAfter, confirmed?.notOnOrAfter].compactMap { $0 }.max()
+            ?? now + (configuration.maximumAge ?? .seconds(3600))
+        return (verified, expiry + configuration.clockSkew)
+    }
+
+    private var skippedChecks: [String] {
+        var skipped: [String] = []
+        if configuration.issuer == .skip { skipped.append("issuer") }
+        if configuration.audience == .skip { skipped.append("audience") }
+        if configuration.destination == .skip { skipped.append("destination") }
+        if configuration.inResponseTo == .skip { skipped.append("in-response-to") }
+        if case .skip = configuration.replay { skipped.append("replay") }
+        if configuration.maximumAge == nil { skipped.append("issue-instant-age") }
+        if !configuration.requireBearerConfirmation { skipped.append("subject-confirmation") }
+        return skipped
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Foundation
+import SAML
+
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Verify a SAML response (XML, Base64, form value or form body): signature, conditions, fields.",
+        discussion: """
+            Checks whose expected value is not given are skipped and listed as skipped. Replay detection \
+            needs state across calls and is skipped by this one-shot command. Exit status: 0 valid, \
+            1 rejected (malformed input included), 2 usage or I/O error.
+            """
+    )
+
+    @OptionGroup var verifier: VerifierOptions
+
+    @Option(help: "Comma-separated requiredMetadataFields (SAML attribute names, or NameID) that must be present.")
+    var requireFields: String?
+
+    @Flag(help: "Print one JSON object instead of text.")
+    var json = false
+
+    @Argument(help: "The file to read, or - for standard input (the default).")
+    var file: String?
+
+    func run() async throws {
+        let input = try StandardStreams.readAll(file)
+        let configured = try verifier.makeVerifier()
+        let fields = requireFields.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
+        let report = VerificationReport.run(input: input, verifier: configured, at: try self.verifier.instant(), requiredFields: fields)
+        if json {
+            StandardStreams.writeOutput(report.json() + "\n")
+        } else {
+            StandardStreams.writeOutput(report.text())
+        }
+        if let error = report.error {
+            throw CommandFailure(status: CommandFailure.rejectedStatus, code: error.code.identifier, message: error.message, quiet: json)
+        }
+    }
+}
+
+/// The options every command that verifies shares.
+struct VerifierOptions: ParsableArguments {
+    @Option(name: .customLong("cert"), help: "A pinned IdP certificate or public key (PEM or DER). Repeatable.")
+    var certificates: [String] = []
+
+    @Option(help: "The expected Issuer (IdP entity ID).")
+    var issuer: String?
+
+    @Option(help: "The expected Audience (for Adobe Pass: https://saml.sp.auth.adobe.com).")
+    var audience: String?
+
+    @Option(help: "The endpoint the response was sent to (checks Destination and Recipient).")
+    var destination: String?
+
+    @Option(help: "The ID of the request this response answers.")
+    var inResponseTo: String?
+
+    @Option(help: "Verify as of this instant (ISO 8601, e.g. 2026-11-21T12:00:00Z) instead of now.")
+    var now: String?
+
+    @Option(help: "Clock skew tolerance in seconds.")
+    var skew: Int = 180
+
+    @Option(help: "The oldest IssueInstant accepted, in seconds before now (not checked when absent).")
+    var maxAge: Int?
+
+    @Flag(help: "Accept SHA-1 digests and RSA-SHA1 signatures (weaker; most IdPs in the field still use them).")
+    var allowSHA1 = false
+
+    func instant() throws -> SAMLInstant {
+        guard let now else { return .now() }
+        guard let instant = SAMLInstant(xmlDateTime: now) else {
+            throw CommandFailure.usage("--now expects an ISO 8601 instant such as 2026-11-21T12:00:00Z, found \(now)")
+        }
+        return instant
+    }
+
+    func makeVerifier() throws -> SAMLResponseVerifier {
+        guard !certificates.isEmpty else { throw CommandFailure.usage("at least one --cert is required") }
+        var keys: [TrustedKey] = []
+        for path in certificates {
+            let bytes = try StandardStreams.readAll(path)
+            do {
+                keys += bytes.starts(with: Array("-----".utf8)) || bytes.contains(UInt8(ascii: "-"))
+                    ? try TrustedKey.all(pem: bytes) : [try TrustedKey(der: bytes)]
+            } catch let error as SAMLError {
+                throw CommandFailure.usage("cannot use \(path) as a pinned key: \(error.message)")
+            }
+        }
+        func expectation(_ value: String?) -> Expectation<String> { value.map { .equals($0) } ?? .skip }
+        var configuration = SAMLResponseVerifier.Configuration(
+            trustedKeys: keys,
+            issuer: expectation(issuer),
+            audience: expectation(audience),
+            destination: expectation(destination),
+            inResponseTo: expectation(inResponseTo),
+            replay: .skip
+        )
+        configuration.algorithms = allowSHA1 ? .allowingSHA1 : .strict
+        configuration.clockSkew = .seconds(skew)
+        configuration.maximumAge = maxAge.map { .seconds($0) }
+        configuration.clock = FixedClock(try instant())
+        return try SAMLResponseVerifier(configuration)
+    }
+}
