@@ -17,14 +17,22 @@ enum DestinationPolicy {
 /// service knows it. The Response's attribute, when present, must match; some IdPs put it only on the
 /// bearer SubjectConfirmationData, which ``SubjectConfirmationPolicy`` matches; one of the two must carry it.
 enum InResponseToPolicy {
-    static func check(response: xmlNodePtr, confirmationInResponseTo: String?, expected: Expectation<String>) throws {
-        guard let requestID = expected.expected else { return }
-        let found = response.attribute("InResponseTo") ?? confirmationInResponseTo
-        guard found == requestID else {
-            throw SAMLError(
-                .inResponseToMismatch,
-                "expected InResponseTo \(SAMLError.quote(requestID)), found \(found.map { SAMLError.quote($0) } ?? "none")"
-            )
-        }
+    /// Checks the Response's attribute, when it has one.
+    static func check(response: xmlNodePtr, expected: Expectation<String>) throws {
+        guard let requestID = expected.expected, let found = response.attribute("InResponseTo") else { return }
+        guard found == requestID else { throw mismatch(requestID, found) }
+    }
+
+    /// When the Response has no attribute, the satisfying bearer confirmation must have carried it.
+    static func checkFallback(response: xmlNodePtr, confirmationInResponseTo: String?, expected: Expectation<String>) throws {
+        guard let requestID = expected.expected, response.attribute("InResponseTo") == nil else { return }
+        guard confirmationInResponseTo == requestID else { throw mismatch(requestID, confirmationInResponseTo) }
+    }
+
+    private static func mismatch(_ requestID: String, _ found: String?) -> SAMLError {
+        SAMLError(
+            .inResponseToMismatch,
+            "expected InResponseTo \(SAMLError.quote(requestID)), found \(found.map { SAMLError.quote($0) } ?? "none")"
+        )
     }
 }

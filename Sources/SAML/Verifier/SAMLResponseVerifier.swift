@@ -126,9 +126,10 @@ public struct SAMLResponseVerifier: Sendable {
         try StatusPolicy.check(response: response)
         try IssuerPolicy.check(response: response, assertion: assertion, expected: configuration.issuer)
         try DestinationPolicy.check(response: response, expected: configuration.destination)
+        try InResponseToPolicy.check(response: response, expected: configuration.inResponseTo)
+        try TimeWindowPolicy.checkConditions(conditions, context: context)
         try TimeWindowPolicy.checkIssueInstant(response, maximumAge: configuration.maximumAge, context: context)
         try TimeWindowPolicy.checkIssueInstant(assertion, maximumAge: configuration.maximumAge, context: context)
-        try TimeWindowPolicy.checkConditions(conditions, context: context)
         try AudiencePolicy.check(conditions: conditions, expected: configuration.audience)
         var confirmed: SubjectConfirmationPolicy.Confirmed?
         if configuration.requireBearerConfirmation {
@@ -139,7 +140,7 @@ public struct SAMLResponseVerifier: Sendable {
                 context: context
             )
         }
-        try InResponseToPolicy.check(
+        try InResponseToPolicy.checkFallback(
             response: response, confirmationInResponseTo: confirmed?.inResponseTo, expected: configuration.inResponseTo)
 
         let verifiedAssertion = try AssertionExtraction.read(assertion, conditions: conditions)

@@ -1,5 +1,11 @@
 internal import CSAMLShim
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Parses untrusted XML with libxml2, safely.
 ///
 /// Options: no entity substitution (`XML_PARSE_NOENT` is off), no DTD loading or attribute defaulting,
@@ -17,6 +23,10 @@ enum SafeXMLParser {
         }
         guard bytes.count > 0, bytes.count <= Int(Int32.max) else {
             throw SAMLError(.xmlMalformed, "expected an XML document, found \(bytes.count) bytes")
+        }
+        // Refuse a DOCTYPE before libxml2 reads its internal subset (entity declarations included).
+        if Prolog.hasDoctype(bytes) {
+            throw SAMLError(.xmlDoctypeForbidden, "expected no DOCTYPE, found one (DTDs and entities are refused)")
         }
         guard let context = xmlNewParserCtxt() else {
             throw SAMLError(.xmlMalformed, "expected a libxml2 parser context, found none (out of memory)")
@@ -112,5 +122,42 @@ final class XMLTree {
     var root: xmlNodePtr {
         // Checked in `SafeXMLParser.parse` before the tree is handed out.
         xmlDocGetRootElement(document)!
+    }
+}
+
+/// Scans the prolog (byte order mark, XML declaration, comments, processing instructions, whitespace)
+/// for `<!DOCTYPE`, without parsing anything else.
+enum Prolog {
+    static func hasDoctype(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        func starts(_ text: StaticString) -> Bool {
+            let count = text.utf8CodeUnitCount
+            guard i + count <= bytes.count else { return false }
+            return memcmp(bytes.baseAddress! + i, text.utf8Start, count) == 0
+        }
+        func skip(past terminator: StaticString) -> Bool {
+            let count = terminator.utf8CodeUnitCount
+            while i + count <= bytes.count {
+                if memcmp(bytes.baseAddress! + i, terminator.utf8Start, count) == 0 {
+                    i += count
+                    return true
+                }
+                i += 1
+            }
+            return false
+        }
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                i += 1
+            } else if starts("<?") {
+                guard skip(past: "?>") else { return false }
+            } else if starts("<!--") {
+                guard skip(past: "-->") else { return false }
+            } else {
+                return starts("<!DOCTYPE")
+            }
+        }
+        return false
     }
 }
