@@ -49,6 +49,11 @@ let package = Package(
             name: "SAMLTests",
             dependencies: ["SAML", "CSAMLShim"]
         ),
+        // Verification tests use Foundation (JSON manifests), so they stay apart from the C-level tests.
+        .testTarget(
+            name: "SAMLVerifierTests",
+            dependencies: ["SAML"]
+        ),
         .testTarget(
             name: "AppleSSOTests",
             dependencies: ["AppleSSO", "SAML"]

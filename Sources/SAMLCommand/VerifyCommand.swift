@@ -89,7 +89,7 @@ struct VerifierOptions: ParsableArguments {
                 throw CommandFailure.usage("cannot use \(path) as a pinned key: \(error.message)")
             }
         }
-        func expectation(_ value: String?) -> Expectation<String> { value.map { .equals($0) } ?? .skip }
+        func expectation(_ value: String?) -> ExpectedValue<String> { value.map { .equals($0) } ?? .skip }
         var configuration = SAMLResponseVerifier.Configuration(
             trustedKeys: keys,
             issuer: expectation(issuer),

@@ -10,7 +10,7 @@ enum AudiencePolicy {
         }
     }
 
-    static func check(conditions: xmlNodePtr?, expected: Expectation<String>) throws {
+    static func check(conditions: xmlNodePtr?, expected: ExpectedValue<String>) throws {
         guard let audience = expected.expected else { return }
         let restrictions = audiences(conditions: conditions)
         guard !restrictions.isEmpty else {

@@ -8,7 +8,7 @@ enum IssuerPolicy {
         element.firstChild(Namespace.samlAssertion, "Issuer")?.textContent
     }
 
-    static func check(response: xmlNodePtr, assertion: xmlNodePtr, expected: Expectation<String>) throws {
+    static func check(response: xmlNodePtr, assertion: xmlNodePtr, expected: ExpectedValue<String>) throws {
         guard let assertionIssuer = issuer(of: assertion), !assertionIssuer.isEmpty else {
             throw SAMLError(.issuerMissing, "expected an Issuer in the Assertion, found none")
         }

@@ -17,8 +17,8 @@ enum SubjectConfirmationPolicy {
 
     static func check(
         subject: xmlNodePtr?,
-        recipient: Expectation<String>,
-        inResponseTo: Expectation<String>,
+        recipient: ExpectedValue<String>,
+        inResponseTo: ExpectedValue<String>,
         context: ValidationContext
     ) throws -> Confirmed {
         let confirmations = (subject?.children(Namespace.samlAssertion, "SubjectConfirmation") ?? [])
@@ -40,8 +40,8 @@ enum SubjectConfirmationPolicy {
 
     private static func checkData(
         _ data: xmlNodePtr?,
-        recipient: Expectation<String>,
-        inResponseTo: Expectation<String>,
+        recipient: ExpectedValue<String>,
+        inResponseTo: ExpectedValue<String>,
         context: ValidationContext
     ) throws -> Confirmed {
         guard let data else { return Confirmed(notOnOrAfter: nil, inResponseTo: nil) }

@@ -29,13 +29,13 @@ public struct SAMLResponseVerifier: Sendable {
         /// The pinned IdP keys (several for rotation). Must not be empty.
         public var trustedKeys: [TrustedKey]
         /// The IdP entity ID expected as Issuer.
-        public var issuer: Expectation<String>
+        public var issuer: ExpectedValue<String>
         /// The service's entity ID expected in every AudienceRestriction.
-        public var audience: Expectation<String>
+        public var audience: ExpectedValue<String>
         /// The endpoint the response was posted to: checked against Destination and the bearer Recipient.
-        public var destination: Expectation<String>
+        public var destination: ExpectedValue<String>
         /// The ID of the request this response answers.
-        public var inResponseTo: Expectation<String>
+        public var inResponseTo: ExpectedValue<String>
         /// Replay detection.
         public var replay: ReplayProtection
         /// Where a signature is required. Default ``SignaturePolicy/responseOrAssertion``.
@@ -55,10 +55,10 @@ public struct SAMLResponseVerifier: Sendable {
 
         public init(
             trustedKeys: [TrustedKey],
-            issuer: Expectation<String>,
-            audience: Expectation<String>,
-            destination: Expectation<String>,
-            inResponseTo: Expectation<String>,
+            issuer: ExpectedValue<String>,
+            audience: ExpectedValue<String>,
+            destination: ExpectedValue<String>,
+            inResponseTo: ExpectedValue<String>,
             replay: ReplayProtection
         ) {
             self.trustedKeys = trustedKeys

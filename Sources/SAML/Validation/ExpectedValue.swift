@@ -2,7 +2,7 @@
 ///
 /// There are no defaults: a verifier configuration names every expectation, so that turning a check off
 /// is visible at the call site (`audience: .skip`).
-public enum Expectation<Value: Sendable & Hashable>: Sendable, Hashable {
+public enum ExpectedValue<Value: Sendable & Hashable>: Sendable, Hashable {
     /// The value must equal this one (compared after trimming XML whitespace from the document's value).
     case equals(Value)
     /// Do not check; reported in ``VerifiedResponse/skippedChecks``.

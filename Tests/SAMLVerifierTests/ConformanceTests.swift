@@ -1,0 +1,73 @@
+import Foundation
+import SAML
+import Testing
+
+/// The third-party corpus in ../shared/conformance (real IdP captures and attack vectors from python3-saml,
+/// ruby-saml, java-saml, gosaml2, crewjam/saml), run with the flags its README gives. Skipped where the
+/// folder is absent (a user's clone); never copied into the repository.
+@Suite("Third-party conformance corpus")
+struct ConformanceTests {
+    struct Case: Decodable {
+        var id: String
+        var file: String
+        var cert: String
+        var expect: String
+        var kind: String?
+        var encrypted: Bool?
+        var now: String?
+        var sp: [String: String]?
+        var sp_not_checked: [String]?
+        var also_acceptable: [String]?
+        var expect_nameid: String?
+    }
+
+    static let root = Vector.root.deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("shared/conformance")
+    static var available: Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent("manifest.json").path) }
+
+    @Test("every plain (unencrypted) SAML response gets its verdict and NameID", .enabled(if: available))
+    func plainResponses() throws {
+        let cases = try JSONDecoder().decode([Case].self, from: Data(contentsOf: Self.root.appendingPathComponent("manifest.json")))
+        var wrong: [String] = []
+        var checked = 0
+        for c in cases where c.kind != "xmldsig" && c.encrypted != true {
+            checked += 1
+            let (verdict, nameID) = Self.run(c)
+            let accepted = verdict == c.expect || (c.also_acceptable ?? []).contains(verdict)
+            if !accepted || (verdict == "valid" && c.expect_nameid != nil && nameID != c.expect_nameid) {
+                wrong.append("\(c.id): expected \(c.expect), got \(verdict) \(nameID ?? "")")
+            }
+        }
+        #expect(checked > 100)
+        #expect(wrong.isEmpty, "\(wrong)")
+    }
+
+    static func run(_ c: Case) -> (String, String?) {
+        do {
+            let sp = c.sp ?? [:]
+            let skip = Set(c.sp_not_checked ?? [])
+            func expectation(_ key: String) -> ExpectedValue<String> {
+                guard let value = sp[key], !skip.contains(key) else { return .skip }
+                return .equals(value)
+            }
+            var configuration = SAMLResponseVerifier.Configuration(
+                trustedKeys: try TrustedKey.all(pem: Array(Data(contentsOf: root.appendingPathComponent(c.cert)))),
+                issuer: expectation("idp_entity_id"),
+                audience: expectation("sp_entity_id_audience"),
+                destination: expectation("acs_url"),
+                inResponseTo: expectation("request_id"),
+                replay: .skip
+            )
+            configuration.algorithms = .allowingSHA1
+            configuration.maximumAge = nil
+            let now = c.now.flatMap { SAMLInstant(xmlDateTime: $0) } ?? .now()
+            let verifier = try SAMLResponseVerifier(configuration)
+            let input = Array(try Data(contentsOf: root.appendingPathComponent(c.file)))
+            let decoded = try SAMLResponseDecoder().decode(input)
+            let response = try decoded.bytes.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: now) }
+            return ("valid", response.assertion.nameID?.value)
+        } catch {
+            return ("invalid", nil)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import SAML
+import Testing
+
+@Suite("Bundled test vectors")
+struct TestVectorTests {
+    @Test("every vector gets its verdict and, when rejected, its own code", arguments: Vector.all)
+    func vectorGetsItsVerdict(vector: Vector) throws {
+        let verdict = Verdict { _ = try vector.verify() }
+        let expected: Verdict = vector.expect == "valid" ? .valid : .invalid(vector.code ?? "?")
+        #expect(verdict == expected, "\(vector.description)")
+        if expected == .valid {
+            let response = try vector.verify()
+            #expect(response.assertion.nameID?.value == vector.nameID)
+            for (name, values) in vector.fields ?? [:] {
+                #expect(try response.fields([name])[name] == values, "\(name)")
+            }
+        }
+    }
+
+    @Test("the manifest has a negative vector for every attack class of the security document")
+    func coversEveryAttackClass() {
+        let codes = Set(Vector.all.compactMap(\.code))
+        for required in [
+            "assertion.multiple", "signature.digest-mismatch", "xml.doctype-forbidden", "id.duplicate",
+            "signature.untrusted-key", "signature.transform-not-allowed", "signature.object-forbidden",
+            "signature.algorithm-not-allowed", "signature.missing", "signature.misplaced", "signature.invalid",
+            "signature.reference-mismatch", "time.expired", "time.not-yet-valid", "audience.mismatch",
+            "issuer.mismatch", "status.not-success", "in-response-to.mismatch", "destination.mismatch", "xml.malformed",
+        ] {
+            #expect(codes.contains(required), "no vector fails with \(required)")
+        }
+        // Every rejection is distinguishable: no negative vector without a code.
+        #expect(Vector.all.filter { $0.expect == "invalid" && $0.code == nil }.isEmpty)
+    }
+
+    @Test("SHA-1 is accepted only with the explicit opt-in")
+    func sha1NeedsOptIn() throws {
+        let vector = Vector.named("sha1-without-opt-in")
+        #expect(Verdict { _ = try vector.verify() } == .invalid("signature.algorithm-not-allowed"))
+        #expect(Verdict { _ = try vector.verify { $0.algorithms = .allowingSHA1 } } == .valid)
+    }
+
+    @Test("the cookbook's normalisation of a pretty-printed signed response is reported as a digest mismatch")
+    func normalisationDamageIsADigestMismatch() throws {
+        let vector = Vector.named("pretty-printed-then-normalised")
+        do {
+            _ = try vector.verify()
+            Issue.record("expected a rejection")
+        } catch let error as SAMLError {
+            #expect(error.code == .signatureDigestMismatch)
+            #expect(error.message.contains("saml:Assertion"))
+        }
+    }
+}

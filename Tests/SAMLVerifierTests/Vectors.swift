@@ -1,0 +1,90 @@
+import Foundation
+import SAML
+import Testing
+
+/// The repository's TestVectors/ and their manifest.
+struct Vector: Decodable, Sendable, CustomTestStringConvertible {
+    struct Config: Decodable, Sendable {
+        var issuer: String?
+        var audience: String?
+        var destination: String?
+        var inResponseTo: String?
+    }
+
+    var id: String
+    var file: String
+    var description: String
+    var cert: String
+    var now: String
+    var expect: String
+    var code: String?
+    var config: Config
+    var nameID: String?
+    var fields: [String: [String]]?
+
+    var testDescription: String { id }
+
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("TestVectors")
+
+    static let all: [Vector] = {
+        let data = try! Data(contentsOf: root.appendingPathComponent("manifest.json"))  // The manifest is committed.
+        return try! JSONDecoder().decode([Vector].self, from: data)
+    }()
+
+    static func named(_ id: String) -> Vector { all.first { $0.id == id }! }
+
+    var bytes: [UInt8] { Array(try! Data(contentsOf: Self.root.appendingPathComponent(file))) }
+
+    var instant: SAMLInstant { SAMLInstant(xmlDateTime: now)! }
+
+    func keys() throws -> [TrustedKey] {
+        try TrustedKey.all(pem: Array(Data(contentsOf: Self.root.appendingPathComponent(cert))))
+    }
+
+    func configuration(replay: SAMLResponseVerifier.ReplayProtection = .skip) throws -> SAMLResponseVerifier.Configuration {
+        func expectation(_ value: String?) -> ExpectedValue<String> { value.map { .equals($0) } ?? .skip }
+        var configuration = SAMLResponseVerifier.Configuration(
+            trustedKeys: try keys(),
+            issuer: expectation(config.issuer),
+            audience: expectation(config.audience),
+            destination: expectation(config.destination),
+            inResponseTo: expectation(config.inResponseTo),
+            replay: replay
+        )
+        configuration.clock = FixedClock(instant)
+        return configuration
+    }
+
+    func verify(_ adjust: (inout SAMLResponseVerifier.Configuration) -> Void = { _ in }) throws -> VerifiedResponse {
+        var configuration = try configuration()
+        adjust(&configuration)
+        let verifier = try SAMLResponseVerifier(configuration)
+        return try bytes.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: instant) }
+    }
+}
+
+/// The outcome of a verification as a comparable value.
+enum Verdict: Equatable, CustomStringConvertible {
+    case valid
+    case invalid(String)
+
+    init(_ body: () throws -> Void) {
+        do {
+            try body()
+            self = .valid
+        } catch let error as SAMLError {
+            self = .invalid(error.code.identifier)
+        } catch {
+            self = .invalid("unexpected \(error)")
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .valid: "valid"
+        case .invalid(let code): "invalid(\(code))"
+        }
+    }
+}
