@@ -24,13 +24,14 @@ saml_shim_init_result saml_shim_initialize(void) {
                               xmlSecCheckVersionABICompatible) != 1) {
         return SAML_SHIM_INIT_VERSION_MISMATCH;
     }
-    xmlSecErrorsSetCallback(saml_shim_quiet_xmlsec_errors);
     if (xmlSecOpenSSLAppInit(NULL) < 0) {
         return SAML_SHIM_INIT_CRYPTO_APP_FAILED;
     }
     if (xmlSecOpenSSLInit() < 0) {
         return SAML_SHIM_INIT_CRYPTO_FAILED;
     }
+    // Last: the backend's start-up may install its own callback.
+    xmlSecErrorsSetCallback(saml_shim_quiet_xmlsec_errors);
     return SAML_SHIM_INIT_OK;
 }
 

@@ -3,51 +3,88 @@ import ArgumentParser
 import Foundation
 import SAML
 
-/// The quick start's main job: runs the bundled test vectors through the library and prints each result.
+/// The quick start's main job: verifies every bundled test vector and prints each verdict beside the
+/// expected one, and checks the cookbook codec's round trip on each.
 struct VectorsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vectors",
-        abstract: "Run the bundled TestVectors/ responses through the cookbook codec and print a table."
+        abstract: "Verify every TestVectors/ response against its manifest entry; print verdicts beside expected ones."
     )
 
     @Option(help: "The TestVectors folder.")
     var directory = "TestVectors"
 
+    /// One manifest entry (see TestVectors/README.md).
+    struct Entry: Decodable {
+        struct Config: Decodable {
+            var issuer, audience, destination, inResponseTo: String?
+        }
+
+        var id, file, cert, now, expect: String
+        var code: String?
+        var config: Config
+        var nameID: String?
+    }
+
     func run() throws {
-        let folder = URL(fileURLWithPath: directory).appendingPathComponent("responses")
-        let names: [String]
+        let root = URL(fileURLWithPath: directory)
+        let entries: [Entry]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
-                .filter { $0.hasSuffix(".xml") }.sorted()
+            entries = try JSONDecoder().decode([Entry].self, from: Data(contentsOf: root.appendingPathComponent("manifest.json")))
         } catch {
-            throw CommandFailure.io("cannot list \(folder.path): run from the repository root or pass --directory")
+            throw CommandFailure.io("cannot read \(directory)/manifest.json: run from the repository root or pass --directory")
         }
         var failures = 0
-        StandardStreams.writeOutput(row("response", "xml bytes", "encoded bytes", "round trip"))
-        for name in names {
-            var bytes = try StandardStreams.readAll(folder.appendingPathComponent(name).path)
-            let size = bytes.count
-            let verdict: String
-            var encodedCount = 0
-            do {
-                let encoded = try Cookbook.encode(normalizingInPlace: &bytes)
-                encodedCount = encoded.count
-                let decoded = try SAMLResponseDecoder().decode(encoded)
-                verdict = decoded.bytes == bytes ? "ok" : "MISMATCH"
-            } catch let error as SAMLError {
-                verdict = "error \(error.code)"
-            }
-            if verdict != "ok" { failures += 1 }
-            StandardStreams.writeOutput(row(name, String(size), String(encodedCount), verdict))
+        StandardStreams.writeOutput(row("vector", "expected", "verdict", "codec", ""))
+        for entry in entries {
+            let bytes = try StandardStreams.readAll(root.appendingPathComponent(entry.file).path)
+            let expected = entry.expect == "valid" ? "valid" : entry.code ?? "invalid"
+            let verdict = try verify(entry, bytes: bytes, root: root)
+            let codec = roundTrip(bytes)
+            let ok = verdict == expected && codec == "ok"
+            if !ok { failures += 1 }
+            StandardStreams.writeOutput(row(entry.id, expected, verdict, codec, ok ? "ok" : "MISMATCH"))
         }
-        StandardStreams.writeOutput("\(names.count) responses, \(failures) failures\n")
-        if failures > 0 || names.isEmpty {
-            throw CommandFailure(status: CommandFailure.rejectedStatus, code: "vectors.failed", message: "\(failures) of \(names.count) vectors failed")
+        StandardStreams.writeOutput("\(entries.count) vectors, \(failures) mismatches\n")
+        if failures > 0 || entries.isEmpty {
+            throw CommandFailure(status: CommandFailure.rejectedStatus, code: "vectors.mismatch",
+                                 message: "\(failures) of \(entries.count) vectors did not get their expected verdict")
         }
     }
 
+    private func verify(_ entry: Entry, bytes: [UInt8], root: URL) throws -> String {
+        let pem = try StandardStreams.readAll(root.appendingPathComponent(entry.cert).path)
+        guard let now = SAMLInstant(xmlDateTime: entry.now) else { throw CommandFailure.io("bad now in \(entry.id)") }
+        func expectation(_ value: String?) -> ExpectedValue<String> { value.map { .equals($0) } ?? .skip }
+        do {
+            var configuration = SAMLResponseVerifier.Configuration(
+                trustedKeys: try TrustedKey.all(pem: pem),
+                issuer: expectation(entry.config.issuer),
+                audience: expectation(entry.config.audience),
+                destination: expectation(entry.config.destination),
+                inResponseTo: expectation(entry.config.inResponseTo),
+                replay: .skip
+            )
+            configuration.clock = FixedClock(now)
+            let response = try bytes.withUnsafeBytes { try SAMLResponseVerifier(configuration).verifyWithoutReplayCheck($0, at: now) }
+            if let nameID = entry.nameID, response.assertion.nameID?.value != nameID { return "valid, wrong NameID" }
+            return "valid"
+        } catch let error as SAMLError {
+            return error.code.identifier
+        }
+    }
+
+    /// Cookbook encoding then server decoding gives the normalised document back.
+    private func roundTrip(_ bytes: [UInt8]) -> String {
+        var normalized = bytes
+        guard let encoded = try? Cookbook.encode(normalizingInPlace: &normalized),
+            let decoded = try? SAMLResponseDecoder().decode(encoded)
+        else { return "error" }
+        return decoded.bytes == normalized ? "ok" : "MISMATCH"
+    }
+
     private func row(_ columns: String...) -> String {
-        let widths = [44, 10, 14, 12]
+        let widths = [44, 32, 32, 6, 8]
         return zip(columns, widths).map { $0.padding(toLength: max($1, $0.count), withPad: " ", startingAt: 0) }
             .joined(separator: " ") + "\n"
     }

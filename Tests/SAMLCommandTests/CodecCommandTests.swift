@@ -67,12 +67,4 @@ struct CodecCommandTests {
         #expect(decoded.output == normalized.output)
         #expect(normalized.output.count > 2_000_000)
     }
-
-    @Test("vectors runs the bundled responses and succeeds")
-    func vectorsSucceeds() throws {
-        let result = try CommandRunner.run(["vectors"])
-        #expect(result.status == 0, "\(result.error)")
-        #expect(result.outputText.contains("pretty-printed-unsigned.xml"))
-        #expect(result.outputText.contains(" 0 failures"))
-    }
 }

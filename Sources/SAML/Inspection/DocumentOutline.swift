@@ -1,0 +1,118 @@
+internal import CSAMLShim
+
+/// The structure of a SAML document, read without judging it: for operators looking at a response that
+/// was rejected. Parsed with the same safe parser as verification (a DOCTYPE is still refused), but no
+/// signature is verified and nothing here is trustworthy.
+public struct DocumentOutline: Sendable, Hashable {
+    public struct Signature: Sendable, Hashable {
+        /// Where the signature sits, e.g. `/samlp:Response/saml:Assertion/ds:Signature`.
+        public let path: String
+        public let canonicalization: String?
+        public let signatureMethod: String?
+        /// Each Reference's URI, transforms and digest method.
+        public let references: [Reference]
+        /// The child elements of ds:KeyInfo, by name (ds:X509Data, ds:KeyValue, ...).
+        public let keyInfo: [String]
+        public let hasObject: Bool
+    }
+
+    public struct Reference: Sendable, Hashable {
+        public let uri: String?
+        public let transforms: [String]
+        public let digestMethod: String?
+    }
+
+    public struct Assertion: Sendable, Hashable {
+        public let path: String
+        public let id: String?
+        public let issuer: String?
+        public let nameID: String?
+        public let notBefore: String?
+        public let notOnOrAfter: String?
+        public let audiences: [String]
+        public let attributeNames: [String]
+    }
+
+    /// An `ID` or `xml:id` attribute and the element carrying it.
+    public struct Identifier: Sendable, Hashable {
+        public let path: String
+        public let value: String
+    }
+
+    public let root: String
+    public let version: String?
+    public let destination: String?
+    public let inResponseTo: String?
+    public let issueInstant: String?
+    public let issuer: String?
+    /// The StatusCode values, outermost first.
+    public let status: [String]
+    public let assertions: [Assertion]
+    public let encryptedAssertions: Int
+    public let signatures: [Signature]
+    public let identifiers: [Identifier]
+
+    /// Outlines a document. Throws only when it cannot be parsed safely.
+    public static func read(_ xml: UnsafeRawBufferPointer, limits: XMLParserLimits = XMLParserLimits()) throws -> DocumentOutline {
+        let tree = try SafeXMLParser.parse(xml, limits: limits)
+        let root = tree.root
+        let saml = Namespace.samlAssertion
+        let dsig = Namespace.xmlDSig
+        var status: [String] = []
+        var code = root.firstChild(Namespace.samlProtocol, "Status")?.firstChild(Namespace.samlProtocol, "StatusCode")
+        while let current = code {
+            status.append(current.attribute("Value") ?? "")
+            code = current.firstChild(Namespace.samlProtocol, "StatusCode")
+        }
+        let assertions = root.descendants { $0.is(saml, "Assertion") }.map { node in
+            let conditions = node.firstChild(saml, "Conditions")
+            return Assertion(
+                path: path(node), id: node.attribute("ID"), issuer: IssuerPolicy.issuer(of: node),
+                nameID: node.firstChild(saml, "Subject")?.firstChild(saml, "NameID")?.textContent,
+                notBefore: conditions?.attribute("NotBefore"), notOnOrAfter: conditions?.attribute("NotOnOrAfter"),
+                audiences: AudiencePolicy.audiences(conditions: conditions).flatMap { $0 },
+                attributeNames: node.children(saml, "AttributeStatement").flatMap { $0.children(saml, "Attribute") }
+                    .map { $0.attribute("Name") ?? "" }
+            )
+        }
+        let signatures = root.descendants { $0.is(dsig, "Signature") }.map { node in
+            let signedInfo = node.firstChild(dsig, "SignedInfo")
+            return Signature(
+                path: path(node),
+                canonicalization: signedInfo?.firstChild(dsig, "CanonicalizationMethod")?.attribute("Algorithm"),
+                signatureMethod: signedInfo?.firstChild(dsig, "SignatureMethod")?.attribute("Algorithm"),
+                references: (signedInfo?.children(dsig, "Reference") ?? []).map { reference in
+                    Reference(
+                        uri: reference.attribute("URI"),
+                        transforms: (reference.firstChild(dsig, "Transforms")?.children(dsig, "Transform") ?? [])
+                            .map { $0.attribute("Algorithm") ?? "" },
+                        digestMethod: reference.firstChild(dsig, "DigestMethod")?.attribute("Algorithm")
+                    )
+                },
+                keyInfo: node.firstChild(dsig, "KeyInfo")?.elementChildren.map(\.qualifiedDescription) ?? [],
+                hasObject: node.firstChild(dsig, "Object") != nil
+            )
+        }
+        var identifiers: [Identifier] = []
+        for element in root.descendants(where: { _ in true }) {
+            if let value = element.attribute("ID") { identifiers.append(Identifier(path: path(element), value: value)) }
+        }
+        return DocumentOutline(
+            root: root.qualifiedDescription, version: root.attribute("Version"), destination: root.attribute("Destination"),
+            inResponseTo: root.attribute("InResponseTo"), issueInstant: root.attribute("IssueInstant"),
+            issuer: IssuerPolicy.issuer(of: root), status: status, assertions: assertions,
+            encryptedAssertions: root.descendants { $0.is(saml, "EncryptedAssertion") }.count,
+            signatures: signatures, identifiers: identifiers
+        )
+    }
+
+    private static func path(_ node: xmlNodePtr) -> String {
+        var names: [String] = []
+        var current: xmlNodePtr? = node
+        while let element = current, element.isElement {
+            names.append(element.qualifiedDescription)
+            current = element.pointee.parent
+        }
+        return "/" + names.reversed().joined(separator: "/")
+    }
+}
