@@ -46,7 +46,7 @@ extension SAMLError.Code {
 
     // MARK: Structure
 
-    /// The root element is not `samlp:Response`, or its Version is not 2.0.
+    /// The root element is not `samlp:Response`.
     public static let structureNotAResponse = Self("structure.not-a-response")
     /// `Version` is not `2.0`.
     public static let structureVersion = Self("structure.version")
