@@ -36,6 +36,12 @@
     "XMLSEC_NO_GOST=1 XMLSEC_NO_GOST2012=1 XMLSEC_NO_CRYPTO_DYNAMIC_LOADING=1 XMLSEC_CRYPTO_OPENSSL=1"
 
 #include <stddef.h>
+#include <libxml/xmlversion.h>
+// libxml2's encoding.h pulls in the system ICU headers when LIBXML_ICU_ENABLED, and those clash with
+// Foundation's own ICU module in any Swift module that sees both (test targets see internal imports).
+// The only declaration it changes is the tail of struct _xmlCharEncodingHandler (two pointers), a struct
+// libxml2 allocates and this package never reads, embeds or allocates; hiding it is therefore safe.
+#undef LIBXML_ICU_ENABLED
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
