@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "SAML", targets: ["SAML"]),
         .library(name: "AppleSSO", targets: ["AppleSSO"]),
         .executable(name: "saml", targets: ["SAMLCommand"]),
+        // For the benchmark package and `saml bench`: the measured pipeline and the C baseline.
+        .library(name: "SAMLBenchmarking", targets: ["SAMLBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -37,11 +39,20 @@ let package = Package(
             name: "AppleSSO",
             dependencies: ["SAML"]
         ),
+        .target(
+            name: "CSAMLBaseline",
+            dependencies: ["CSAMLShim"]
+        ),
+        .target(
+            name: "SAMLBench",
+            dependencies: ["SAML", "CSAMLBaseline"]
+        ),
         .executableTarget(
             name: "SAMLCommand",
             dependencies: [
                 "SAML",
                 "AppleSSO",
+                "SAMLBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

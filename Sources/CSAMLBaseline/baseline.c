@@ -38,9 +38,36 @@ static xmlNodePtr child(xmlNodePtr parent, const char *name, const xmlChar *ns) 
     return xmlSecFindChild(parent, (const xmlChar *)name, ns);
 }
 
+/// Registers `element`'s ID and verifies its direct ds:Signature child, if it has one.
+/// Returns 1 when there is no signature, 2 when it verifies, 0 when it does not.
+static int verify_signature_of(const saml_baseline *baseline, xmlDocPtr doc, xmlNodePtr element) {
+    xmlNodePtr signature = child(element, "Signature", xmlSecDSigNs);
+    if (signature == NULL) {
+        return 1;
+    }
+    xmlAttrPtr id = xmlHasProp(element, (const xmlChar *)"ID");
+    if (id == NULL) {
+        return 0;
+    }
+    xmlChar *value = xmlNodeListGetString(doc, id->children, 1);
+    xmlAddID(NULL, doc, value, id);
+    xmlFree(value);
+    xmlSecDSigCtxPtr ctx = xmlSecDSigCtxCreate(NULL);
+    if (ctx == NULL) {
+        return 0;
+    }
+    ctx->signKey = xmlSecKeyDuplicate(baseline->key);
+    int ok = xmlSecDSigCtxVerify(ctx, signature) >= 0 && ctx->status == xmlSecDSigStatusSucceeded;
+    xmlSecDSigCtxDestroy(ctx);
+    return ok ? 2 : 0;
+}
+
 int saml_baseline_verify(const saml_baseline *baseline, const char *base64, size_t length) {
     int result = -1;
     char *text = malloc(length + 1);
+    if (text == NULL) {
+        return -1;
+    }
     memcpy(text, base64, length);
     text[length] = 0;
     int decoded = xmlSecBase64Decode((const xmlChar *)text, (xmlSecByte *)text, (xmlSecSize)length);
@@ -49,20 +76,15 @@ int saml_baseline_verify(const saml_baseline *baseline, const char *base64, size
     if (doc == NULL) {
         return -1;
     }
-    xmlSecDSigCtxPtr ctx = NULL;
     xmlNodePtr root = xmlDocGetRootElement(doc);
     xmlNodePtr assertion = root != NULL ? child(root, "Assertion", samlNs) : NULL;
-    xmlAttrPtr id = assertion != NULL ? xmlHasProp(assertion, (const xmlChar *)"ID") : NULL;
-    xmlNodePtr signature = assertion != NULL ? child(assertion, "Signature", xmlSecDSigNs) : NULL;
-    if (id == NULL || signature == NULL) {
+    if (assertion == NULL) {
         goto done;
     }
-    xmlChar *value = xmlNodeListGetString(doc, id->children, 1);
-    xmlAddID(NULL, doc, value, id);
-    xmlFree(value);
-    ctx = xmlSecDSigCtxCreate(NULL);
-    ctx->signKey = xmlSecKeyDuplicate(baseline->key);
-    if (xmlSecDSigCtxVerify(ctx, signature) < 0 || ctx->status != xmlSecDSigStatusSucceeded) {
+    // Every signature present must verify, and at least one must be there.
+    int onResponse = verify_signature_of(baseline, doc, root);
+    int onAssertion = verify_signature_of(baseline, doc, assertion);
+    if (onResponse == 0 || onAssertion == 0 || (onResponse == 1 && onAssertion == 1)) {
         goto done;
     }
     xmlNodePtr subject = child(assertion, "Subject", samlNs);
@@ -84,9 +106,6 @@ int saml_baseline_verify(const saml_baseline *baseline, const char *base64, size
         }
     }
 done:
-    if (ctx != NULL) {
-        xmlSecDSigCtxDestroy(ctx);
-    }
     xmlFreeDoc(doc);
     return result;
 }

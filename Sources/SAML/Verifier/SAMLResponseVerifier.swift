@@ -103,24 +103,41 @@ public struct SAMLResponseVerifier: Sendable {
 
     /// Returns the verified response and the instant until which its assertion ID must be remembered.
     private func verifyDocument(_ xml: UnsafeRawBufferPointer, now: SAMLInstant) throws -> (VerifiedResponse, SAMLInstant) {
-        let tree = try SafeXMLParser.parse(xml, limits: configuration.parserLimits)
-        let structure = try DocumentStructure(tree)
-        let response = structure.response
-        let assertion = structure.assertion
+        let parsed = try parse(xml)
+        let signed = try verifySignatures(parsed)
+        return try validateAndExtract(parsed, signed: signed, now: now)
+    }
 
-        // Signatures: every one present must satisfy the profile and verify; then the policy decides
-        // whether the ones present are enough.
+    /// Stage 1: safe parsing and the structure checks.
+    @_spi(Stages)
+    public func parse(_ xml: UnsafeRawBufferPointer) throws -> ParsedResponse {
+        let tree = try SafeXMLParser.parse(xml, limits: configuration.parserLimits)
+        return ParsedResponse(tree: tree, structure: try DocumentStructure(tree))
+    }
+
+    /// Stage 2: every signature present must satisfy the profile and verify; then the policy decides
+    /// whether the ones present are enough.
+    @_spi(Stages)
+    public func verifySignatures(_ parsed: ParsedResponse) throws -> SignedParts {
+        let structure = parsed.structure
         var signed: SignedParts = []
         for (signature, part) in [(structure.responseSignature, SignedParts.response), (structure.assertionSignature, .assertion)] {
             guard let signature else { continue }
-            let parent = part == .response ? response : assertion
-            try SignatureProfile.check(signature: signature, parent: parent, document: tree.document, algorithms: configuration.algorithms)
+            let parent = part == .response ? structure.response : structure.assertion
+            try SignatureProfile.check(signature: signature, parent: parent, document: parsed.tree.document, algorithms: configuration.algorithms)
             try SignatureVerification.verify(signature: signature, keys: configuration.trustedKeys, algorithms: configuration.algorithms)
             signed.insert(part)
         }
         try configuration.signaturePolicy.check(signed)
+        return signed
+    }
 
-        // Protocol checks, all read from the verified elements.
+    /// Stage 3: the protocol checks and the extraction, all read from the verified elements. Returns the
+    /// response and the instant until which its assertion ID must be remembered.
+    @_spi(Stages)
+    public func validateAndExtract(_ parsed: ParsedResponse, signed: SignedParts, now: SAMLInstant) throws -> (VerifiedResponse, SAMLInstant) {
+        let response = parsed.structure.response
+        let assertion = parsed.structure.assertion
         let context = ValidationContext(now: now, skew: configuration.clockSkew)
         let conditions = assertion.firstChild(Namespace.samlAssertion, "Conditions")
         try StatusPolicy.check(response: response)

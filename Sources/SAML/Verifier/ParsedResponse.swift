@@ -1,0 +1,9 @@
+/// A parsed response whose structure was checked, between the stages of ``SAMLResponseVerifier``.
+///
+/// Exposed only as SPI (`@_spi(Stages) import SAML`) for the benchmarks, which time each stage. Owns its
+/// libxml2 tree; not `Sendable` (one verification uses it, on one thread).
+@_spi(Stages)
+public struct ParsedResponse {
+    let tree: XMLTree
+    let structure: DocumentStructure
+}

@@ -1,0 +1,78 @@
+import Foundation
+import SAML
+
+/// One response to measure, as a Token Exchange endpoint receives it (Base64 text), with the verifier
+/// configured for it and an instant inside its validity window.
+public struct BenchInput: Sendable {
+    public let name: String
+    /// The Base64 text as posted.
+    public let transported: [UInt8]
+    public let verifier: SAMLResponseVerifier
+    public let now: SAMLInstant
+    /// The pinned certificate, for the C baseline.
+    public let certificatePEM: [UInt8]
+    /// The fields the pipeline extracts (every attribute name, and NameID).
+    public let fields: [String]
+
+    /// The valid vectors of a TestVectors/ folder, verified with the checks their manifest gives.
+    public static func bundled(directory: URL) throws -> [BenchInput] {
+        struct Entry: Decodable {
+            struct Config: Decodable { var issuer, audience, destination, inResponseTo: String? }
+            var id, file, cert, now, expect: String
+            var config: Config
+        }
+        let entries = try JSONDecoder().decode([Entry].self, from: Data(contentsOf: directory.appendingPathComponent("manifest.json")))
+        let wanted = [
+            "small-rsa2048-assertion-signed", "typical-rsa2048-assertion-signed", "large-rsa2048-assertion-signed",
+            "typical-rsa4096-assertion-signed", "typical-ecdsa-p256-assertion-signed", "typical-rsa2048-response-signed",
+            "typical-rsa2048-both-signed",
+        ]
+        return try wanted.compactMap { id in
+            guard let entry = entries.first(where: { $0.id == id && $0.expect == "valid" }) else { return nil }
+            let xml = Array(try Data(contentsOf: directory.appendingPathComponent(entry.file)))
+            let pem = Array(try Data(contentsOf: directory.appendingPathComponent(entry.cert)))
+            return try BenchInput(
+                name: entry.id, xml: xml, certificatePEM: pem, now: SAMLInstant(xmlDateTime: entry.now),
+                issuer: entry.config.issuer, audience: entry.config.audience,
+                destination: entry.config.destination, inResponseTo: entry.config.inResponseTo
+            )
+        }
+    }
+
+    /// A response from a file (XML, Base64, form value or body), verified with the values it carries
+    /// itself (its issuer, audience, destination), at an instant just after its IssueInstant.
+    public static func file(path: String, certificatePEM: [UInt8]) throws -> BenchInput {
+        let decoded = try SAMLResponseDecoder().decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        let outline = try decoded.bytes.withUnsafeBytes { try DocumentOutline.read($0) }
+        let assertion = outline.assertions.first
+        let issued = (assertion?.notBefore ?? outline.issueInstant).flatMap { SAMLInstant(xmlDateTime: $0) }
+        return try BenchInput(
+            name: URL(fileURLWithPath: path).lastPathComponent, xml: decoded.bytes, certificatePEM: certificatePEM,
+            now: issued.map { $0 + .seconds(1) }, issuer: assertion?.issuer, audience: assertion?.audiences.first,
+            destination: outline.destination, inResponseTo: outline.inResponseTo
+        )
+    }
+
+    init(
+        name: String, xml: [UInt8], certificatePEM: [UInt8], now: SAMLInstant?,
+        issuer: String?, audience: String?, destination: String?, inResponseTo: String?
+    ) throws {
+        func expectation(_ value: String?) -> ExpectedValue<String> { value.map { .equals($0) } ?? .skip }
+        var configuration = SAMLResponseVerifier.Configuration(
+            trustedKeys: try TrustedKey.all(pem: certificatePEM),
+            issuer: expectation(issuer), audience: expectation(audience), destination: expectation(destination),
+            inResponseTo: expectation(inResponseTo), replay: .skip
+        )
+        configuration.algorithms = .allowingSHA1
+        let instant = now ?? .now()
+        configuration.clock = FixedClock(instant)
+        let verifier = try SAMLResponseVerifier(configuration)
+        let response = try xml.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: instant) }
+        self.name = name
+        self.transported = Array(Data(xml).base64EncodedString().utf8)
+        self.verifier = verifier
+        self.now = instant
+        self.certificatePEM = certificatePEM
+        self.fields = ["NameID"] + response.assertion.attributes.map(\.name)
+    }
+}

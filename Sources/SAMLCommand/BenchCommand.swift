@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import SAML
+import SAMLBench
+
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure the full pipeline (decode, parse, verify, validate, extract) beside a C libxml2 + libxmlsec1 baseline.",
+        discussion: """
+            Without FILEs, runs the bundled valid TestVectors/ with the checks their manifest gives. Each \
+            timed iteration really verifies: an input that does not verify fails the command (exit 1).
+            """
+    )
+
+    @Option(name: .customLong("cert"), help: "The pinned certificate (PEM) for the given FILEs. Repeatable: the first is used by the C baseline.")
+    var certificates: [String] = []
+
+    @Option(help: "Threads for the multi-thread run (default: all cores).")
+    var threads: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: "Seconds of timed runs per measurement (after a warm-up).")
+    var seconds: Double = 1.0
+
+    @Flag(help: "Print JSON: {\"results\": [{\"input\", \"threads\", \"responses_per_second\", \"microseconds_per_response\", ...}]}.")
+    var json = false
+
+    @Option(help: "The TestVectors folder used when no FILE is given.")
+    var directory = "TestVectors"
+
+    @Argument(help: "Responses to measure (XML, Base64, form value or body).")
+    var files: [String] = []
+
+    func validate() throws {
+        guard threads >= 1, seconds > 0 else { throw ValidationError("--threads and --seconds must be positive") }
+        guard files.isEmpty || !certificates.isEmpty else { throw ValidationError("--cert is required with FILEs") }
+    }
+
+    func run() throws {
+        let inputs: [BenchInput] = try rejectingOnError {
+            if files.isEmpty { return try BenchInput.bundled(directory: URL(fileURLWithPath: directory)) }
+            let pem = try StandardStreams.readAll(certificates[0])
+            return try files.map { try BenchInput.file(path: $0, certificatePEM: pem) }
+        }
+        let results = try rejectingOnError {
+            try BenchRunner.run(inputs: inputs, threads: threads, seconds: seconds) { line in
+                StandardStreams.writeError("\r\u{1B}[K" + line)
+            }
+        }
+        StandardStreams.writeError("\r\u{1B}[K")
+        StandardStreams.writeOutput(json ? Self.json(results) : Self.table(results))
+    }
+
+    static func json(_ results: [BenchResult]) -> String {
+        let rows: [[String: Any]] = results.map { result in
+            [
+                "input": result.input, "threads": result.threads,
+                "responses_per_second": (result.responsesPerSecond * 10).rounded() / 10,
+                "microseconds_per_response": (result.microsecondsPerResponse * 10).rounded() / 10,
+                "baseline_responses_per_second": result.baselineResponsesPerSecond.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
+                "ratio_to_baseline": result.ratioToBaseline.map { ($0 * 1000).rounded() / 1000 } ?? NSNull(),
+                "scaling": result.scaling.map { ($0 * 1000).rounded() / 1000 } ?? NSNull(),
+            ]
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: ["results": rows], options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    static func table(_ results: [BenchResult]) -> String {
+        func format(_ value: Double?, _ digits: Int) -> String {
+            guard let value else { return "-" }
+            return String(format: "%.\(digits)f", value)
+        }
+        var lines = ["| input | threads | responses/s | µs/response | C baseline/s | ratio to C | scaling |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in results {
+            lines.append("| \(r.input) | \(r.threads) | \(format(r.responsesPerSecond, 0)) | \(format(r.microsecondsPerResponse, 1)) | \(format(r.baselineResponsesPerSecond, 0)) | \(format(r.ratioToBaseline, 2)) | \(format(r.scaling, 2)) |")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
