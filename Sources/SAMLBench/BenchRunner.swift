@@ -17,13 +17,14 @@ public struct BenchResult: Sendable {
 /// Measures the full pipeline and the C baseline on each input, 1 thread then `threads`.
 public enum BenchRunner {
     public static func run(
-        inputs: [BenchInput], threads: Int, seconds: Double, progress: (String) -> Void
+        inputs: [BenchInput], threads: Int, seconds: Double, baseline measureBaseline: Bool = true,
+        progress: (String) -> Void
     ) throws -> [BenchResult] {
         var results: [BenchResult] = []
         for (index, input) in inputs.enumerated() {
             // One verification outside the timing, so that a rejected input fails before any number is printed.
             try Pipeline.run(input)
-            let baseline = try? CBaseline(certificatePEM: input.certificatePEM)
+            let baseline = measureBaseline ? try? CBaseline(certificatePEM: input.certificatePEM) : nil
             let baselineWorks = baseline.map { (try? $0.run(input)) != nil } ?? false
             var single: Throughput?
             for count in Set([1, threads]).sorted() {

@@ -22,6 +22,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Seconds of timed runs per measurement (after a warm-up).")
     var seconds: Double = 1.0
 
+    @Flag(help: "Skip the C baseline (for profiling the Swift pipeline alone).")
+    var noBaseline = false
+
     @Flag(help: "Print JSON: {\"results\": [{\"input\", \"threads\", \"responses_per_second\", \"microseconds_per_response\", ...}]}.")
     var json = false
 
@@ -43,7 +46,7 @@ struct BenchCommand: ParsableCommand {
             return try files.map { try BenchInput.file(path: $0, certificatePEM: pem) }
         }
         let results = try rejectingOnError {
-            try BenchRunner.run(inputs: inputs, threads: threads, seconds: seconds) { line in
+            try BenchRunner.run(inputs: inputs, threads: threads, seconds: seconds, baseline: !noBaseline) { line in
                 StandardStreams.writeError("\r\u{1B}[K" + line)
             }
         }

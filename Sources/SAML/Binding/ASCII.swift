@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Byte-level helpers shared by the decoding stages.
 enum ASCII {
     static func isWhitespace(_ byte: UInt8) -> Bool {
@@ -10,6 +16,12 @@ enum ASCII {
         while start < end, isWhitespace(bytes[start]) { start += 1 }
         while end > start, isWhitespace(bytes[end - 1]) { end -= 1 }
         return bytes[start..<end]
+    }
+
+    /// `memchr`: whether `byte` occurs in `bytes`.
+    static func contains(_ bytes: Slice<UnsafeRawBufferPointer>, _ byte: UInt8) -> Bool {
+        guard let base = bytes.base.baseAddress, !bytes.isEmpty else { return false }
+        return memchr(base + bytes.startIndex, Int32(byte), bytes.count) != nil
     }
 
     private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]

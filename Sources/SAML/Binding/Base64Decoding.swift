@@ -4,70 +4,102 @@ enum Base64Decoding {
     /// accepting missing padding. Throws on any other byte, data after padding, wrong padding, a length
     /// no encoding has, or more than `maximumBytes` of output.
     static func decode(_ input: [UInt8], maximumBytes: Int, repairs: inout [SAMLResponseDecoder.Repair]) throws -> [UInt8] {
-        var output = [UInt8]()
-        output.reserveCapacity(min(input.count / 4 * 3 + 3, maximumBytes + 3))
+        try input.withUnsafeBytes { try decode($0, maximumBytes: maximumBytes, repairs: &repairs) }
+    }
+
+    static func decode(_ input: UnsafeRawBufferPointer, maximumBytes: Int, repairs: inout [SAMLResponseDecoder.Repair]) throws -> [UInt8] {
+        let capacity = min(input.count / 4 * 3 + 3, maximumBytes + 3)
         var sawSpace = false
-        var quad: UInt32 = 0
-        var pending = 0
-        var padding = 0
-        try Base64.values.withUnsafeBufferPointer { values in
-            for (offset, byte) in input.enumerated() {
-                var symbol = byte
-                switch byte {
-                case UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "\t"):
-                    continue
-                case UInt8(ascii: " "):
-                    symbol = UInt8(ascii: "+")
-                    sawSpace = true
-                case UInt8(ascii: "="):
-                    padding += 1
-                    continue
-                default:
-                    break
+        let output = try [UInt8](unsafeUninitializedCapacity: capacity) { output, initialized in
+            initialized = 0
+            try Base64.values.withUnsafeBufferPointer { values in
+                var quad: UInt32 = 0
+                var pending = 0
+                var padding = 0
+                var o = 0
+                var i = 0
+                let count = input.count
+                while i < count {
+                    // Fast path: four symbols of the alphabet in a row, nothing pending.
+                    if pending == 0, padding == 0, i + 4 <= count {
+                        let a = values[Int(input[i])], b = values[Int(input[i + 1])]
+                        let c = values[Int(input[i + 2])], d = values[Int(input[i + 3])]
+                        if (a | b | c | d) & 0xC0 == 0 {
+                            guard o + 3 <= maximumBytes else { throw tooLarge(maximumBytes) }
+                            let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                            output[o] = UInt8(truncatingIfNeeded: group >> 16)
+                            output[o + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                            output[o + 2] = UInt8(truncatingIfNeeded: group)
+                            o += 3
+                            i += 4
+                            continue
+                        }
+                    }
+                    let byte = input[i]
+                    i += 1
+                    var symbol = byte
+                    switch byte {
+                    case UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "\t"):
+                        continue
+                    case UInt8(ascii: " "):
+                        symbol = UInt8(ascii: "+")
+                        sawSpace = true
+                    case UInt8(ascii: "="):
+                        padding += 1
+                        continue
+                    default:
+                        break
+                    }
+                    let value = values[Int(symbol)]
+                    guard value != Base64.invalid else {
+                        throw SAMLError(
+                            .decodeInvalidBase64,
+                            "expected a Base64 symbol at offset \(i - 1), found byte 0x\(SAMLError.hex(byte))"
+                        )
+                    }
+                    guard padding == 0 else {
+                        throw SAMLError(.decodeInvalidBase64, "expected nothing after '=' padding, found data at offset \(i - 1)")
+                    }
+                    quad = quad << 6 | UInt32(value)
+                    pending += 1
+                    if pending == 4 {
+                        guard o + 3 <= maximumBytes else { throw tooLarge(maximumBytes) }
+                        output[o] = UInt8(truncatingIfNeeded: quad >> 16)
+                        output[o + 1] = UInt8(truncatingIfNeeded: quad >> 8)
+                        output[o + 2] = UInt8(truncatingIfNeeded: quad)
+                        o += 3
+                        quad = 0
+                        pending = 0
+                    }
                 }
-                let value = values[Int(symbol)]
-                guard value != Base64.invalid else {
+                if padding > 0, pending < 2 || pending + padding != 4 {
+                    let expected = pending < 2 ? "no" : String(4 - pending)
+                    throw SAMLError(.decodeInvalidBase64, "expected \(expected) '=' of padding, found \(padding)")
+                }
+                if pending == 1 {
                     throw SAMLError(
-                        .decodeInvalidBase64,
-                        "expected a Base64 symbol at offset \(offset), found byte 0x\(SAMLError.hex(byte))"
+                        .decodeTruncatedBase64,
+                        "expected a whole number of Base64 groups, found one stray symbol at the end (input cut off?)"
                     )
                 }
-                guard padding == 0 else {
-                    throw SAMLError(.decodeInvalidBase64, "expected nothing after '=' padding, found data at offset \(offset)")
-                }
-                quad = quad << 6 | UInt32(value)
-                pending += 1
-                if pending == 4 {
-                    guard output.count + 3 <= maximumBytes else {
-                        throw SAMLError(.decodeTooLarge, "expected at most \(maximumBytes) decoded bytes, found more")
+                if pending > 1 {
+                    guard o + pending - 1 <= maximumBytes else { throw tooLarge(maximumBytes) }
+                    quad <<= UInt32(6 * (4 - pending))
+                    output[o] = UInt8(truncatingIfNeeded: quad >> 16)
+                    o += 1
+                    if pending == 3 {
+                        output[o] = UInt8(truncatingIfNeeded: quad >> 8)
+                        o += 1
                     }
-                    output.append(UInt8(truncatingIfNeeded: quad >> 16))
-                    output.append(UInt8(truncatingIfNeeded: quad >> 8))
-                    output.append(UInt8(truncatingIfNeeded: quad))
-                    quad = 0
-                    pending = 0
                 }
+                initialized = o
             }
-        }
-        if padding > 0, pending < 2 || pending + padding != 4 {
-            let expected = pending < 2 ? "no" : String(4 - pending)
-            throw SAMLError(.decodeInvalidBase64, "expected \(expected) '=' of padding, found \(padding)")
-        }
-        if pending == 1 {
-            throw SAMLError(
-                .decodeTruncatedBase64,
-                "expected a whole number of Base64 groups, found one stray symbol at the end (input cut off?)"
-            )
-        }
-        if pending > 1 {
-            guard output.count + pending - 1 <= maximumBytes else {
-                throw SAMLError(.decodeTooLarge, "expected at most \(maximumBytes) decoded bytes, found more")
-            }
-            quad <<= UInt32(6 * (4 - pending))
-            output.append(UInt8(truncatingIfNeeded: quad >> 16))
-            if pending == 3 { output.append(UInt8(truncatingIfNeeded: quad >> 8)) }
         }
         if sawSpace { repairs.append(.spaceAsPlus) }
         return output
+    }
+
+    private static func tooLarge(_ maximumBytes: Int) -> SAMLError {
+        SAMLError(.decodeTooLarge, "expected at most \(maximumBytes) decoded bytes, found more")
     }
 }

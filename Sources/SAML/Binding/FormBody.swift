@@ -2,7 +2,7 @@
 enum FormBody {
     /// A form body starts with `<field>=` or has a `&`; neither Base64 nor a percent-encoded value can.
     static func looksLikeFormBody(_ input: Slice<UnsafeRawBufferPointer>, fieldName: String) -> Bool {
-        input.starts(with: Array(fieldName.utf8) + [UInt8(ascii: "=")]) || input.contains(UInt8(ascii: "&"))
+        input.starts(with: Array(fieldName.utf8) + [UInt8(ascii: "=")]) || ASCII.contains(input, UInt8(ascii: "&"))
     }
 
     /// The raw (still percent-encoded) value of the one field called `name`.

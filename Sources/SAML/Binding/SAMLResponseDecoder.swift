@@ -121,23 +121,26 @@ public struct SAMLResponseDecoder: Sendable {
             value = try FormBody.field(named: options.fieldName, in: trimmed)
             format = .formBody
         }
+        guard ASCII.contains(value, UInt8(ascii: "%")) else {
+            // The common case: bare Base64, decoded straight from the input.
+            var repairs: [Repair] = []
+            let bytes = try Base64Decoding.decode(UnsafeRawBufferPointer(rebasing: value), maximumBytes: options.maximumDecodedBytes, repairs: &repairs)
+            return try checked(Decoded(bytes: bytes, format: format, repairs: repairs))
+        }
         var repairs: [Repair] = []
-        var text = Array(value)
+        let encodedXML = value.starts(with: Array("%3C".utf8)) || value.starts(with: Array("%3c".utf8))
+        var text = try PercentDecoding.decode(Array(value), plusAsSpace: encodedXML)
+        if format == .base64 { format = .formValue }
         if text.contains(UInt8(ascii: "%")) {
-            let encodedXML = text.starts(with: Array("%3C".utf8)) || text.starts(with: Array("%3c".utf8))
-            text = try PercentDecoding.decode(text, plusAsSpace: encodedXML)
-            if format == .base64 { format = .formValue }
-            if text.contains(UInt8(ascii: "%")) {
-                guard options.doubleEncoding == .repair else {
-                    throw SAMLError(
-                        .decodeDoubleURLEncoded,
-                        "expected a value URL-encoded once, found \(SAMLError.quote(bytes: text.prefix(16)))… "
-                            + "still percent-encoded after decoding once"
-                    )
-                }
-                text = try PercentDecoding.decode(text)
-                repairs.append(.doubleURLEncoding)
+            guard options.doubleEncoding == .repair else {
+                throw SAMLError(
+                    .decodeDoubleURLEncoded,
+                    "expected a value URL-encoded once, found \(SAMLError.quote(bytes: text.prefix(16)))… "
+                        + "still percent-encoded after decoding once"
+                )
             }
+            text = try PercentDecoding.decode(text)
+            repairs.append(.doubleURLEncoding)
         }
         let xmlValue = text.withUnsafeBytes { ASCII.startsLikeXML(ASCII.trimmingWhitespace($0[...])) }
         if xmlValue {

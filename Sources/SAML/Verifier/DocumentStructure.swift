@@ -20,13 +20,28 @@ struct DocumentStructure {
         }
         response = root
 
-        // Exactly one assertion anywhere: wrapping attacks hide a second one in Extensions, Object, ...
-        let assertions = root.descendants { $0.is(Namespace.samlAssertion, "Assertion") }
-        let encrypted = root.descendants { $0.is(Namespace.samlAssertion, "EncryptedAssertion") }
-        guard assertions.count + encrypted.count <= 1 else {
-            throw SAMLError(.assertionMultiple, "expected one Assertion, found \(assertions.count + encrypted.count)")
+        // One walk over the whole document: assertions (wrapping attacks hide a second one in
+        // Extensions, Object, ...), signatures, and every ID value.
+        var assertions: [xmlNodePtr] = []
+        var encrypted = 0
+        var signatures: [xmlNodePtr] = []
+        var identifiers = Set<String>()
+        var duplicate: String?
+        root.forEachElement { element in
+            if element.is(Namespace.samlAssertion, "Assertion") {
+                assertions.append(element)
+            } else if element.is(Namespace.samlAssertion, "EncryptedAssertion") {
+                encrypted += 1
+            } else if element.is(Namespace.xmlDSig, "Signature") {
+                signatures.append(element)
+            }
+            if duplicate == nil { duplicate = Self.collectIDs(of: element, into: &identifiers) }
+            return true
         }
-        guard encrypted.isEmpty else {
+        guard assertions.count + encrypted <= 1 else {
+            throw SAMLError(.assertionMultiple, "expected one Assertion, found \(assertions.count + encrypted)")
+        }
+        guard encrypted == 0 else {
             throw SAMLError(.assertionEncrypted, "expected a plain Assertion, found an EncryptedAssertion (decryption is not configured)")
         }
         guard let assertion = assertions.first else {
@@ -39,12 +54,14 @@ struct DocumentStructure {
             throw SAMLError(.structureVersion, "expected Assertion Version \"2.0\", found \(SAMLError.quote(assertion.attribute("Version") ?? ""))")
         }
         self.assertion = assertion
-
-        try Self.registerIDs(tree.document, root: root, signable: [root, assertion])
+        if let duplicate {
+            throw SAMLError(.idDuplicate, "expected unique IDs, found \(SAMLError.quote(duplicate)) twice")
+        }
+        try Self.registerIDs(tree.document, signable: [root, assertion])
 
         var responseSignature: xmlNodePtr?
         var assertionSignature: xmlNodePtr?
-        for signature in root.descendants(where: { $0.is(Namespace.xmlDSig, "Signature") }) {
+        for signature in signatures {
             let parent = signature.pointee.parent
             if parent == root {
                 guard responseSignature == nil else {
@@ -65,42 +82,33 @@ struct DocumentStructure {
         self.assertionSignature = assertionSignature
     }
 
-    /// Registers the unqualified `ID` of the Response and the Assertion (and nothing else) as XML IDs,
-    /// after checking that no ID value (`ID` on any element, or `xml:id`) occurs twice: xmlsec's own
-    /// `xmlSecAddIDs` keeps the first duplicate and ignores namespaces.
-    private static func registerIDs(_ document: xmlDocPtr, root: xmlNodePtr, signable: [xmlNodePtr]) throws {
-        var seen = Set<String>()
-        for element in root.descendants(where: { _ in true }) {
-            var attribute = element.pointee.properties
-            while let current = attribute {
-                let name = current.pointee.name.map { String(cString: $0) } ?? ""
-                let namespace = current.pointee.ns?.pointee.href.map { String(cString: $0) }
-                let isID = (name == "ID" && namespace == nil)
-                    || (name == "id" && namespace == "http://www.w3.org/XML/1998/namespace")
-                if isID, let value = element.attribute(name) ?? xmlIDValue(current) {
-                    guard seen.insert(value).inserted else {
-                        throw SAMLError(.idDuplicate, "expected unique IDs, found \(SAMLError.quote(value)) twice")
-                    }
-                }
-                attribute = current.pointee.next
-            }
+    /// Adds the values of `element`'s ID attributes (unqualified `ID`, and `xml:id`) to `seen` and
+    /// returns the first value seen before. xmlsec's own `xmlSecAddIDs` keeps the first duplicate and
+    /// ignores namespaces, so IDs are checked and registered here instead.
+    private static func collectIDs(of element: xmlNodePtr, into seen: inout Set<String>) -> String? {
+        var attribute = element.pointee.properties
+        while let current = attribute {
+            attribute = current.pointee.next
+            guard current.is("ID", namespace: nil) || current.is("id", namespace: Namespace.xml) else { continue }
+            let value = current.value
+            guard seen.insert(value).inserted else { return value }
         }
-        for element in signable {
-            guard let attribute = element.attributeNode("ID"), let value = element.attribute("ID"), !value.isEmpty else {
-                throw SAMLError(.idMissing, "expected an ID on \(element.qualifiedDescription), found none")
-            }
-            if xmlGetID(document, value) == nil {
-                guard xmlAddID(nil, document, value, attribute) != nil else {
-                    throw SAMLError(.idDuplicate, "expected to register the ID \(SAMLError.quote(value)), found it taken")
-                }
-            } else if xmlGetID(document, value)?.pointee.parent != element {
-                throw SAMLError(.idDuplicate, "expected the ID \(SAMLError.quote(value)) to name \(element.qualifiedDescription), found it naming another element")
-            }
-        }
+        return nil
     }
 
-    private static func xmlIDValue(_ attribute: xmlAttrPtr) -> String? {
-        guard let text = attribute.pointee.children?.pointee.content else { return nil }
-        return String(cString: text)
+    /// Registers the unqualified `ID` of the Response and the Assertion, and nothing else, as XML IDs.
+    private static func registerIDs(_ document: xmlDocPtr, signable: [xmlNodePtr]) throws {
+        for element in signable {
+            guard let attribute = element.attributeNode("ID"), case let value = attribute.value, !value.isEmpty else {
+                throw SAMLError(.idMissing, "expected an ID on \(element.qualifiedDescription), found none")
+            }
+            if let registered = xmlGetID(document, value) {
+                guard registered.pointee.parent == element else {
+                    throw SAMLError(.idDuplicate, "expected the ID \(SAMLError.quote(value)) to name \(element.qualifiedDescription), found it naming another element")
+                }
+            } else if xmlAddID(nil, document, value, attribute) == nil {
+                throw SAMLError(.idDuplicate, "expected to register the ID \(SAMLError.quote(value)), found it taken")
+            }
+        }
     }
 }

@@ -70,38 +70,50 @@ enum SafeXMLParser {
     /// Walks the tree once: depth, element count, attributes per element, no entity references.
     private static func checkLimits(_ root: xmlNodePtr, limits: XMLParserLimits) throws {
         var elements = 0
-        var stack: [(xmlNodePtr, Int)] = [(root, 1)]
-        while let (node, depth) = stack.popLast() {
-            switch node.pointee.type {
+        var depth = 1
+        var node: xmlNodePtr? = root
+        while let current = node {
+            switch current.pointee.type {
             case XML_ELEMENT_NODE:
                 elements += 1
                 guard elements <= limits.maximumElements else {
                     throw SAMLError(.xmlLimitExceeded, "expected at most \(limits.maximumElements) elements, found more")
                 }
                 guard depth <= limits.maximumDepth else {
-                    throw SAMLError(.xmlLimitExceeded, "expected nesting of at most \(limits.maximumDepth), found deeper at line \(xmlGetLineNo(node))")
+                    throw SAMLError(.xmlLimitExceeded, "expected nesting of at most \(limits.maximumDepth), found deeper at line \(xmlGetLineNo(current))")
                 }
                 var attributes = 0
-                var attribute = node.pointee.properties
-                while let current = attribute {
+                var attribute = current.pointee.properties
+                while let next = attribute {
                     attributes += 1
-                    attribute = current.pointee.next
+                    attribute = next.pointee.next
                 }
                 guard attributes <= limits.maximumAttributesPerElement else {
                     throw SAMLError(
                         .xmlLimitExceeded,
-                        "expected at most \(limits.maximumAttributesPerElement) attributes on an element, found \(attributes) at line \(xmlGetLineNo(node))"
+                        "expected at most \(limits.maximumAttributesPerElement) attributes on an element, found \(attributes) at line \(xmlGetLineNo(current))"
                     )
                 }
-                var child = node.pointee.children
-                while let current = child {
-                    stack.append((current, depth + 1))
-                    child = current.pointee.next
+                if let child = current.pointee.children {
+                    node = child
+                    depth += 1
+                    continue
                 }
             case XML_ENTITY_REF_NODE, XML_ENTITY_NODE, XML_ENTITY_DECL, XML_DTD_NODE:
-                throw SAMLError(.xmlEntityForbidden, "expected no entities, found one at line \(xmlGetLineNo(node))")
+                throw SAMLError(.xmlEntityForbidden, "expected no entities, found one at line \(xmlGetLineNo(current))")
             default:
                 break
+            }
+            // Next sibling, or the next sibling of the nearest ancestor that has one.
+            var climber: xmlNodePtr? = current
+            node = nil
+            while let up = climber, up != root {
+                if let sibling = up.pointee.next {
+                    node = sibling
+                    break
+                }
+                climber = up.pointee.parent
+                depth -= 1
             }
         }
     }

@@ -12,6 +12,24 @@ enum Namespace {
     static let samlAssertion = "urn:oasis:names:tc:SAML:2.0:assertion"
     static let xmlDSig = "http://www.w3.org/2000/09/xmldsig#"
     static let xmlEnc = "http://www.w3.org/2001/04/xmlenc#"
+    static let xml = "http://www.w3.org/XML/1998/namespace"
+}
+
+/// The element children of a node, walked through the sibling pointers (no allocation).
+struct ElementChildren: Sequence, IteratorProtocol {
+    private var upcoming: xmlNodePtr?
+
+    init(_ parent: xmlNodePtr) {
+        upcoming = parent.pointee.children
+    }
+
+    mutating func next() -> xmlNodePtr? {
+        while let current = upcoming {
+            upcoming = current.pointee.next
+            if current.pointee.type == XML_ELEMENT_NODE { return current }
+        }
+        return nil
+    }
 }
 
 extension UnsafeMutablePointer where Pointee == xmlNode {
@@ -25,91 +43,127 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
 
     var localName: String { pointee.name.map { String(cString: $0) } ?? "" }
 
-    var namespaceURI: String? { pointee.ns?.pointee.href.map { String(cString: $0) } }
-
-    /// `{namespace}name`, for messages.
+    /// `prefix:name`, for messages.
     var qualifiedDescription: String {
         let prefix = pointee.ns?.pointee.prefix.map { String(cString: $0) + ":" } ?? ""
         return prefix + localName
     }
 
-    var line: Int { Int(xmlGetLineNo(self)) }
-
-    /// The element children, in document order.
-    var elementChildren: [xmlNodePtr] {
-        var result: [xmlNodePtr] = []
-        var child = pointee.children
-        while let current = child {
-            if current.isElement { result.append(current) }
-            child = current.pointee.next
-        }
-        return result
-    }
+    var elementChildren: ElementChildren { ElementChildren(self) }
 
     func firstChild(_ namespace: String, _ localName: String) -> xmlNodePtr? {
-        var child = pointee.children
-        while let current = child {
-            if current.is(namespace, localName) { return current }
-            child = current.pointee.next
-        }
-        return nil
+        elementChildren.first { $0.is(namespace, localName) }
     }
 
     func children(_ namespace: String, _ localName: String) -> [xmlNodePtr] {
         elementChildren.filter { $0.is(namespace, localName) }
     }
 
-    /// The value of an attribute without namespace (SAML's attributes are all unqualified).
-    func attribute(_ name: String) -> String? {
-        guard let attribute = attributeNode(name) else { return nil }
-        var bytes: [UInt8] = []
-        var child = attribute.pointee.children
-        while let current = child {
-            if let content = current.pointee.content {
-                bytes.append(contentsOf: UnsafeBufferPointer(start: content, count: strlen(content)))
-            }
-            child = current.pointee.next
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// The attribute node itself, for ID registration.
+    /// The attribute node without namespace (SAML's attributes are all unqualified).
     func attributeNode(_ name: String) -> xmlAttrPtr? {
         xmlHasNsProp(self, name, nil)
+    }
+
+    /// The value of an attribute without namespace.
+    func attribute(_ name: String) -> String? {
+        attributeNode(name).map(\.value)
     }
 
     /// The full text content: every text and CDATA child concatenated, comments and processing
     /// instructions skipped, then trimmed of XML whitespace. Never just the first text node
     /// (CVE-2017-11427 and its siblings read only that).
     var textContent: String {
-        var bytes: [UInt8] = []
-        var child = pointee.children
-        while let current = child {
-            if current.pointee.type == XML_TEXT_NODE || current.pointee.type == XML_CDATA_SECTION_NODE,
-                let content = current.pointee.content
-            {
-                bytes.append(contentsOf: UnsafeBufferPointer(start: content, count: strlen(content)))
-            }
-            child = current.pointee.next
-        }
-        return XMLWhitespace.trimmed(bytes)
+        XMLWhitespace.trimmed(Text.concatenated(pointee.children, textOnly: true))
     }
 
-    /// All elements of the subtree, this one included, in document order.
+    /// Every element of the subtree, this one included, in document order; `body` returns false to
+    /// skip an element's children. A walk over the tree's own pointers, without allocation.
+    func forEachElement(_ body: (xmlNodePtr) throws -> Bool) rethrows {
+        var node: xmlNodePtr? = self
+        while let current = node {
+            var descend = false
+            if current.isElement { descend = try body(current) }
+            if descend, let child = current.pointee.children {
+                node = child
+                continue
+            }
+            // Next sibling, or the next sibling of the nearest ancestor that has one, staying inside self.
+            var climber: xmlNodePtr? = current
+            node = nil
+            while let up = climber, up != self {
+                if let sibling = up.pointee.next {
+                    node = sibling
+                    break
+                }
+                climber = up.pointee.parent
+            }
+        }
+    }
+
+    /// All elements of the subtree satisfying `predicate`, in document order.
     func descendants(where predicate: (xmlNodePtr) -> Bool) -> [xmlNodePtr] {
         var found: [xmlNodePtr] = []
-        var stack: [xmlNodePtr] = [self]
-        while let node = stack.popLast() {
-            if node.isElement, predicate(node) { found.append(node) }
-            var children: [xmlNodePtr] = []
-            var child = node.pointee.children
-            while let current = child {
-                if current.isElement { children.append(current) }
-                child = current.pointee.next
-            }
-            stack.append(contentsOf: children.reversed())
+        forEachElement { element in
+            if predicate(element) { found.append(element) }
+            return true
         }
         return found
+    }
+}
+
+extension UnsafeMutablePointer where Pointee == xmlAttr {
+    /// The attribute's value (its text children concatenated, entity-free since DTDs are refused).
+    var value: String {
+        Text.string(Text.concatenated(pointee.children, textOnly: false))
+    }
+
+    /// True for an attribute with this local name and no namespace (`namespace == nil`) or this one.
+    func `is`(_ localName: String, namespace: String?) -> Bool {
+        guard let name = pointee.name, xmlStrEqual(name, localName) != 0 else { return false }
+        guard let namespace else { return pointee.ns == nil }
+        guard let href = pointee.ns?.pointee.href else { return false }
+        return xmlStrEqual(href, namespace) != 0
+    }
+}
+
+/// Text gathered from libxml2 node lists.
+enum Text {
+    /// The content of the nodes of a sibling list. With `textOnly`, only text and CDATA nodes count.
+    /// Returns a pointer to the single node's content when there is exactly one (no copy), or a buffer.
+    static func concatenated(_ first: xmlNodePtr?, textOnly: Bool) -> Gathered {
+        var node = first
+        var single: UnsafePointer<xmlChar>?
+        var buffer: [UInt8]?
+        while let current = node {
+            node = current.pointee.next
+            let type = current.pointee.type
+            guard !textOnly || type == XML_TEXT_NODE || type == XML_CDATA_SECTION_NODE, let content = current.pointee.content else {
+                continue
+            }
+            if buffer != nil {
+                buffer!.append(contentsOf: UnsafeBufferPointer(start: content, count: strlen(content)))
+            } else if let previous = single {
+                buffer = Array(UnsafeBufferPointer(start: previous, count: strlen(previous)))
+                buffer!.append(contentsOf: UnsafeBufferPointer(start: content, count: strlen(content)))
+            } else {
+                single = UnsafePointer(content)
+            }
+        }
+        if let buffer { return .buffer(buffer) }
+        if let single { return .single(single) }
+        return .buffer([])
+    }
+
+    enum Gathered {
+        case single(UnsafePointer<xmlChar>)
+        case buffer([UInt8])
+    }
+
+    static func string(_ gathered: Gathered) -> String {
+        switch gathered {
+        case .single(let pointer): String(cString: pointer)
+        case .buffer(let bytes): String(decoding: bytes, as: UTF8.self)
+        }
     }
 }
 
@@ -118,15 +172,25 @@ enum XMLWhitespace {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
-    static func trimmed(_ bytes: [UInt8]) -> String {
+    static func trimmed(_ gathered: Text.Gathered) -> String {
+        switch gathered {
+        case .single(let pointer):
+            return trimmed(UnsafeBufferPointer(start: pointer, count: strlen(pointer)))
+        case .buffer(let bytes):
+            return bytes.withUnsafeBufferPointer { trimmed($0) }
+        }
+    }
+
+    static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         var start = 0
         var end = bytes.count
         while start < end, isWhitespace(bytes[start]) { start += 1 }
         while end > start, isWhitespace(bytes[end - 1]) { end -= 1 }
-        return String(decoding: bytes[start..<end], as: UTF8.self)
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
     }
 
     static func trimmed(_ text: String) -> String {
-        trimmed(Array(text.utf8))
+        var text = text
+        return text.withUTF8 { trimmed($0) }
     }
 }
