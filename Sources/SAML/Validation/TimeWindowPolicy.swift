@@ -4,7 +4,7 @@ internal import CSAMLShim
 /// IssueInstant of Response and Assertion neither in the future beyond the skew nor older than the
 /// maximum age.
 enum TimeWindowPolicy {
-    static func instant(_ element: xmlNodePtr, _ attribute: String) throws -> SAMLInstant? {
+    static func instant(_ element: xmlNodePtr, _ attribute: StaticString) throws -> SAMLInstant? {
         guard let text = element.attribute(attribute) else { return nil }
         guard let instant = SAMLInstant(xmlDateTime: text) else {
             throw SAMLError(.timeMalformed, "expected an xs:dateTime in \(element.qualifiedDescription)/@\(attribute), found \(SAMLError.quote(text))")

@@ -7,12 +7,14 @@ import Darwin
 #endif
 
 /// The namespaces the verifier reads.
+/// Names are `StaticString`s throughout: they reach libxml2 as pointers to constant storage, where a
+/// `String` argument would be copied into a temporary C string on every call.
 enum Namespace {
-    static let samlProtocol = "urn:oasis:names:tc:SAML:2.0:protocol"
-    static let samlAssertion = "urn:oasis:names:tc:SAML:2.0:assertion"
-    static let xmlDSig = "http://www.w3.org/2000/09/xmldsig#"
-    static let xmlEnc = "http://www.w3.org/2001/04/xmlenc#"
-    static let xml = "http://www.w3.org/XML/1998/namespace"
+    static let samlProtocol: StaticString = "urn:oasis:names:tc:SAML:2.0:protocol"
+    static let samlAssertion: StaticString = "urn:oasis:names:tc:SAML:2.0:assertion"
+    static let xmlDSig: StaticString = "http://www.w3.org/2000/09/xmldsig#"
+    static let xmlEnc: StaticString = "http://www.w3.org/2001/04/xmlenc#"
+    static let xml: StaticString = "http://www.w3.org/XML/1998/namespace"
 }
 
 /// The element children of a node, walked through the sibling pointers (no allocation).
@@ -36,9 +38,9 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
     var isElement: Bool { pointee.type == XML_ELEMENT_NODE }
 
     /// True for an element with this namespace URI and local name.
-    func `is`(_ namespace: String, _ localName: String) -> Bool {
+    func `is`(_ namespace: StaticString, _ localName: StaticString) -> Bool {
         guard isElement, let name = pointee.name, let ns = pointee.ns, let href = ns.pointee.href else { return false }
-        return xmlStrEqual(name, localName) != 0 && xmlStrEqual(href, namespace) != 0
+        return xmlStrEqual(name, localName.utf8Start) != 0 && xmlStrEqual(href, namespace.utf8Start) != 0
     }
 
     var localName: String { pointee.name.map { String(cString: $0) } ?? "" }
@@ -51,21 +53,21 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
 
     var elementChildren: ElementChildren { ElementChildren(self) }
 
-    func firstChild(_ namespace: String, _ localName: String) -> xmlNodePtr? {
+    func firstChild(_ namespace: StaticString, _ localName: StaticString) -> xmlNodePtr? {
         elementChildren.first { $0.is(namespace, localName) }
     }
 
-    func children(_ namespace: String, _ localName: String) -> [xmlNodePtr] {
+    func children(_ namespace: StaticString, _ localName: StaticString) -> [xmlNodePtr] {
         elementChildren.filter { $0.is(namespace, localName) }
     }
 
     /// The attribute node without namespace (SAML's attributes are all unqualified).
-    func attributeNode(_ name: String) -> xmlAttrPtr? {
-        xmlHasNsProp(self, name, nil)
+    func attributeNode(_ name: StaticString) -> xmlAttrPtr? {
+        xmlHasNsProp(self, name.utf8Start, nil)
     }
 
     /// The value of an attribute without namespace.
-    func attribute(_ name: String) -> String? {
+    func attribute(_ name: StaticString) -> String? {
         attributeNode(name).map(\.value)
     }
 
@@ -118,11 +120,11 @@ extension UnsafeMutablePointer where Pointee == xmlAttr {
     }
 
     /// True for an attribute with this local name and no namespace (`namespace == nil`) or this one.
-    func `is`(_ localName: String, namespace: String?) -> Bool {
-        guard let name = pointee.name, xmlStrEqual(name, localName) != 0 else { return false }
+    func `is`(_ localName: StaticString, namespace: StaticString?) -> Bool {
+        guard let name = pointee.name, xmlStrEqual(name, localName.utf8Start) != 0 else { return false }
         guard let namespace else { return pointee.ns == nil }
         guard let href = pointee.ns?.pointee.href else { return false }
-        return xmlStrEqual(href, namespace) != 0
+        return xmlStrEqual(href, namespace.utf8Start) != 0
     }
 }
 
