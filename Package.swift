@@ -10,6 +10,8 @@ let package = Package(
         .executable(name: "saml", targets: ["SAMLCommand"]),
         // For the benchmark package and `saml bench`: the measured pipeline and the C baseline.
         .library(name: "SAMLBenchmarking", targets: ["SAMLBench"]),
+        // A mock MVPD that signs responses, for load tests and integration tests.
+        .library(name: "SAMLMockIdP", targets: ["SAMLMockIdP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -40,6 +42,10 @@ let package = Package(
             dependencies: ["SAML"]
         ),
         .target(
+            name: "SAMLMockIdP",
+            dependencies: ["SAML", "CSAMLShim"]
+        ),
+        .target(
             name: "CSAMLBaseline",
             dependencies: ["CSAMLShim"]
         ),
@@ -53,6 +59,7 @@ let package = Package(
                 "SAML",
                 "AppleSSO",
                 "SAMLBench",
+                "SAMLMockIdP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

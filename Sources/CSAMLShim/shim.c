@@ -1,5 +1,9 @@
 #include "CSAMLShim.h"
 
+#include <stdlib.h>
+#include <string.h>
+#include <xmlsec/templates.h>
+
 const char *saml_shim_restated_defines(void) { return SAML_SHIM_RESTATED_DEFINES; }
 
 size_t saml_shim_sizeof_dsig_ctx(void) { return sizeof(xmlSecDSigCtx); }
@@ -160,4 +164,108 @@ saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr p
 done:
     xmlSecDSigCtxDestroy(ctx);
     return result;
+}
+
+xmlSecKeyPtr saml_shim_signing_key_load(const unsigned char *keyPEM, size_t keyLength,
+                                        const unsigned char *certificatePEM, size_t certificateLength) {
+    if (keyLength > 0xFFFFFFFFu || certificateLength > 0xFFFFFFFFu) {
+        return NULL;
+    }
+    xmlSecKeyPtr key = xmlSecOpenSSLAppKeyLoadMemory(keyPEM, (xmlSecSize)keyLength, xmlSecKeyDataFormatPem, NULL, NULL, NULL);
+    if (key == NULL) {
+        return NULL;
+    }
+    if (certificatePEM != NULL && certificateLength > 0
+        && xmlSecOpenSSLAppKeyCertLoadMemory(key, certificatePEM, (xmlSecSize)certificateLength, xmlSecKeyDataFormatPem) < 0) {
+        xmlSecKeyDestroy(key);
+        return NULL;
+    }
+    return key;
+}
+
+static xmlNodePtr saml_shim_child(xmlNodePtr parent, const char *name, const char *ns) {
+    return xmlSecFindChild(parent, (const xmlChar *)name, (const xmlChar *)ns);
+}
+
+static int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, int ecdsa) {
+    static const char *assertionNs = "urn:oasis:names:tc:SAML:2.0:assertion";
+    xmlAttrPtr id = xmlHasProp(element, (const xmlChar *)"ID");
+    xmlNodePtr issuer = saml_shim_child(element, "Issuer", assertionNs);
+    if (id == NULL || id->children == NULL || id->children->content == NULL || issuer == NULL) {
+        return -1;
+    }
+    const xmlChar *value = id->children->content;
+    if (xmlGetID(doc, value) == NULL && xmlAddID(NULL, doc, value, id) == NULL) {
+        return -1;
+    }
+    xmlNodePtr signature = xmlSecTmplSignatureCreateNsPref(doc, xmlSecTransformExclC14NId,
+        ecdsa ? xmlSecOpenSSLTransformEcdsaSha256Id : xmlSecOpenSSLTransformRsaSha256Id, NULL, (const xmlChar *)"ds");
+    if (signature == NULL) {
+        return -1;
+    }
+    if (xmlAddNextSibling(issuer, signature) == NULL) {
+        xmlFreeNode(signature);
+        return -1;
+    }
+    size_t length = xmlStrlen(value);
+    xmlChar *uri = (xmlChar *)malloc(length + 2);
+    if (uri == NULL) {
+        return -1;
+    }
+    uri[0] = '#';
+    memcpy(uri + 1, value, length + 1);
+    xmlNodePtr reference = xmlSecTmplSignatureAddReference(signature, xmlSecOpenSSLTransformSha256Id, NULL, uri, NULL);
+    free(uri);
+    if (reference == NULL
+        || xmlSecTmplReferenceAddTransform(reference, xmlSecTransformEnvelopedId) == NULL
+        || xmlSecTmplReferenceAddTransform(reference, xmlSecTransformExclC14NId) == NULL) {
+        return -1;
+    }
+    xmlNodePtr keyInfo = xmlSecTmplSignatureEnsureKeyInfo(signature, NULL);
+    if (keyInfo == NULL || xmlSecTmplKeyInfoAddX509Data(keyInfo) == NULL) {
+        return -1;
+    }
+    xmlSecDSigCtxPtr ctx = xmlSecDSigCtxCreate(NULL);
+    if (ctx == NULL) {
+        return -1;
+    }
+    ctx->signKey = xmlSecKeyDuplicate(key);
+    int result = ctx->signKey != NULL && xmlSecDSigCtxSign(ctx, signature) >= 0 ? 0 : -1;
+    xmlSecDSigCtxDestroy(ctx);
+    return result;
+}
+
+int saml_shim_sign_response(const char *xml, int length, xmlSecKeyPtr key, int signAssertion,
+                            int signResponse, unsigned char **output, int *outputLength) {
+    int ecdsa = xmlSecKeyDataCheckId(xmlSecKeyGetValue(key), xmlSecOpenSSLKeyDataEcdsaId);
+    *output = NULL;
+    *outputLength = 0;
+    xmlDocPtr doc = xmlReadMemory(xml, length, NULL, "UTF-8", XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (doc == NULL) {
+        return -1;
+    }
+    int result = -1;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    xmlNodePtr assertion = root != NULL ? saml_shim_child(root, "Assertion", "urn:oasis:names:tc:SAML:2.0:assertion") : NULL;
+    // The assertion first: the Response's signature then covers the signed assertion.
+    if (assertion == NULL
+        || (signAssertion && saml_shim_sign_element(doc, assertion, key, ecdsa) < 0)
+        || (signResponse && saml_shim_sign_element(doc, root, key, ecdsa) < 0)) {
+        goto done;
+    }
+    xmlChar *buffer = NULL;
+    int size = 0;
+    xmlDocDumpMemoryEnc(doc, &buffer, &size, "UTF-8");
+    if (buffer != NULL) {
+        *output = (unsigned char *)buffer;
+        *outputLength = size;
+        result = 0;
+    }
+done:
+    xmlFreeDoc(doc);
+    return result;
+}
+
+void saml_shim_free_buffer(unsigned char *buffer) {
+    xmlFree(buffer);
 }

@@ -138,6 +138,19 @@ typedef enum {
 /// allow-list. SHA-1 (digest and RSA-SHA1) only when `allowSHA1` is non-zero.
 saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1);
 
+/// Loads a private key (PEM) and attaches its certificate (PEM, optional), for signing. NULL on failure.
+xmlSecKeyPtr saml_shim_signing_key_load(const unsigned char *keyPEM, size_t keyLength,
+                                        const unsigned char *certificatePEM, size_t certificateLength);
+
+/// Parses a SAML response (safe options), signs its Assertion and/or its Response with enveloped
+/// signatures (exclusive C14N, SHA-256, RSA-SHA256 or ECDSA-SHA256 after the key's type, the certificate in
+/// KeyInfo), each placed right after the element's Issuer, and serialises the result into a buffer the
+/// caller frees with `saml_shim_free_buffer`. Returns 0 on success. For the mock IdP of `saml generate`.
+int saml_shim_sign_response(const char *xml, int length, xmlSecKeyPtr key, int signAssertion,
+                            int signResponse, unsigned char **output, int *outputLength);
+
+void saml_shim_free_buffer(unsigned char *buffer);
+
 /// Loads a key from memory (PEM or DER; a certificate or a bare public key). Returns NULL on failure.
 xmlSecKeyPtr saml_shim_key_load_memory(const unsigned char *data, size_t size, int isPEM, int isCertificate);
 
