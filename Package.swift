@@ -70,7 +70,7 @@ let package = Package(
         // Verification tests use Foundation (JSON manifests), so they stay apart from the C-level tests.
         .testTarget(
             name: "SAMLVerifierTests",
-            dependencies: ["SAML"]
+            dependencies: ["SAML", "SAMLMockIdP", "AppleSSO"]
         ),
         .testTarget(
             name: "AppleSSOTests",

@@ -187,6 +187,43 @@ static xmlNodePtr saml_shim_child(xmlNodePtr parent, const char *name, const cha
     return xmlSecFindChild(parent, (const xmlChar *)name, (const xmlChar *)ns);
 }
 
+// xmlsec's templates put "\n" text nodes between the elements of ds:Signature. Those would sit inside
+// the signed SignedInfo, and the Adobe Pass cookbook's whitespace normalisation deletes newlines on the
+// device: the signature would no longer verify after encoding. Generated signatures carry none.
+static void saml_shim_strip_blank_text(xmlNodePtr node) {
+    xmlNodePtr child = node->children;
+    while (child != NULL) {
+        xmlNodePtr next = child->next;
+        if (child->type == XML_TEXT_NODE && xmlIsBlankNode(child)) {
+            xmlUnlinkNode(child);
+            xmlFreeNode(child);
+        } else if (child->type == XML_ELEMENT_NODE) {
+            saml_shim_strip_blank_text(child);
+        }
+        child = next;
+    }
+}
+
+// xmlsec writes Base64 (SignatureValue, X509Certificate) in lines of 64 characters. Line breaks are
+// insignificant to Base64 readers but not to a signature that covers them: a Response signature over a
+// signed Assertion would break under the cookbook's normalisation. They are removed after signing.
+static void saml_shim_unwrap_base64(xmlNodePtr node) {
+    for (xmlNodePtr child = node->children; child != NULL; child = child->next) {
+        if (child->type == XML_TEXT_NODE && child->content != NULL) {
+            xmlChar *read = child->content;
+            xmlChar *write = child->content;
+            for (; *read != 0; ++read) {
+                if (*read != '\n' && *read != '\r') {
+                    *write++ = *read;
+                }
+            }
+            *write = 0;
+        } else if (child->type == XML_ELEMENT_NODE) {
+            saml_shim_unwrap_base64(child);
+        }
+    }
+}
+
 static int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, int ecdsa) {
     static const char *assertionNs = "urn:oasis:names:tc:SAML:2.0:assertion";
     xmlAttrPtr id = xmlHasProp(element, (const xmlChar *)"ID");
@@ -225,6 +262,7 @@ static int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPt
     if (keyInfo == NULL || xmlSecTmplKeyInfoAddX509Data(keyInfo) == NULL) {
         return -1;
     }
+    saml_shim_strip_blank_text(signature);
     xmlSecDSigCtxPtr ctx = xmlSecDSigCtxCreate(NULL);
     if (ctx == NULL) {
         return -1;
@@ -232,6 +270,9 @@ static int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPt
     ctx->signKey = xmlSecKeyDuplicate(key);
     int result = ctx->signKey != NULL && xmlSecDSigCtxSign(ctx, signature) >= 0 ? 0 : -1;
     xmlSecDSigCtxDestroy(ctx);
+    if (result == 0) {
+        saml_shim_unwrap_base64(signature);
+    }
     return result;
 }
 

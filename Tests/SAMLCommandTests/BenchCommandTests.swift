@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+@Suite("saml bench and generate")
+struct BenchCommandTests {
+    @Test("bench prints the 1-thread result first for each input, with the C baseline ratio")
+    func benchReportsJSON() throws {
+        let result = try CommandRunner.run([
+            "bench", "--json", "--threads", "2", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
+            "TestVectors/responses/typical-rsa2048-assertion-signed.xml",
+        ])
+        #expect(result.status == 0, "\(result.error)")
+        let object = try JSONSerialization.jsonObject(with: result.output) as? [String: Any]
+        let rows = object?["results"] as? [[String: Any]] ?? []
+        #expect(rows.map { $0["threads"] as? Int } == [1, 2])
+        #expect(rows.allSatisfy { ($0["responses_per_second"] as? Double ?? 0) > 0 })
+        #expect(rows.allSatisfy { ($0["microseconds_per_response"] as? Double ?? 0) > 0 })
+        #expect((rows.first?["ratio_to_baseline"] as? Double ?? 0) > 0)
+        #expect(rows.last?["scaling"] is Double)
+    }
+
+    @Test("a tampered input makes the bench fail instead of run faster")
+    func benchFailsOnTamperedInput() throws {
+        let result = try CommandRunner.run([
+            "bench", "--threads", "1", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
+            "TestVectors/responses/tampered-attribute-value.xml",
+        ])
+        #expect(result.status == 1)
+        #expect(result.error.contains("signature.digest-mismatch"))
+    }
+
+    @Test("generate writes distinct signed responses that verify, encoded or not")
+    func generateWritesVerifiableResponses() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("saml-generate-\(UInt64.random(in: 0...UInt64.max))")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let generated = try CommandRunner.run([
+            "generate", "--count", "3", "--key", "TestVectors/keys/rsa-2048.key.pem", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
+            "--sign", "both", "--attributes", "uid=u1,zip=1,zip=2", "--encode", "--out", folder.path,
+        ])
+        #expect(generated.status == 0, "\(generated.error)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(names == ["response-0001.txt", "response-0002.txt", "response-0003.txt"])
+        let contents = try names.map { try Data(contentsOf: folder.appendingPathComponent($0)) }
+        #expect(Set(contents).count == 3)
+        for name in names {
+            let verified = try CommandRunner.run([
+                "verify", "--json", "--cert", "TestVectors/keys/rsa-2048.cert.pem", "--require-fields", "uid,zip",
+                folder.appendingPathComponent(name).path,
+            ])
+            #expect(verified.status == 0, "\(verified.outputText)")
+        }
+    }
+}
