@@ -26,29 +26,29 @@ let benchmarks: @Sendable () -> Void = {
         let decoder = SAMLResponseDecoder()
         let xml = try! decoder.decode(input.transported).bytes
 
-        Benchmark("pipeline/\(name)") { benchmark in
+        Benchmark("pipeline:\(name)") { benchmark in
             for _ in benchmark.scaledIterations { blackHole(try Pipeline.run(input, decoder: decoder)) }
         }
         if let baseline = try? CBaseline(certificatePEM: input.certificatePEM), (try? baseline.run(input)) != nil {
-            Benchmark("pipeline/\(name)/c-baseline") { benchmark in
+            Benchmark("pipeline:\(name):c-baseline") { benchmark in
                 for _ in benchmark.scaledIterations { blackHole(try baseline.run(input)) }
             }
         }
         guard name == "typical-rsa2048-assertion-signed" || name == "large-rsa2048-assertion-signed" else { continue }
-        Benchmark("stage/decode/\(name)") { benchmark in
+        Benchmark("stage:decode:\(name)") { benchmark in
             for _ in benchmark.scaledIterations { blackHole(try decoder.decode(input.transported)) }
         }
-        Benchmark("stage/parse/\(name)") { benchmark in
+        Benchmark("stage:parse:\(name)") { benchmark in
             for _ in benchmark.scaledIterations {
                 try xml.withUnsafeBytes { blackHole(try input.verifier.parse($0)) }
             }
         }
-        Benchmark("stage/verify/\(name)") { benchmark in
+        Benchmark("stage:verify:\(name)") { benchmark in
             let parsed = try xml.withUnsafeBytes { try input.verifier.parse($0) }
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations { blackHole(try input.verifier.verifySignatures(parsed)) }
         }
-        Benchmark("stage/validate-extract/\(name)") { benchmark in
+        Benchmark("stage:validate-extract:\(name)") { benchmark in
             let parsed = try xml.withUnsafeBytes { try input.verifier.parse($0) }
             let signed = try input.verifier.verifySignatures(parsed)
             benchmark.startMeasurement()

@@ -1,0 +1,167 @@
+import Foundation
+import SAML
+
+extension SAMLError.Code {
+    /// The `AP-Partner-Framework-Status` header is not standard Base64.
+    public static let pfsMalformedBase64 = Self("pfs.malformed-base64")
+    /// The header's Base64 does not hold the documented JSON object.
+    public static let pfsMalformedJSON = Self("pfs.malformed-json")
+}
+
+/// The `AP-Partner-Framework-Status` header: standard Base64 (padded) of a JSON object describing the
+/// user's TV-provider permission and provider as Apple's Video Subscriber Account framework reported them.
+///
+/// ```json
+/// {"frameworkPermissionInfo": {"accessStatus": "granted"},
+///  "frameworkProviderInfo": {"id": "Cablevision", "expirationDate": "1735689600000"}}
+/// ```
+public struct PartnerFrameworkStatus: Sendable, Hashable {
+    /// `accessStatus`, mirroring `VSAccountAccessStatus`.
+    public struct AccessStatus: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let granted = AccessStatus(rawValue: "granted")
+        public static let denied = AccessStatus(rawValue: "denied")
+        public static let restricted = AccessStatus(rawValue: "restricted")
+        public static let notDetermined = AccessStatus(rawValue: "notDetermined")
+        public var description: String { rawValue }
+    }
+
+    /// An optional `error` object of either part.
+    public struct FrameworkError: Sendable, Hashable {
+        public var code: String?
+        public var message: String?
+        public init(code: String? = nil, message: String? = nil) {
+            self.code = code
+            self.message = message
+        }
+    }
+
+    public var accessStatus: AccessStatus?
+    public var permissionError: FrameworkError?
+    /// The provider's `platformMappingId` (VSA `accountProviderIdentifier`).
+    public var providerID: String?
+    /// `expirationDate`: milliseconds since the Unix epoch (a string in the JSON).
+    public var expirationMilliseconds: Int64?
+    public var providerError: FrameworkError?
+
+    public init(
+        accessStatus: AccessStatus?, providerID: String?, expirationMilliseconds: Int64?,
+        permissionError: FrameworkError? = nil, providerError: FrameworkError? = nil
+    ) {
+        self.accessStatus = accessStatus
+        self.providerID = providerID
+        self.expirationMilliseconds = expirationMilliseconds
+        self.permissionError = permissionError
+        self.providerError = providerError
+    }
+
+    /// The header value: standard padded Base64 of the JSON.
+    public var headerValue: String {
+        Data(json).base64EncodedString()
+    }
+
+    /// The JSON object, keys sorted.
+    public var json: [UInt8] {
+        func errorObject(_ error: FrameworkError?) -> [String: Any]? {
+            guard let error else { return nil }
+            var object: [String: Any] = [:]
+            if let code = error.code { object["code"] = code }
+            if let message = error.message { object["message"] = message }
+            return object
+        }
+        var permission: [String: Any] = [:]
+        if let accessStatus { permission["accessStatus"] = accessStatus.rawValue }
+        if let error = errorObject(permissionError) { permission["error"] = error }
+        var provider: [String: Any] = [:]
+        if let providerID { provider["id"] = providerID }
+        if let expirationMilliseconds { provider["expirationDate"] = String(expirationMilliseconds) }
+        if let error = errorObject(providerError) { provider["error"] = error }
+        let object: [String: Any] = ["frameworkPermissionInfo": permission, "frameworkProviderInfo": provider]
+        // Only strings and nested dictionaries: serialisation cannot fail.
+        return Array(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+    }
+
+    /// Decodes a header value.
+    ///
+    /// - Throws: ``SAML/SAMLError/Code/pfsMalformedBase64`` or ``SAML/SAMLError/Code/pfsMalformedJSON``.
+    public init(headerValue: String) throws {
+        let trimmed = headerValue.trimmingCharacters(in: .whitespaces)
+        guard let data = Data(base64Encoded: trimmed) else {
+            throw SAMLError(.pfsMalformedBase64, "expected standard Base64 in AP-Partner-Framework-Status, found \(SAMLError.quote(trimmed))")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw SAMLError(.pfsMalformedJSON, "expected a JSON object in AP-Partner-Framework-Status, found something else")
+        }
+        func part(_ name: String) throws -> [String: Any]? {
+            guard let value = object[name], !(value is NSNull) else { return nil }
+            guard let part = value as? [String: Any] else {
+                throw SAMLError(.pfsMalformedJSON, "expected \(name) to be an object")
+            }
+            return part
+        }
+        func string(_ part: [String: Any]?, _ key: String, in name: String) throws -> String? {
+            guard let value = part?[key], !(value is NSNull) else { return nil }
+            guard let string = value as? String else {
+                throw SAMLError(.pfsMalformedJSON, "expected \(name).\(key) to be a string")
+            }
+            return string
+        }
+        func error(_ part: [String: Any]?, in name: String) throws -> FrameworkError? {
+            guard let value = part?["error"], !(value is NSNull) else { return nil }
+            guard let object = value as? [String: Any] else { throw SAMLError(.pfsMalformedJSON, "expected \(name).error to be an object") }
+            return FrameworkError(code: try string(object, "code", in: name + ".error"), message: try string(object, "message", in: name + ".error"))
+        }
+        let permission = try part("frameworkPermissionInfo")
+        let provider = try part("frameworkProviderInfo")
+        accessStatus = try string(permission, "accessStatus", in: "frameworkPermissionInfo").map(AccessStatus.init(rawValue:))
+        permissionError = try error(permission, in: "frameworkPermissionInfo")
+        providerID = try string(provider, "id", in: "frameworkProviderInfo")
+        providerError = try error(provider, in: "frameworkProviderInfo")
+        if let text = try string(provider, "expirationDate", in: "frameworkProviderInfo") {
+            guard let value = Int64(text) else {
+                throw SAMLError(.pfsMalformedJSON, "expected frameworkProviderInfo.expirationDate in milliseconds, found \(SAMLError.quote(text))")
+            }
+            expirationMilliseconds = value
+        } else {
+            expirationMilliseconds = nil
+        }
+    }
+}
+
+/// The documented server-side outcomes of checking the header against an MVPD and a clock.
+public enum PartnerFrameworkOutcome: String, Sendable, Hashable, Error {
+    case accessNotPresent = "invalid_header_pfs_permission_access_not_present"
+    case accessNotDetermined = "invalid_header_pfs_permission_access_not_determined"
+    case accessNotGranted = "invalid_header_pfs_permission_access_not_granted"
+    case providerNotDetermined = "invalid_header_pfs_provider_id_not_determined"
+    case providerMismatch = "invalid_header_pfs_provider_id_mismatch"
+    case providerExpired = "invalid_header_pfs_provider_info_expired"
+
+    /// A short explanation for the error object's message.
+    public var message: String {
+        switch self {
+        case .accessNotPresent: "The partner framework status carries no permission access status."
+        case .accessNotDetermined: "The user has not decided whether to grant access to the TV provider."
+        case .accessNotGranted: "The user did not grant access to the TV provider."
+        case .providerNotDetermined: "The partner framework status names no known provider."
+        case .providerMismatch: "The partner framework provider does not match the requested MVPD."
+        case .providerExpired: "The partner framework provider information has expired."
+        }
+    }
+}
+
+extension PartnerFrameworkStatus {
+    /// Checks the header (section 4 of the token-exchange digest), in the documented order: access
+    /// status present, determined, granted; provider id known; matching `mvpd` when one is requested;
+    /// not expired at `now`. Returns the MVPD the provider id maps to.
+    public func validate(configuration: MVPDConfiguration, requestedMVPD: String?, now: SAMLInstant) throws(PartnerFrameworkOutcome) -> MVPD {
+        guard let accessStatus else { throw .accessNotPresent }
+        guard accessStatus != .notDetermined else { throw .accessNotDetermined }
+        guard accessStatus == .granted else { throw .accessNotGranted }
+        guard let providerID, let provider = configuration.mvpd(platformMappingId: providerID) else { throw .providerNotDetermined }
+        if let requestedMVPD, requestedMVPD != provider.id { throw .providerMismatch }
+        if let expirationMilliseconds, expirationMilliseconds <= now.millisecondsSinceEpoch { throw .providerExpired }
+        return provider
+    }
+}
