@@ -74,7 +74,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppleSSOTests",
-            dependencies: ["AppleSSO", "SAML"]
+            dependencies: ["AppleSSO", "SAML", "SAMLMockIdP"]
         ),
         // Runs the built `saml` executable; the dependency makes sure it is built first.
         .testTarget(

@@ -1,0 +1,137 @@
+import AppleSSO
+import Foundation
+import SAML
+import SAMLMockIdP
+import Testing
+
+@Suite("Token Exchange")
+struct TokenExchangeTests {
+    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("TestVectors")
+    static func file(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: vectors.appendingPathComponent(path))) }
+
+    static let configuration = MVPDConfiguration(mvpds: [
+        MVPD(id: "Optimum", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
+             platformMappingId: "Cablevision", requiredMetadataFields: ["NameID", "uid", "householdId", "zip"]),
+        MVPD(id: "Dish", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
+             platformMappingId: "DishTV", requiredMetadataFields: ["guid"]),
+    ])
+    static let now = SAMLInstant(xmlDateTime: "2026-11-21T12:01:00Z")!
+    static let granted = PartnerFrameworkStatus(accessStatus: .granted, providerID: "Cablevision", expirationMilliseconds: 1_900_000_000_000)
+
+    static func exchange(certificate: String = "keys/rsa-2048.cert.pem") throws -> TokenExchange {
+        var configuration = SAMLResponseVerifier.Configuration(
+            trustedKeys: try TrustedKey.all(pem: try file(certificate)), issuer: .equals("https://idp.mvpd.example.com"),
+            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, inResponseTo: .equals("_aq-3f9a1b2c"),
+            replay: .cache(InMemoryReplayCache()))
+        configuration.clock = FixedClock(now)
+        return TokenExchange(
+            configuration: Self.configuration, verifier: try SAMLResponseVerifier(configuration),
+            mapping: UserMetadataMapping(["householdId": "householdID", "uid": "upstreamUserID"]))
+    }
+
+    /// What the device does: the cookbook's own Foundation code encodes the response into a form body.
+    static func deviceBody(_ xml: [UInt8]) -> [UInt8] {
+        Array(("SAMLResponse=" + CookbookOracle.encode(String(decoding: xml, as: UTF8.self))).utf8)
+    }
+
+    @Test("a device's form body becomes the appleSSO profile with every required field")
+    func producesProfile() async throws {
+        let body = Self.deviceBody(try Self.file("responses/typical-rsa2048-assertion-signed.xml"))
+        let result = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue)
+        let profile = try result.get()
+        let json = try JSONSerialization.jsonObject(with: Data(profile.json)) as? [String: Any]
+        let entry = (json?["profiles"] as? [String: Any])?["Optimum"] as? [String: Any]
+        #expect(entry?["issuer"] as? String == "Apple")
+        #expect(entry?["type"] as? String == "appleSSO")
+        #expect(entry?["notBefore"] as? Int == 1_795_262_340_000)  // 2026-11-21T11:59:00Z
+        #expect(entry?["notAfter"] as? Int == 1_795_262_700_000)  // 2026-11-21T12:05:00Z
+        let attributes = entry?["attributes"] as? [String: [String: Any]]
+        #expect(attributes?["userID"]?["value"] as? String == "subscriber-0042")
+        #expect(attributes?["upstreamUserID"]?["value"] as? String == "subscriber-0042")
+        #expect(attributes?["householdID"]?["value"] as? String == "hh-7731")
+        #expect(attributes?["zip"]?["value"] as? [String] == ["10001", "10002"])
+        #expect(attributes?["zip"]?["state"] as? String == "plain")
+    }
+
+    @Test("a pretty-printed signed response damaged by the cookbook's normalisation is refused as a digest mismatch")
+    func normalisationDamageIsReported() async throws {
+        let body = Self.deviceBody(try Self.file("responses/pretty-printed-assertion-signed.xml"))
+        let result = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue)
+        guard case .failure(let error) = result else { Issue.record("expected a rejection"); return }
+        #expect(error.code == "invalid_parameter_saml_response")
+        #expect(error.cause?.code == .signatureDigestMismatch)
+        #expect(error.details?.hasPrefix("signature.digest-mismatch: ") == true)
+        let json = try JSONSerialization.jsonObject(with: Data(error.json)) as? [String: Any]
+        #expect(json?["status"] as? Int == 400)
+        #expect(Set(json?.keys.map { $0 } ?? []) == ["action", "status", "code", "message", "details"])
+    }
+
+    @Test("a foreign key, missing fields and a denied permission are each refused with their reason")
+    func refusals() async throws {
+        let body = Self.deviceBody(try Self.file("responses/typical-rsa2048-assertion-signed.xml"))
+        let foreign = try await Self.exchange(certificate: "keys/attacker-rsa-2048.cert.pem")
+            .exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue)
+        #expect(foreign.failure?.cause?.code == .signatureUntrustedKey)
+
+        let dish = PartnerFrameworkStatus(accessStatus: .granted, providerID: "DishTV", expirationMilliseconds: nil)
+        let missing = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: dish.headerValue)
+        #expect(missing.failure?.cause?.code == .fieldsMissing)
+
+        let denied = PartnerFrameworkStatus(accessStatus: .denied, providerID: "Cablevision", expirationMilliseconds: nil)
+        let refused = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: denied.headerValue)
+        #expect(refused.failure?.code == "invalid_header_pfs_permission_access_not_granted")
+
+        let mismatch = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue, mvpd: "Dish")
+        #expect(mismatch.failure?.code == "invalid_header_pfs_provider_id_mismatch")
+
+        let none = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: nil)
+        #expect(none.failure?.code == "invalid_header_pfs_permission_access_not_present")
+    }
+
+    @Test("the v1 and v2 requests carry the SAMLResponse encoded exactly once")
+    func requestsEncodeOnce() throws {
+        let xml = String(decoding: try Self.file("responses/pretty-printed-assertion-signed.xml"), as: UTF8.self)
+        let v1 = TokenExchangeRequest.v1(samlAttributeQueryResponse: xml, requestor: "REF 30", deviceID: "d/1", mvpd: "Optimum", deviceType: .tvOS)
+        #expect(v1.path == "/api/v1/tokens/authn")
+        #expect(v1.bodyText.hasPrefix("requestor=REF%2030&deviceId=d%2F1&mvpd=Optimum&deviceType=tvOS&SAMLResponse="))
+        let v2 = TokenExchangeRequest.v2(
+            samlAttributeQueryResponse: xml, serviceProvider: "REF30", accessToken: "token", deviceIdentifier: "abc",
+            deviceInfo: "eyJ9", partnerFrameworkStatus: Self.granted)
+        #expect(v2.path == "/api/v2/REF30/profiles/sso/Apple")
+        #expect(v2.header("AP-Partner-Framework-Status") == Self.granted.headerValue)
+        #expect(v2.header("Authorization") == "Bearer token")
+        for request in [v1, v2] {
+            let value = request.bodyText.components(separatedBy: "SAMLResponse=")[1]
+            // Exactly the cookbook's value: its own code is the oracle.
+            #expect(value == CookbookOracle.encode(xml))
+            // Decoding the form once gives Base64: nothing is left percent-encoded (no "%25").
+            #expect(!value.contains("%25"))
+            let once = try #require(value.removingPercentEncoding)
+            #expect(Data(base64Encoded: once) == Data(Cookbook.normalize(xml).utf8))
+            let decoded = try SAMLResponseDecoder().decode(request.body)
+            #expect(decoded.repairs.isEmpty)
+        }
+    }
+
+    @Test("responses signed by the mock MVPD with fresh IDs go through the exchange")
+    func mockMVPDRoundTrip() async throws {
+        let provider = try MockIdentityProvider(privateKeyPEM: try Self.file("keys/ecdsa-p256.key.pem"), certificatePEM: try Self.file("keys/ecdsa-p256.cert.pem"))
+        var template = MockIdentityProvider.Template()
+        template.inResponseTo = "_aq-3f9a1b2c"
+        let xml = try provider.response(template, issuedAt: Self.now, placement: .both)
+        var configuration = SAMLResponseVerifier.Configuration(
+            trustedKeys: try TrustedKey.all(pem: try Self.file("keys/ecdsa-p256.cert.pem")), issuer: .equals(template.issuer),
+            audience: .equals(template.audience), destination: .skip, inResponseTo: .equals("_aq-3f9a1b2c"), replay: .skip)
+        configuration.clock = FixedClock(Self.now)
+        let exchange = TokenExchange(configuration: Self.configuration, verifier: try SAMLResponseVerifier(configuration))
+        let profile = try await exchange.exchange(body: Self.deviceBody(xml), partnerFrameworkStatus: Self.granted.headerValue).get()
+        #expect(profile.attributes.map(\.key) == ["userID", "uid", "householdId", "zip"])
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { error } else { nil }
+    }
+}
