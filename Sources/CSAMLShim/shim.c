@@ -34,6 +34,9 @@ saml_shim_init_result saml_shim_initialize(void) {
     if (xmlSecOpenSSLInit() < 0) {
         return SAML_SHIM_INIT_CRYPTO_FAILED;
     }
+    if (saml_shim_install_fast_c14n() < 0) {
+        return SAML_SHIM_INIT_C14N_FAILED;
+    }
     // Last: the backend's start-up may install its own callback.
     xmlSecErrorsSetCallback(saml_shim_quiet_xmlsec_errors);
     return SAML_SHIM_INIT_OK;
@@ -105,8 +108,13 @@ static int saml_shim_enable_c14n(xmlSecDSigCtxPtr ctx, int (*enable)(xmlSecDSigC
         || enable(ctx, xmlSecTransformInclC14N11WithCommentsId) < 0 ? -1 : 0;
 }
 
-static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1) {
+static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1, int fastC14N) {
     ctx->enabledReferenceUris = xmlSecTransformUriTypeEmpty | xmlSecTransformUriTypeSameDocument;
+    if (fastC14N) {
+        // References and SignedInfo canonicalised with the cheap visibility test (fast_c14n.c).
+        ctx->referencePreExecuteCallback = saml_shim_fast_c14n_pre_execute;
+        ctx->transformCtx.preExecCallback = saml_shim_fast_c14n_pre_execute;
+    }
     ctx->flags |= XMLSEC_DSIG_FLAGS_IGNORE_MANIFESTS;
     if (xmlSecDSigCtxEnableReferenceTransform(ctx, xmlSecTransformEnvelopedId) < 0
         || saml_shim_enable_c14n(ctx, xmlSecDSigCtxEnableReferenceTransform) < 0
@@ -131,13 +139,13 @@ static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1) {
     return 0;
 }
 
-saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1) {
+saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N) {
     xmlSecDSigCtxPtr ctx = xmlSecDSigCtxCreate(NULL);
     if (ctx == NULL) {
         return SAML_SHIM_DSIG_PROCESSING_FAILED;
     }
     saml_shim_dsig_result result = SAML_SHIM_DSIG_PROCESSING_FAILED;
-    if (saml_shim_configure(ctx, allowSHA1) < 0) {
+    if (saml_shim_configure(ctx, allowSHA1, fastC14N) < 0) {
         goto done;
     }
     ctx->signKey = xmlSecKeyDuplicate(pinnedKey);

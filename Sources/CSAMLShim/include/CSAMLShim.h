@@ -87,6 +87,7 @@ typedef enum {
     SAML_SHIM_INIT_VERSION_MISMATCH = 2,
     SAML_SHIM_INIT_CRYPTO_APP_FAILED = 3,
     SAML_SHIM_INIT_CRYPTO_FAILED = 4,
+    SAML_SHIM_INIT_C14N_FAILED = 5,
 } saml_shim_init_result;
 
 /// Initialises libxml2, xmlsec and its OpenSSL backend, checks the ABI version of the loaded library
@@ -135,8 +136,9 @@ typedef enum {
 /// (ds:KeyInfo is never consulted: no keys manager, key preset). Only same-document references; the
 /// reference transforms are limited to enveloped-signature, the canonicalisations and the digests of
 /// the allow-list, the SignedInfo transforms to the canonicalisations and the signature methods of the
-/// allow-list. SHA-1 (digest and RSA-SHA1) only when `allowSHA1` is non-zero.
-saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1);
+/// allow-list. SHA-1 (digest and RSA-SHA1) only when `allowSHA1` is non-zero. With `fastC14N`, the
+/// canonicalisations use the cheap visibility test of fast_c14n.c (same output; the tests compare both).
+saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N);
 
 /// Loads a private key (PEM) and attaches its certificate (PEM, optional), for signing. NULL on failure.
 xmlSecKeyPtr saml_shim_signing_key_load(const unsigned char *keyPEM, size_t keyLength,
@@ -150,6 +152,14 @@ int saml_shim_sign_response(const char *xml, int length, xmlSecKeyPtr key, int s
                             int signResponse, unsigned char **output, int *outputLength);
 
 void saml_shim_free_buffer(unsigned char *buffer);
+
+/// Prepares canonicalisation klasses that test node visibility cheaply for the node sets of a SAML
+/// signature (see fast_c14n.c). Called once by `saml_shim_initialize`.
+int saml_shim_install_fast_c14n(void);
+
+/// A reference pre-execute callback (`xmlSecDSigCtx.referencePreExecuteCallback`) that switches the
+/// canonicalisation transforms of the chain about to run to the prepared klasses.
+int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx);
 
 /// Loads a key from memory (PEM or DER; a certificate or a bare public key). Returns NULL on failure.
 xmlSecKeyPtr saml_shim_key_load_memory(const unsigned char *data, size_t size, int isPEM, int isCertificate);

@@ -6,7 +6,7 @@ enum SignatureVerification {
         var sawDigestMismatch = false
         var sawProcessingFailure = false
         for key in keys {
-            switch saml_shim_dsig_verify(signature, key.handle.key, algorithms.allowsSHA1 ? 1 : 0) {
+            switch saml_shim_dsig_verify(signature, key.handle.key, algorithms.allowsSHA1 ? 1 : 0, 1) {
             case SAML_SHIM_DSIG_VALID:
                 return
             case SAML_SHIM_DSIG_DIGEST_MISMATCH:

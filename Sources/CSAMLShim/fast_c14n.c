@@ -1,0 +1,222 @@
+// Canonicalisation transforms that keep libxmlsec1's own behaviour but test node visibility cheaply.
+//
+// libxmlsec1 canonicalises a reference through libxml2's xmlC14NExecute with xmlSecNodeSetContains as
+// the visibility test, called for every node, attribute and namespace node; for the node sets of a
+// SAML signature (the subtree of the signed element, minus the subtree of the enveloped signature) it
+// walks the set list and scans libxml2 node sets at every ancestor. These replacement klasses recognise
+// exactly those two shapes and answer the same question with pointer comparisons up the ancestor chain;
+// any other node set goes to xmlSecNodeSetContains unchanged. Everything else (reading the transform,
+// the InclusiveNamespaces prefix list, buffers, the chain, the digest and the signature) stays xmlsec's:
+// the replacement klasses delegate to the originals, presenting the original klass id while they run.
+//
+// Nothing global changes: xmlsec resolves and allow-lists transforms with its own klasses; only the
+// reference chains of the verifier's own contexts are switched to these klasses, by a pre-execute
+// callback, just before they run.
+#include "CSAMLShim.h"
+
+#include <string.h>
+#include <libxml/xpath.h>
+
+typedef struct {
+    xmlSecTransformId original;
+    struct _xmlSecTransformKlass klass;  // xmlSecTransformKlass is const-qualified
+    int mode;          // XML_C14N_1_0, XML_C14N_1_1 or XML_C14N_EXCLUSIVE_1_0
+    int withComments;
+} saml_fast_c14n;
+
+enum { SAML_FAST_C14N_COUNT = 6 };
+static saml_fast_c14n saml_fast_klasses[SAML_FAST_C14N_COUNT];
+
+static saml_fast_c14n *saml_fast_lookup(xmlSecTransformId id) {
+    for (int i = 0; i < SAML_FAST_C14N_COUNT; ++i) {
+        if (&saml_fast_klasses[i].klass == id) {
+            return &saml_fast_klasses[i];
+        }
+    }
+    return NULL;
+}
+
+// The recognised shapes, a ring of intersections (so the order of the sets does not matter):
+// - any number of neutral sets (Normal, no node list: every node);
+// - exactly one Tree or TreeWithoutComments set holding one element, the apex (the referenced element,
+//   or SignedInfo);
+// - at most one TreeInvert set holding one element, the excluded subtree (the enveloped signature).
+typedef struct {
+    xmlNodePtr apex;
+    xmlNodePtr excluded;
+    int withoutComments;
+} saml_fast_shape;
+
+static xmlNodePtr saml_single_element(xmlSecNodeSetPtr set) {
+    if (set->nodes == NULL || set->nodes->nodeNr != 1 || set->nodes->nodeTab == NULL) {
+        return NULL;
+    }
+    xmlNodePtr node = set->nodes->nodeTab[0];
+    return node != NULL && node->type == XML_ELEMENT_NODE ? node : NULL;
+}
+
+static int saml_fast_shape_of(xmlSecNodeSetPtr nodes, saml_fast_shape *shape) {
+    shape->apex = NULL;
+    shape->excluded = NULL;
+    shape->withoutComments = 0;
+    xmlSecNodeSetPtr set = nodes;
+    int count = 0;
+    do {
+        if (set == NULL || set->op != xmlSecNodeSetIntersection || ++count > 8) {
+            return 0;
+        }
+        switch (set->type) {
+        case xmlSecNodeSetNormal:
+            if (set->nodes != NULL) {
+                return 0;
+            }
+            break;
+        case xmlSecNodeSetTree:
+        case xmlSecNodeSetTreeWithoutComments:
+            if (shape->apex != NULL || (shape->apex = saml_single_element(set)) == NULL) {
+                return 0;
+            }
+            shape->withoutComments = set->type == xmlSecNodeSetTreeWithoutComments;
+            break;
+        case xmlSecNodeSetTreeInvert:
+            if (shape->excluded != NULL || (shape->excluded = saml_single_element(set)) == NULL) {
+                return 0;
+            }
+            break;
+        default:
+            return 0;
+        }
+        set = set->next;
+    } while (set != nodes);
+    return shape->apex != NULL;
+}
+
+// xmlSecNodeSetOneContains for a tree set holding one element: the node itself (namespace nodes never
+// equal an element) or any element ancestor, following the parent libxml2's c14n passes.
+static int saml_in_tree(xmlNodePtr node, xmlNodePtr parent, xmlNodePtr root) {
+    if (node->type != XML_NAMESPACE_DECL && node == root) {
+        return 1;
+    }
+    for (xmlNodePtr p = parent; p != NULL && p->type == XML_ELEMENT_NODE; p = p->parent) {
+        if (p == root) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int saml_fast_visible(void *data, xmlNodePtr node, xmlNodePtr parent) {
+    const saml_fast_shape *shape = (const saml_fast_shape *)data;
+    if (node->type == XML_COMMENT_NODE && shape->withoutComments) {
+        return 0;
+    }
+    if (!saml_in_tree(node, parent, shape->apex)) {
+        return 0;
+    }
+    return shape->excluded == NULL || !saml_in_tree(node, parent, shape->excluded);
+}
+
+// Runs `call` on `transform` as the original klass would see it.
+#define SAML_AS_ORIGINAL(transform, fast, call) \
+    do { (transform)->id = (fast)->original; ret = (call); (transform)->id = &(fast)->klass; } while (0)
+
+static int saml_fast_initialize(xmlSecTransformPtr transform) {
+    saml_fast_c14n *fast = saml_fast_lookup(transform->id);
+    int ret;
+    SAML_AS_ORIGINAL(transform, fast, fast->original->initialize(transform));
+    return ret;
+}
+
+static void saml_fast_finalize(xmlSecTransformPtr transform) {
+    saml_fast_c14n *fast = saml_fast_lookup(transform->id);
+    transform->id = fast->original;
+    fast->original->finalize(transform);
+    transform->id = &fast->klass;
+}
+
+static int saml_fast_read_node(xmlSecTransformPtr transform, xmlNodePtr node, xmlSecTransformCtxPtr ctx) {
+    saml_fast_c14n *fast = saml_fast_lookup(transform->id);
+    int ret;
+    SAML_AS_ORIGINAL(transform, fast, fast->original->readNode(transform, node, ctx));
+    return ret;
+}
+
+static int saml_fast_pop_bin(xmlSecTransformPtr transform, xmlSecByte *data, xmlSecSize maxDataSize,
+                             xmlSecSize *dataSize, xmlSecTransformCtxPtr ctx) {
+    saml_fast_c14n *fast = saml_fast_lookup(transform->id);
+    int ret;
+    SAML_AS_ORIGINAL(transform, fast, fast->original->popBin(transform, data, maxDataSize, dataSize, ctx));
+    return ret;
+}
+
+static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, xmlSecTransformCtxPtr ctx) {
+    saml_fast_c14n *fast = saml_fast_lookup(transform->id);
+    saml_fast_shape shape;
+    int ret;
+    if (nodes == NULL || nodes->doc == NULL || !saml_fast_shape_of(nodes, &shape)) {
+        SAML_AS_ORIGINAL(transform, fast, fast->original->pushXml(transform, nodes, ctx));
+        return ret;
+    }
+    switch (transform->status) {
+    case xmlSecTransformStatusNone:
+        transform->status = xmlSecTransformStatusWorking;
+        break;
+    case xmlSecTransformStatusWorking:
+    case xmlSecTransformStatusFinished:
+        return 0;
+    default:
+        return -1;
+    }
+    xmlOutputBufferPtr buffer = transform->next != NULL
+        ? xmlSecTransformCreateOutputBuffer(transform->next, ctx)
+        : xmlSecBufferCreateOutputBuffer(&(transform->outBuf));
+    if (buffer == NULL) {
+        return -1;
+    }
+    // The InclusiveNamespaces prefix list that the original readNode stored right after the transform,
+    // NULL-terminated (only exclusive C14N has one).
+    xmlChar **prefixes = NULL;
+    if (fast->mode == XML_C14N_EXCLUSIVE_1_0) {
+        xmlSecPtrListPtr list = (xmlSecPtrListPtr)(((xmlSecByte *)transform) + sizeof(xmlSecTransform));
+        prefixes = (xmlChar **)list->data;
+    }
+    ret = xmlC14NExecute(nodes->doc, saml_fast_visible, &shape, fast->mode, prefixes, fast->withComments, buffer);
+    if (xmlOutputBufferClose(buffer) < 0 || ret < 0) {
+        return -1;
+    }
+    transform->status = xmlSecTransformStatusFinished;
+    return 0;
+}
+
+static void saml_fast_make(saml_fast_c14n *fast, xmlSecTransformId original, int mode, int withComments) {
+    fast->original = original;
+    fast->klass = *original;
+    fast->mode = mode;
+    fast->withComments = withComments;
+    fast->klass.initialize = saml_fast_initialize;
+    fast->klass.finalize = saml_fast_finalize;
+    fast->klass.readNode = original->readNode != NULL ? saml_fast_read_node : NULL;
+    fast->klass.popBin = saml_fast_pop_bin;
+    fast->klass.pushXml = saml_fast_push_xml;
+}
+
+int saml_shim_install_fast_c14n(void) {
+    saml_fast_make(&saml_fast_klasses[0], xmlSecTransformExclC14NId, XML_C14N_EXCLUSIVE_1_0, 0);
+    saml_fast_make(&saml_fast_klasses[1], xmlSecTransformExclC14NWithCommentsId, XML_C14N_EXCLUSIVE_1_0, 1);
+    saml_fast_make(&saml_fast_klasses[2], xmlSecTransformInclC14NId, XML_C14N_1_0, 0);
+    saml_fast_make(&saml_fast_klasses[3], xmlSecTransformInclC14NWithCommentsId, XML_C14N_1_0, 1);
+    saml_fast_make(&saml_fast_klasses[4], xmlSecTransformInclC14N11Id, XML_C14N_1_1, 0);
+    saml_fast_make(&saml_fast_klasses[5], xmlSecTransformInclC14N11WithCommentsId, XML_C14N_1_1, 1);
+    return 0;
+}
+
+int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx) {
+    for (xmlSecTransformPtr transform = ctx->first; transform != NULL; transform = transform->next) {
+        for (int k = 0; k < SAML_FAST_C14N_COUNT; ++k) {
+            if (transform->id == saml_fast_klasses[k].original && transform->status == xmlSecTransformStatusNone) {
+                transform->id = &saml_fast_klasses[k].klass;
+            }
+        }
+    }
+    return 0;
+}
