@@ -117,15 +117,19 @@ public struct SAMLResponseVerifier: Sendable {
 
     /// Stage 2: every signature present must satisfy the profile and verify; then the policy decides
     /// whether the ones present are enough.
+    ///
+    /// `fastCanonicalization: false` runs libxmlsec1's stock canonicalisation, for the tests that compare.
     @_spi(Stages)
-    public func verifySignatures(_ parsed: ParsedResponse) throws -> SignedParts {
+    public func verifySignatures(_ parsed: ParsedResponse, fastCanonicalization: Bool = true) throws -> SignedParts {
         let structure = parsed.structure
         var signed: SignedParts = []
         for (signature, part) in [(structure.responseSignature, SignedParts.response), (structure.assertionSignature, .assertion)] {
             guard let signature else { continue }
             let parent = part == .response ? structure.response : structure.assertion
             try SignatureProfile.check(signature: signature, parent: parent, document: parsed.tree.document, algorithms: configuration.algorithms)
-            try SignatureVerification.verify(signature: signature, keys: configuration.trustedKeys, algorithms: configuration.algorithms)
+            try SignatureVerification.verify(
+                signature: signature, keys: configuration.trustedKeys, algorithms: configuration.algorithms,
+                fastCanonicalization: fastCanonicalization)
             signed.insert(part)
         }
         try configuration.signaturePolicy.check(signed)

@@ -1,0 +1,78 @@
+import Foundation
+@_spi(Stages) import SAML
+import Testing
+
+/// The fast canonicalisation (fast_c14n.c) must give exactly libxmlsec1's verdicts: on every bundled
+/// vector, on the third-party corpus, and on seeded mutations of signed content.
+@Suite("Fast canonicalisation agrees with libxmlsec1's")
+struct FastCanonicalizationTests {
+    static func verdicts(_ xml: [UInt8], verifier: SAMLResponseVerifier) -> (Verdict, Verdict) {
+        func run(_ fast: Bool) -> Verdict {
+            Verdict {
+                let parsed = try xml.withUnsafeBytes { try verifier.parse($0) }
+                _ = try verifier.verifySignatures(parsed, fastCanonicalization: fast)
+            }
+        }
+        return (run(true), run(false))
+    }
+
+    @Test("same signature verdict on every bundled vector", arguments: Vector.all)
+    func bundledVectors(vector: Vector) throws {
+        let verifier = try SAMLResponseVerifier(vector.configuration())
+        let (fast, stock) = Self.verdicts(vector.bytes, verifier: verifier)
+        #expect(fast == stock)
+    }
+
+    @Test("same signature verdict on 300 seeded mutations of signed responses")
+    func mutations() throws {
+        var state: UInt64 = 0xC14E
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        var disagreements: [String] = []
+        for id in ["typical-rsa2048-assertion-signed", "typical-rsa2048-both-signed", "comment-in-nameid-signature-intact"] {
+            let vector = Vector.named(id)
+            let verifier = try SAMLResponseVerifier(vector.configuration())
+            for round in 0..<100 {
+                var bytes = vector.bytes
+                switch round % 3 {
+                case 0: bytes[next(bytes.count)] ^= UInt8(1 << next(8))
+                case 1:
+                    // A comment, a CDATA section or whitespace inserted between two elements.
+                    let positions = bytes.indices.filter { bytes[$0] == UInt8(ascii: ">") }
+                    let at = positions[next(positions.count)] + 1
+                    let insert = ["<!-- x -->", "<![CDATA[y]]>", " \n", "<?pi z?>"][next(4)]
+                    bytes.insert(contentsOf: Array(insert.utf8), at: at)
+                default:
+                    bytes.removeSubrange(next(bytes.count)...)
+                }
+                let (fast, stock) = Self.verdicts(bytes, verifier: verifier)
+                if fast != stock { disagreements.append("\(id) round \(round): fast \(fast), stock \(stock)") }
+            }
+        }
+        #expect(disagreements.isEmpty, "\(disagreements)")
+    }
+
+    @Test("same signature verdict on the third-party corpus", .enabled(if: ConformanceTests.available))
+    func corpus() throws {
+        let cases = try JSONDecoder().decode(
+            [ConformanceTests.Case].self, from: Data(contentsOf: ConformanceTests.root.appendingPathComponent("manifest.json")))
+        var compared = 0
+        for c in cases where c.kind != "xml-parser-attack" && c.encrypted != true {
+            guard let pem = try? Data(contentsOf: ConformanceTests.root.appendingPathComponent(c.cert)),
+                let keys = try? TrustedKey.all(pem: Array(pem)),
+                let input = try? Data(contentsOf: ConformanceTests.root.appendingPathComponent(c.file)),
+                let decoded = try? SAMLResponseDecoder().decode(Array(input))
+            else { continue }
+            var configuration = SAMLResponseVerifier.Configuration(
+                trustedKeys: keys, issuer: .skip, audience: .skip, destination: .skip, inResponseTo: .skip, replay: .skip)
+            configuration.algorithms = .allowingSHA1
+            let verifier = try SAMLResponseVerifier(configuration)
+            let (fast, stock) = Self.verdicts(decoded.bytes, verifier: verifier)
+            #expect(fast == stock, "\(c.id)")
+            compared += 1
+        }
+        #expect(compared > 100)
+    }
+}
