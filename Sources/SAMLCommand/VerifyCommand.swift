@@ -63,6 +63,12 @@ struct VerifierOptions: ParsableArguments {
     @Option(help: "Clock skew tolerance in seconds.")
     var skew: Int = 180
 
+    @Option(name: .customLong("sp-key"), help: "An SP private key (PEM) to decrypt encrypted assertions, NameIDs and attributes. Repeatable.")
+    var spKeys: [String] = []
+
+    @Flag(help: "Accept RSA-1_5 key transport and AES-CBC / 3DES-CBC data encryption (weaker; most IdPs still use them).")
+    var allowLegacyEncryption = false
+
     @Option(help: "The oldest IssueInstant accepted, in seconds before now (not checked when absent).")
     var maxAge: Int?
 
@@ -101,6 +107,15 @@ struct VerifierOptions: ParsableArguments {
         configuration.algorithms = allowSHA1 ? .allowingSHA1 : .strict
         configuration.clockSkew = .seconds(skew)
         configuration.maximumAge = maxAge.map { .seconds($0) }
+        for path in spKeys {
+            let bytes = try StandardStreams.readAll(path)
+            do {
+                configuration.decryptionKeys.append(try DecryptionKey(pem: bytes))
+            } catch let error as SAMLError {
+                throw CommandFailure.usage("cannot use \(path) as an SP key: \(error.message)")
+            }
+        }
+        configuration.encryptionAlgorithms = allowLegacyEncryption ? .allowingLegacy : .strict
         configuration.clock = FixedClock(try instant())
         return try SAMLResponseVerifier(configuration)
     }

@@ -161,6 +161,35 @@ int saml_shim_install_fast_c14n(void);
 /// canonicalisation transforms of the chain about to run to the prepared klasses.
 int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx);
 
+/// Outcome of the decryption functions.
+typedef enum {
+    SAML_SHIM_DECRYPT_OK = 0,
+    SAML_SHIM_DECRYPT_FAILED = 1,
+    SAML_SHIM_DECRYPT_TOO_LARGE = 2,
+    SAML_SHIM_DECRYPT_NOT_REPLACED = 3,
+} saml_shim_decrypt_result;
+
+/// Decrypts the key of an xenc:EncryptedKey with a duplicate of `privateKey` (preset: KeyInfo is not
+/// consulted), into `output` (capacity `capacity`), setting `*length`. Key transport allowed:
+/// rsa-oaep-mgf1p, and rsa-1_5 only with `allowLegacy`.
+saml_shim_decrypt_result saml_shim_decrypt_key(xmlNodePtr encryptedKey, xmlSecKeyPtr privateKey, int allowLegacy,
+                                               unsigned char *output, size_t capacity, size_t *length);
+
+/// Decrypts an xenc:EncryptedKey that uses xmlenc 1.1 rsa-oaep (DigestMethod and MGF parameters), which
+/// libxmlsec1 1.2 lacks, with OpenSSL's OAEP on the preset private key. Labels (OAEPparams) are refused.
+saml_shim_decrypt_result saml_shim_decrypt_key_oaep11(xmlNodePtr encryptedKey, xmlSecKeyPtr privateKey,
+                                                      unsigned char *output, size_t capacity, size_t *length);
+
+/// Decrypts an xenc:EncryptedData in place with the given session key (AES, or 3DES when `des`); the
+/// plaintext, parsed in the context of the EncryptedData's parent (its namespace declarations apply),
+/// replaces the EncryptedData node. Data encryption allowed: AES-128/192/256-GCM, and AES-CBC and
+/// 3DES-CBC only with `allowLegacy`. Refuses plaintext over `maximumBytes`.
+saml_shim_decrypt_result saml_shim_decrypt_data(xmlNodePtr encryptedData, const unsigned char *key, size_t keyLength,
+                                                int des, int allowLegacy, size_t maximumBytes);
+
+/// Loads a private key from memory (PEM). NULL on failure.
+xmlSecKeyPtr saml_shim_private_key_load_memory(const unsigned char *data, size_t size);
+
 /// Loads a key from memory (PEM or DER; a certificate or a bare public key). Returns NULL on failure.
 xmlSecKeyPtr saml_shim_key_load_memory(const unsigned char *data, size_t size, int isPEM, int isCertificate);
 

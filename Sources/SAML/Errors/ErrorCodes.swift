@@ -58,8 +58,6 @@ extension SAMLError.Code {
     public static let assertionMultiple = Self("assertion.multiple")
     /// The assertion is not a direct child of the Response.
     public static let assertionMisplaced = Self("assertion.misplaced")
-    /// An encrypted assertion, which this verifier does not decrypt.
-    public static let assertionEncrypted = Self("assertion.encrypted")
     /// Response or Assertion without an `ID`.
     public static let idMissing = Self("id.missing")
     /// The same `ID` value twice in the document.
@@ -90,6 +88,15 @@ extension SAMLError.Code {
     public static let signatureUntrustedKey = Self("signature.untrusted-key")
     /// xmlsec could not process the signature (missing parts, bad encoding).
     public static let signatureMalformed = Self("signature.malformed")
+
+    // MARK: Decryption
+
+    /// No SP key is configured, no EncryptedKey is found, or none of the SP keys decrypts one.
+    public static let decryptionNoKey = Self("decryption.no-key")
+    /// The session key was found but the data does not decrypt, or decrypts to something unusable.
+    public static let decryptionFailed = Self("decryption.failed")
+    /// A key transport or data encryption algorithm outside the allow-list (the message names the opt-in).
+    public static let decryptionAlgorithmNotAllowed = Self("decryption.algorithm-not-allowed")
 
     // MARK: Protocol checks (SAML 2.0 Core and Profiles)
 

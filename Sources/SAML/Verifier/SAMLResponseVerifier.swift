@@ -1,3 +1,5 @@
+internal import CSAMLShim
+
 /// Verifies SAML 2.0 responses: safe parsing, the signature with xmlsec1 against pinned keys, the
 /// protocol checks of SAML Core and Profiles, replay; then hands out what the verified assertion says.
 ///
@@ -38,6 +40,11 @@ public struct SAMLResponseVerifier: Sendable {
         public var inResponseTo: ExpectedValue<String>
         /// Replay detection.
         public var replay: ReplayProtection
+        /// The SP private keys encrypted assertions, NameIDs and attributes are decrypted with (several for
+        /// rotation). Empty by default: an encrypted assertion is then refused with `decryption.no-key`.
+        public var decryptionKeys: [DecryptionKey] = []
+        /// The decryption allow-list. Default ``EncryptionAlgorithmPolicy/strict`` (RSA-OAEP, AES-GCM).
+        public var encryptionAlgorithms: EncryptionAlgorithmPolicy = .strict
         /// Where a signature is required. Default ``SignaturePolicy/responseOrAssertion``.
         public var signaturePolicy: SignaturePolicy = .responseOrAssertion
         /// The algorithm allow-list. Default ``AlgorithmPolicy/strict`` (no SHA-1).
@@ -116,24 +123,59 @@ public struct SAMLResponseVerifier: Sendable {
     }
 
     /// Stage 2: every signature present must satisfy the profile and verify; then the policy decides
-    /// whether the ones present are enough.
+    /// whether the ones present are enough. An encrypted assertion is decrypted here, after the Response's
+    /// signature (which covers the ciphertext) and before the Assertion's own (which covers the plaintext);
+    /// encrypted NameIDs and attributes are decrypted after both.
     ///
     /// `fastCanonicalization: false` runs libxmlsec1's stock canonicalisation, for the tests that compare.
     @_spi(Stages)
     public func verifySignatures(_ parsed: ParsedResponse, fastCanonicalization: Bool = true) throws -> SignedParts {
         let structure = parsed.structure
+        let document = parsed.tree.document
         var signed: SignedParts = []
-        for (signature, part) in [(structure.responseSignature, SignedParts.response), (structure.assertionSignature, .assertion)] {
-            guard let signature else { continue }
-            let parent = part == .response ? structure.response : structure.assertion
-            try SignatureProfile.check(signature: signature, parent: parent, document: parsed.tree.document, algorithms: configuration.algorithms)
+        func verify(_ signature: xmlNodePtr, on parent: xmlNodePtr, as part: SignedParts) throws {
+            try SignatureProfile.check(signature: signature, parent: parent, document: document, algorithms: configuration.algorithms)
             try SignatureVerification.verify(
                 signature: signature, keys: configuration.trustedKeys, algorithms: configuration.algorithms,
                 fastCanonicalization: fastCanonicalization)
             signed.insert(part)
         }
+        if let signature = structure.responseSignature {
+            try verify(signature, on: structure.response, as: .response)
+        }
+        if structure.assertion == nil, let encrypted = structure.encryptedAssertion {
+            let plaintext = try Decryption.decrypt(
+                encrypted, keys: configuration.decryptionKeys, policy: configuration.encryptionAlgorithms,
+                maximumBytes: configuration.parserLimits.maximumDocumentBytes)
+            try structure.adoptDecryptedAssertion(plaintext, document: document, limits: configuration.parserLimits)
+        }
+        guard let assertion = structure.assertion else {
+            throw SAMLError(.assertionMissing, "expected one Assertion, found none")
+        }
+        if let signature = structure.assertionSignature {
+            try verify(signature, on: assertion, as: .assertion)
+        }
         try configuration.signaturePolicy.check(signed)
+        try decryptIdentifiersAndAttributes(in: assertion)
         return signed
+    }
+
+    /// EncryptedID (in Subject) and EncryptedAttribute (in AttributeStatements) become NameID and Attribute.
+    private func decryptIdentifiersAndAttributes(in assertion: xmlNodePtr) throws {
+        let saml = Namespace.samlAssertion
+        var containers = assertion.firstChild(saml, "Subject")?.children(saml, "EncryptedID") ?? []
+        for statement in assertion.children(saml, "AttributeStatement") {
+            containers += statement.children(saml, "EncryptedAttribute")
+        }
+        for container in containers {
+            let plaintext = try Decryption.decrypt(
+                container, keys: configuration.decryptionKeys, policy: configuration.encryptionAlgorithms,
+                maximumBytes: configuration.parserLimits.maximumDocumentBytes)
+            try SafeXMLParser.checkLimits(plaintext, limits: configuration.parserLimits)
+            // The plaintext takes the container's place, so that extraction reads NameID and Attribute.
+            xmlReplaceNode(container, plaintext)
+            xmlFreeNode(container)
+        }
     }
 
     /// Stage 3: the protocol checks and the extraction, all read from the verified elements. Returns the
@@ -141,7 +183,9 @@ public struct SAMLResponseVerifier: Sendable {
     @_spi(Stages)
     public func validateAndExtract(_ parsed: ParsedResponse, signed: SignedParts, now: SAMLInstant) throws -> (VerifiedResponse, SAMLInstant) {
         let response = parsed.structure.response
-        let assertion = parsed.structure.assertion
+        guard let assertion = parsed.structure.assertion else {
+            throw SAMLError(.assertionMissing, "expected a verified Assertion, found none (verifySignatures first)")
+        }
         let context = ValidationContext(now: now, skew: configuration.clockSkew)
         let conditions = assertion.firstChild(Namespace.samlAssertion, "Conditions")
         try StatusPolicy.check(response: response)

@@ -68,7 +68,7 @@ enum SafeXMLParser {
     }
 
     /// Walks the tree once: depth, element count, attributes per element, no entity references.
-    private static func checkLimits(_ root: xmlNodePtr, limits: XMLParserLimits) throws {
+    static func checkLimits(_ root: xmlNodePtr, limits: XMLParserLimits) throws {
         var elements = 0
         var depth = 1
         var node: xmlNodePtr? = root

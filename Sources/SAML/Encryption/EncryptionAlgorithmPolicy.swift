@@ -1,0 +1,50 @@
+/// The algorithm allow-list of decryption.
+///
+/// By default: key transport RSA-OAEP (`xmlenc#rsa-oaep-mgf1p`, and xmlenc 1.1 `rsa-oaep` with its
+/// DigestMethod and MGF1 parameters), data encryption AES-128/192/256-GCM. ``allowingLegacy`` adds
+/// RSA-1_5 (Bleichenbacher-style oracles), AES-CBC and 3DES-CBC (padding oracles), which most IdPs in the
+/// field still emit; it must be chosen at the call site (`--allow-legacy-encryption` in the CLI).
+public struct EncryptionAlgorithmPolicy: Sendable, Hashable {
+    public let allowsLegacy: Bool
+
+    public static let strict = EncryptionAlgorithmPolicy(allowsLegacy: false)
+    public static let allowingLegacy = EncryptionAlgorithmPolicy(allowsLegacy: true)
+
+    static let rsaOAEP = "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p"
+    static let rsaOAEP11 = "http://www.w3.org/2009/xmlenc11#rsa-oaep"
+    static let rsa15 = "http://www.w3.org/2001/04/xmlenc#rsa-1_5"
+    static let gcm: Set<String> = [
+        "http://www.w3.org/2009/xmlenc11#aes128-gcm", "http://www.w3.org/2009/xmlenc11#aes192-gcm",
+        "http://www.w3.org/2009/xmlenc11#aes256-gcm",
+    ]
+    static let cbc: Set<String> = [
+        "http://www.w3.org/2001/04/xmlenc#aes128-cbc", "http://www.w3.org/2001/04/xmlenc#aes192-cbc",
+        "http://www.w3.org/2001/04/xmlenc#aes256-cbc",
+    ]
+    static let tripleDES = "http://www.w3.org/2001/04/xmlenc#tripledes-cbc"
+
+    func checkKeyTransport(_ uri: String) throws {
+        if uri == Self.rsaOAEP || uri == Self.rsaOAEP11 { return }
+        if uri == Self.rsa15 {
+            guard allowsLegacy else { throw refusal("key transport", uri, legacy: true) }
+            return
+        }
+        throw refusal("key transport", uri, legacy: false)
+    }
+
+    /// Whether the data algorithm is 3DES (its session key is a DES key, not an AES one).
+    func checkDataEncryption(_ uri: String) throws -> Bool {
+        if Self.gcm.contains(uri) { return false }
+        if Self.cbc.contains(uri) || uri == Self.tripleDES {
+            guard allowsLegacy else { throw refusal("data encryption", uri, legacy: true) }
+            return uri == Self.tripleDES
+        }
+        throw refusal("data encryption", uri, legacy: false)
+    }
+
+    private func refusal(_ kind: String, _ uri: String, legacy: Bool) -> SAMLError {
+        let hint = legacy
+            ? " (a legacy algorithm: allow it with EncryptionAlgorithmPolicy.allowingLegacy / --allow-legacy-encryption)" : ""
+        return SAMLError(.decryptionAlgorithmNotAllowed, "expected an allowed \(kind) algorithm, found \(SAMLError.quote(uri))\(hint)")
+    }
+}
