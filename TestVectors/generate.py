@@ -13,6 +13,10 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 from lxml import etree
 from signxml import XMLSigner, methods
+from cryptography.hazmat.primitives.asymmetric import padding
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms as ciphers, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+import base64
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = os.path.join(HERE, "keys")
@@ -120,6 +124,68 @@ def sign_response(root, key, cert, **kw):
     return sign(root, key, cert, **kw)
 
 
+XENC = "http://www.w3.org/2001/04/xmlenc#"
+XENC11 = "http://www.w3.org/2009/xmlenc11#"
+
+
+def encrypt_bytes(plaintext, data_algorithm):
+    """Returns (session key, CipherValue bytes) for an xmlenc data algorithm, with Python's cryptography."""
+    if data_algorithm.endswith("-gcm"):
+        key = os.urandom(int(data_algorithm.split("#aes")[1][:3]) // 8)
+        iv = os.urandom(12)
+        return key, iv + AESGCM(key).encrypt(iv, plaintext, None)
+    if data_algorithm.endswith("tripledes-cbc"):
+        key, block, cipher = os.urandom(24), 8, ciphers.TripleDES
+    else:
+        key = os.urandom(int(data_algorithm.split("#aes")[1][:3]) // 8)
+        block, cipher = 16, ciphers.AES
+    iv = os.urandom(block)
+    pad = block - len(plaintext) % block
+    padded = plaintext + os.urandom(pad - 1) + bytes([pad])  # ISO 10126, as XML Encryption specifies
+    encryptor = Cipher(cipher(key), modes.CBC(iv)).encryptor()
+    return key, iv + encryptor.update(padded) + encryptor.finalize()
+
+
+def encrypted_key_xml(session_key, cert_pem, transport, key_id=None):
+    public_key = x509.load_pem_x509_certificate(cert_pem).public_key()
+    if transport == "rsa-oaep-mgf1p":
+        uri, params = XENC + "rsa-oaep-mgf1p", '<ds:DigestMethod Algorithm="http://www.w3.org/2000/09/xmldsig#sha1"/>'
+        wrapped = public_key.encrypt(session_key, padding.OAEP(padding.MGF1(hashes.SHA1()), hashes.SHA1(), None))
+    elif transport == "rsa-oaep-sha256":
+        uri = XENC11 + "rsa-oaep"
+        params = ('<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/>'
+                  '<xenc11:MGF xmlns:xenc11="%s" Algorithm="%smgf1sha256"/>' % (XENC11, XENC11))
+        wrapped = public_key.encrypt(session_key, padding.OAEP(padding.MGF1(hashes.SHA256()), hashes.SHA256(), None))
+    else:
+        uri, params = XENC + "rsa-1_5", ""
+        wrapped = public_key.encrypt(session_key, padding.PKCS1v15())
+    identifier = ' Id="%s"' % key_id if key_id else ""
+    return ('<xenc:EncryptedKey xmlns:xenc="%s" xmlns:ds="http://www.w3.org/2000/09/xmldsig#"%s><xenc:EncryptionMethod Algorithm="%s">%s</xenc:EncryptionMethod>'
+            '<xenc:CipherData><xenc:CipherValue>%s</xenc:CipherValue></xenc:CipherData></xenc:EncryptedKey>'
+            % (XENC, identifier, uri, params, base64.b64encode(wrapped).decode()))
+
+
+def encrypt_element(element, cert_pem, container, transport="rsa-oaep-mgf1p", data="aes256-gcm", sibling_key=False,
+                    strip_namespaces=False):
+    """Replaces `element` by <container><xenc:EncryptedData/>...</container>, the XML Encryption of its bytes."""
+    plaintext = etree.tostring(element)
+    if strip_namespaces:
+        # Rely on the enclosing document's declaration of the saml prefix.
+        plaintext = plaintext.replace(b' xmlns:saml="%s"' % SAML.encode(), b"", 1)
+    data_uri = (XENC11 if data.endswith("-gcm") else XENC) + data
+    session_key, cipher_value = encrypt_bytes(plaintext, data_uri)
+    key = encrypted_key_xml(session_key, cert_pem, transport, key_id="_ek-1" if sibling_key else None)
+    key_info = ('<ds:RetrievalMethod Type="http://www.w3.org/2001/04/xmlenc#EncryptedKey" URI="#_ek-1"/>' if sibling_key else key)
+    xml = ('<saml:%s xmlns:saml="%s"><xenc:EncryptedData xmlns:xenc="%s" Type="%sElement">'
+           '<xenc:EncryptionMethod Algorithm="%s"/><ds:KeyInfo xmlns:ds="%s">%s</ds:KeyInfo>'
+           '<xenc:CipherData><xenc:CipherValue>%s</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData>%s</saml:%s>'
+           % (container, SAML, XENC, XENC, data_uri, DS, key_info, base64.b64encode(cipher_value).decode(),
+              key if sibling_key else "", container))
+    replacement = etree.fromstring(xml.encode())
+    element.getparent().replace(element, replacement)
+    return replacement
+
+
 def serialize(root):
     return etree.tostring(root, encoding="utf-8")
 
@@ -127,7 +193,8 @@ def serialize(root):
 vectors = []
 
 
-def add(id, data, description, expect, code=None, cert="rsa-2048", now=NOW, config=None, name_id=None, fields=None, signer=None):
+def add(id, data, description, expect, code=None, cert="rsa-2048", now=NOW, config=None, name_id=None, fields=None, signer=None,
+        spKey=None, legacyEncryption=False):
     path = "responses/%s.xml" % id
     open(os.path.join(HERE, path), "wb").write(data)
     entry = {"id": id, "file": path, "description": description, "cert": "keys/%s.cert.pem" % cert, "now": now,
@@ -137,6 +204,10 @@ def add(id, data, description, expect, code=None, cert="rsa-2048", now=NOW, conf
         entry["nameID"] = name_id
     if fields is not None:
         entry["fields"] = fields
+    if spKey is not None:
+        entry["spKey"] = spKey
+    if legacyEncryption:
+        entry["legacyEncryption"] = True
     vectors.append(entry)
 
 
@@ -276,6 +347,54 @@ def main():
         config={"issuer": IDP, "audience": AUDIENCE, "destination": DESTINATION, "inResponseTo": "_aq-other"})
     add("wrong-destination", base, "posted to another endpoint", "invalid", "destination.mismatch",
         config={"issuer": IDP, "audience": AUDIENCE, "destination": "https://evil.example.com/acs", "inResponseTo": REQUEST})
+
+    # Encrypted assertions (XML Encryption by Python's cryptography, independent of libxmlsec1), to the SP key.
+    sp = key_pair("sp-rsa-2048", lambda: rsa.generate_private_key(public_exponent=65537, key_size=2048))
+    def encrypted(suffix, **kw):
+        root = sign_assertion(response_xml(attributes(2), suffix=suffix), *rsa2048)
+        encrypt_element(root.find("{%s}Assertion" % SAML), kw.pop("to", sp)[1], "EncryptedAssertion", **kw)
+        return root
+    enc = {"spKey": "keys/sp-rsa-2048.key.pem"}
+    add("encrypted-assertion-oaep-aes256gcm", serialize(encrypted("-enc1")),
+        "signed assertion encrypted to the SP: RSA-OAEP (mgf1p) + AES-256-GCM, EncryptedKey in KeyInfo", "valid",
+        name_id="subscriber-0042", signer="signxml + cryptography", **enc)
+    add("encrypted-assertion-oaep11-sha256-retrieval", serialize(encrypted("-enc2", transport="rsa-oaep-sha256", data="aes128-gcm",
+                                                                            sibling_key=True, strip_namespaces=True)),
+        "xmlenc 1.1 rsa-oaep (SHA-256, MGF1-SHA-256) + AES-128-GCM, sibling EncryptedKey found through RetrievalMethod, "
+        "plaintext relying on the Response's declaration of the saml prefix", "valid", name_id="subscriber-0042",
+        signer="signxml + cryptography", **enc)
+    legacy = serialize(encrypted("-enc3", transport="rsa-1_5", data="aes128-cbc"))
+    add("encrypted-assertion-rsa15-aes128cbc", legacy, "RSA-1_5 + AES-128-CBC without the legacy opt-in", "invalid",
+        "decryption.algorithm-not-allowed", signer="signxml + cryptography", **enc)
+    add("encrypted-assertion-rsa15-aes128cbc-legacy-allowed", legacy, "RSA-1_5 + AES-128-CBC with the legacy opt-in",
+        "valid", name_id="subscriber-0042", signer="signxml + cryptography", legacyEncryption=True, **enc)
+    add("encrypted-assertion-3des-legacy-allowed", serialize(encrypted("-enc4", data="tripledes-cbc")),
+        "RSA-OAEP + 3DES-CBC with the legacy opt-in", "valid", name_id="subscriber-0042",
+        signer="signxml + cryptography", legacyEncryption=True, **enc)
+    response_signed = response_xml(attributes(2), suffix="-enc5")
+    encrypt_element(response_signed.find("{%s}Assertion" % SAML), sp[1], "EncryptedAssertion")
+    add("encrypted-assertion-response-signed", serialize(sign_response(response_signed, *rsa2048)),
+        "an unsigned assertion encrypted to the SP inside a signed Response (the signature covers the ciphertext)",
+        "valid", name_id="subscriber-0042", signer="signxml + cryptography", **enc)
+    add("encrypted-assertion-for-another-sp", serialize(encrypted("-enc6", to=attacker)),
+        "encrypted to another service provider's key", "invalid", "decryption.no-key", signer="signxml + cryptography", **enc)
+    corrupted = serialize(encrypted("-enc7"))
+    marker = corrupted.rindex(b"</xenc:CipherValue>")
+    corrupted = corrupted[:marker - 12] + (b"AAAAAAAAAAAA" if corrupted[marker - 12:marker] != b"AAAAAAAAAAAA" else b"BBBBBBBBBBBB") + corrupted[marker:]
+    add("encrypted-assertion-corrupted-ciphertext", corrupted, "the EncryptedData's CipherValue altered (GCM tag fails)",
+        "invalid", "decryption.failed", signer="signxml + cryptography", **enc)
+    add("encrypted-assertion-without-sp-key", serialize(encrypted("-enc8")), "an encrypted assertion and no SP key configured",
+        "invalid", "decryption.no-key", signer="signxml + cryptography")
+    # EncryptedID and EncryptedAttribute inside a signed assertion: the signature covers the ciphertext.
+    inner = response_xml(attributes(2), suffix="-enc9")
+    assertion = inner.find("{%s}Assertion" % SAML)
+    encrypt_element(assertion.find(".//{%s}NameID" % SAML), sp[1], "EncryptedID")
+    statement = assertion.find("{%s}AttributeStatement" % SAML)
+    encrypt_element(statement.find("{%s}Attribute" % SAML), sp[1], "EncryptedAttribute", data="aes128-gcm")
+    add("encrypted-nameid-and-attribute", serialize(sign_assertion(inner, *rsa2048)),
+        "a signed assertion whose NameID and uid attribute are encrypted to the SP (EncryptedID, EncryptedAttribute)",
+        "valid", name_id="subscriber-0042", fields={"uid": ["subscriber-0042"], "householdId": ["hh-7731"]},
+        signer="signxml + cryptography", **enc)
 
     # Written by hand for the codec tests (see TestVectors/README.md); listed so that every file has a verdict.
     vectors.append({"id": "pretty-printed-unsigned", "file": "responses/pretty-printed-unsigned.xml",

@@ -20,12 +20,13 @@ public struct BenchInput: Sendable {
             struct Config: Decodable { var issuer, audience, destination, inResponseTo: String? }
             var id, file, cert, now, expect: String
             var config: Config
+            var spKey: String?
         }
         let entries = try JSONDecoder().decode([Entry].self, from: Data(contentsOf: directory.appendingPathComponent("manifest.json")))
         let wanted = [
             "small-rsa2048-assertion-signed", "typical-rsa2048-assertion-signed", "large-rsa2048-assertion-signed",
             "typical-rsa4096-assertion-signed", "typical-ecdsa-p256-assertion-signed", "typical-rsa2048-response-signed",
-            "typical-rsa2048-both-signed",
+            "typical-rsa2048-both-signed", "encrypted-assertion-oaep-aes256gcm",
         ]
         return try wanted.compactMap { id in
             guard let entry = entries.first(where: { $0.id == id && $0.expect == "valid" }) else { return nil }
@@ -34,14 +35,15 @@ public struct BenchInput: Sendable {
             return try BenchInput(
                 name: entry.id, xml: xml, certificatePEM: pem, now: SAMLInstant(xmlDateTime: entry.now),
                 issuer: entry.config.issuer, audience: entry.config.audience,
-                destination: entry.config.destination, inResponseTo: entry.config.inResponseTo
+                destination: entry.config.destination, inResponseTo: entry.config.inResponseTo,
+                decryptionKeyPEM: try entry.spKey.map { Array(try Data(contentsOf: directory.appendingPathComponent($0))) }
             )
         }
     }
 
     /// A response from a file (XML, Base64, form value or body), verified with the values it carries
     /// itself (its issuer, audience, destination), at an instant just after its IssueInstant.
-    public static func file(path: String, certificatePEM: [UInt8]) throws -> BenchInput {
+    public static func file(path: String, certificatePEM: [UInt8], decryptionKeyPEM: [UInt8]? = nil) throws -> BenchInput {
         let decoded = try SAMLResponseDecoder().decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
         let outline = try decoded.bytes.withUnsafeBytes { try DocumentOutline.read($0) }
         let assertion = outline.assertions.first
@@ -49,13 +51,13 @@ public struct BenchInput: Sendable {
         return try BenchInput(
             name: URL(fileURLWithPath: path).lastPathComponent, xml: decoded.bytes, certificatePEM: certificatePEM,
             now: issued.map { $0 + .seconds(1) }, issuer: assertion?.issuer, audience: assertion?.audiences.first,
-            destination: outline.destination, inResponseTo: outline.inResponseTo
+            destination: outline.destination, inResponseTo: outline.inResponseTo, decryptionKeyPEM: decryptionKeyPEM
         )
     }
 
     init(
         name: String, xml: [UInt8], certificatePEM: [UInt8], now: SAMLInstant?,
-        issuer: String?, audience: String?, destination: String?, inResponseTo: String?
+        issuer: String?, audience: String?, destination: String?, inResponseTo: String?, decryptionKeyPEM: [UInt8]?
     ) throws {
         func expectation(_ value: String?) -> ExpectedValue<String> { value.map { .equals($0) } ?? .skip }
         var configuration = SAMLResponseVerifier.Configuration(
@@ -64,6 +66,10 @@ public struct BenchInput: Sendable {
             inResponseTo: expectation(inResponseTo), replay: .skip
         )
         configuration.algorithms = .allowingSHA1
+        if let decryptionKeyPEM {
+            configuration.decryptionKeys = [try DecryptionKey(pem: decryptionKeyPEM)]
+            configuration.encryptionAlgorithms = .allowingLegacy
+        }
         let instant = now ?? .now()
         configuration.clock = FixedClock(instant)
         let verifier = try SAMLResponseVerifier(configuration)

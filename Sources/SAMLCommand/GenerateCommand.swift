@@ -44,6 +44,9 @@ struct GenerateCommand: ParsableCommand {
     @Option(help: "The subject's NameID.")
     var nameID = MockIdentityProvider.Template().nameID
 
+    @Option(help: "Encrypt the assertion to this SP certificate (PEM): AES-256-GCM, RSA-OAEP.")
+    var encryptTo: String?
+
     @Flag(help: "Write the cookbook-encoded SAMLResponse value instead of the XML.")
     var encode = false
 
@@ -74,9 +77,12 @@ struct GenerateCommand: ParsableCommand {
                 throw CommandFailure.io("cannot create \(out)")
             }
         }
+        let recipient = try encryptTo.map { path in
+            try rejectingOnError { try TrustedKey(pem: try StandardStreams.readAll(path)) }
+        }
         let width = max(4, String(count).count)
         for index in 1...count {
-            var document = try rejectingOnError { try provider.response(template, issuedAt: .now(), placement: sign) }
+            var document = try rejectingOnError { try provider.response(template, issuedAt: .now(), placement: sign, encryptingFor: recipient) }
             if encode {
                 document = try rejectingOnError { try Cookbook.encode(normalizingInPlace: &document) }
             }

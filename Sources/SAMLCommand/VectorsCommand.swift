@@ -24,6 +24,8 @@ struct VectorsCommand: ParsableCommand {
         var code: String?
         var config: Config
         var nameID: String?
+        var spKey: String?
+        var legacyEncryption: Bool?
     }
 
     func run() throws {
@@ -66,6 +68,10 @@ struct VectorsCommand: ParsableCommand {
                 replay: .skip
             )
             configuration.clock = FixedClock(now)
+            if let spKey = entry.spKey {
+                configuration.decryptionKeys = [try DecryptionKey(pem: try StandardStreams.readAll(root.appendingPathComponent(spKey).path))]
+            }
+            configuration.encryptionAlgorithms = entry.legacyEncryption == true ? .allowingLegacy : .strict
             let response = try bytes.withUnsafeBytes { try SAMLResponseVerifier(configuration).verifyWithoutReplayCheck($0, at: now) }
             if let nameID = entry.nameID, response.assertion.nameID?.value != nameID { return "valid, wrong NameID" }
             return "valid"

@@ -43,16 +43,19 @@ public struct MockIdentityProvider: Sendable {
         key = SigningKey(loaded)
     }
 
-    /// A signed response issued at `issuedAt`, with fresh IDs.
-    public func response(_ template: Template, issuedAt: SAMLInstant, placement: Placement) throws -> [UInt8] {
+    /// A signed response issued at `issuedAt`, with fresh IDs. With `recipient` (the SP's certificate,
+    /// as a ``SAML/TrustedKey``), the assertion is encrypted to it after being signed: AES-256-GCM with
+    /// RSA-OAEP key transport, inside `saml:EncryptedAssertion`; a Response signature then covers the
+    /// ciphertext.
+    public func response(_ template: Template, issuedAt: SAMLInstant, placement: Placement, encryptingFor recipient: TrustedKey? = nil) throws -> [UInt8] {
         let xml = Array(Self.document(template, issuedAt: issuedAt).utf8)
         var output: UnsafeMutablePointer<UInt8>?
         var length: Int32 = 0
         let status = xml.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { chars in
-                saml_shim_sign_response(
+                saml_shim_sign_encrypt_response(
                     chars.baseAddress, Int32(chars.count), key.key, placement != .response ? 1 : 0, placement != .assertion ? 1 : 0,
-                    &output, &length)
+                    recipient.map { xmlSecKeyPtr($0.opaqueKey) }, &output, &length)
             }
         }
         guard status == 0, let output else {

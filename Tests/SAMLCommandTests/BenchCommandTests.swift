@@ -51,3 +51,32 @@ struct BenchCommandTests {
         }
     }
 }
+
+@Suite("saml generate --encrypt-to and verify --sp-key")
+struct EncryptionCommandTests {
+    @Test("an encrypted, cookbook-encoded response verifies with the SP key and is refused without it")
+    func encryptedRoundTrip() throws {
+        let generated = try CommandRunner.run([
+            "generate", "--key", "TestVectors/keys/rsa-2048.key.pem", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
+            "--sign", "both", "--encrypt-to", "TestVectors/keys/sp-rsa-2048.cert.pem", "--encode",
+        ])
+        #expect(generated.status == 0, "\(generated.error)")
+        let verify = ["verify", "--json", "--cert", "TestVectors/keys/rsa-2048.cert.pem", "--require-fields", "uid,zip", "-"]
+        let withKey = try CommandRunner.run(verify + ["--sp-key", "TestVectors/keys/sp-rsa-2048.key.pem"], input: generated.output)
+        #expect(withKey.status == 0, "\(withKey.outputText)")
+        let withoutKey = try CommandRunner.run(verify, input: generated.output)
+        #expect(withoutKey.status == 1)
+        #expect(withoutKey.outputText.contains("decryption.no-key"))
+        let legacy = try CommandRunner.run([
+            "verify", "--json", "--cert", "TestVectors/keys/rsa-2048.cert.pem", "--sp-key", "TestVectors/keys/sp-rsa-2048.key.pem",
+            "--now", "2026-11-21T12:01:00Z", "TestVectors/responses/encrypted-assertion-rsa15-aes128cbc.xml",
+        ])
+        #expect(legacy.status == 1)
+        #expect(legacy.outputText.contains("--allow-legacy-encryption"))
+        let allowed = try CommandRunner.run([
+            "verify", "--json", "--cert", "TestVectors/keys/rsa-2048.cert.pem", "--sp-key", "TestVectors/keys/sp-rsa-2048.key.pem",
+            "--allow-legacy-encryption", "--now", "2026-11-21T12:01:00Z", "TestVectors/responses/encrypted-assertion-rsa15-aes128cbc.xml",
+        ])
+        #expect(allowed.status == 0)
+    }
+}

@@ -52,3 +52,87 @@ struct MockIdentityProviderTests {
         }
     }
 }
+
+@Suite("Encrypted assertions")
+struct EncryptedAssertionTests {
+    @Test("the mock MVPD's encrypted responses decrypt and verify, for every signature placement", arguments: MockIdentityProvider.Placement.allCases)
+    func mockEncryptedResponsesVerify(placement: MockIdentityProvider.Placement) async throws {
+        let provider = try MockIdentityProvider(
+            privateKeyPEM: try MockIdentityProviderTests.file("keys/rsa-2048.key.pem"),
+            certificatePEM: try MockIdentityProviderTests.file("keys/rsa-2048.cert.pem"))
+        let recipient = try TrustedKey(pem: try MockIdentityProviderTests.file("keys/sp-rsa-2048.cert.pem"))
+        let now = SAMLInstant.now()
+        let xml = try provider.response(MockIdentityProvider.Template(), issuedAt: now, placement: placement, encryptingFor: recipient)
+        #expect(String(decoding: xml, as: UTF8.self).contains("EncryptedAssertion"))
+        var configuration = SAMLResponseVerifier.Configuration(
+            trustedKeys: try TrustedKey.all(pem: try MockIdentityProviderTests.file("keys/rsa-2048.cert.pem")),
+            issuer: .equals("https://idp.mvpd.example.com"), audience: .equals("https://saml.sp.auth.adobe.com"),
+            destination: .skip, inResponseTo: .skip, replay: .skip)
+        configuration.clock = FixedClock(now)
+        #expect(throws: SAMLError(.decryptionNoKey, "")) { _ = try xml.withUnsafeBytes { try SAMLResponseVerifier(configuration).verifyWithoutReplayCheck($0, at: now) } }
+        configuration.decryptionKeys = [
+            try DecryptionKey(pem: try MockIdentityProviderTests.file("keys/attacker-rsa-2048.key.pem")),
+            try DecryptionKey(pem: try MockIdentityProviderTests.file("keys/sp-rsa-2048.key.pem")),
+        ]
+        let response = try await SAMLResponseVerifier(configuration).verify(xml)
+        #expect(response.assertion.nameID?.value == "subscriber-0042")
+        #expect(response.signedParts == (placement == .both ? [.response, .assertion] : placement == .assertion ? .assertion : .response))
+    }
+
+    @Test("a refused legacy algorithm names the switch and the API option")
+    func legacyRefusalNamesTheOptIn() throws {
+        let vector = Vector.named("encrypted-assertion-rsa15-aes128cbc")
+        do {
+            _ = try vector.verify()
+            Issue.record("expected a refusal")
+        } catch let error as SAMLError {
+            #expect(error.code == .decryptionAlgorithmNotAllowed)
+            #expect(error.message.contains("--allow-legacy-encryption"))
+            #expect(error.message.contains("EncryptionAlgorithmPolicy.allowingLegacy"))
+        }
+    }
+
+    @Test("200 seeded bit flips in the ciphertexts end in a typed verdict, never in acceptance")
+    func corruptedCiphertexts() throws {
+        let vector = Vector.named("encrypted-assertion-oaep-aes256gcm")
+        let verifier = try SAMLResponseVerifier(vector.configuration())
+        let original = vector.bytes
+        // The bytes of every CipherValue: the wrapped session key and the GCM ciphertext with its tag.
+        var positions: [Int] = []
+        let text = Array(original)
+        let open = Array("<xenc:CipherValue>".utf8)
+        var index = 0
+        while index + open.count < text.count {
+            if Array(text[index..<index + open.count]) == open {
+                var cursor = index + open.count
+                while text[cursor] != UInt8(ascii: "<") {
+                    positions.append(cursor)
+                    cursor += 1
+                }
+                index = cursor
+            }
+            index += 1
+        }
+        #expect(positions.count > 400)
+        var state: UInt64 = 0xE1C
+        var accepted: [Int] = []
+        for round in 0..<200 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            var bytes = original
+            let position = positions[Int((state >> 33) % UInt64(positions.count))]
+            bytes[position] ^= UInt8(1 << Int((state >> 20) % 8))
+            let verdict = Verdict { _ = try bytes.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: vector.instant) } }
+            // Flipping a Base64 symbol into another whose extra bits are unused decodes to the same bytes;
+            // only a change of the decoded ciphertext counts.
+            if verdict == .valid, Self.decodedCipherValues(bytes) != Self.decodedCipherValues(original) { accepted.append(round) }
+        }
+        // GCM is authenticated and OAEP checks its padding: changed ciphertext never gives a valid response.
+        #expect(accepted.isEmpty, "\(accepted)")
+    }
+
+    static func decodedCipherValues(_ bytes: [UInt8]) -> [Data?] {
+        String(decoding: bytes, as: UTF8.self).components(separatedBy: "<xenc:CipherValue>").dropFirst().map {
+            Data(base64Encoded: String($0.prefix { $0 != "<" }))
+        }
+    }
+}

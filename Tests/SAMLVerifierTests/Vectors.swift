@@ -21,6 +21,8 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
     var config: Config
     var nameID: String?
     var fields: [String: [String]]?
+    var spKey: String?
+    var legacyEncryption: Bool?
 
     var testDescription: String { id }
 
@@ -54,6 +56,10 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
             replay: replay
         )
         configuration.clock = FixedClock(instant)
+        if let spKey {
+            configuration.decryptionKeys = [try DecryptionKey(pem: Array(Data(contentsOf: Self.root.appendingPathComponent(spKey))))]
+        }
+        configuration.encryptionAlgorithms = legacyEncryption == true ? .allowingLegacy : .strict
         return configuration
     }
 

@@ -153,6 +153,12 @@ int saml_shim_sign_response(const char *xml, int length, xmlSecKeyPtr key, int s
 
 void saml_shim_free_buffer(unsigned char *buffer);
 
+/// Like `saml_shim_sign_response`, then encrypts the (signed) Assertion to `recipient` (a key loaded from
+/// the SP's certificate): a fresh AES-256-GCM session key, RSA-OAEP (mgf1p) key transport, the
+/// EncryptedKey inside the EncryptedData's KeyInfo, all inside saml:EncryptedAssertion.
+int saml_shim_sign_encrypt_response(const char *xml, int length, xmlSecKeyPtr key, int signAssertion, int signResponse,
+                                    xmlSecKeyPtr recipient, unsigned char **output, int *outputLength);
+
 /// Prepares canonicalisation klasses that test node visibility cheaply for the node sets of a SAML
 /// signature (see fast_c14n.c). Called once by `saml_shim_initialize`.
 int saml_shim_install_fast_c14n(void);

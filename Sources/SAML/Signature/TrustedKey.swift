@@ -12,6 +12,9 @@ internal import CSAMLShim
 public struct TrustedKey: Sendable {
     let handle: KeyHandle
 
+    /// The xmlsec key, for other modules of this package (they cannot see the C types through SAML).
+    package var opaqueKey: OpaquePointer { OpaquePointer(handle.key) }
+
     /// The DER of the certificate this key came from, if it came from one.
     public var certificateDER: [UInt8]? { handle.certificateDER }
 
