@@ -59,11 +59,10 @@ public struct BenchInput: Sendable {
         name: String, xml: [UInt8], certificatePEM: [UInt8], now: SAMLInstant?,
         issuer: String?, audience: String?, destination: String?, inResponseTo: String?, decryptionKeyPEM: [UInt8]?
     ) throws {
-        func expectation(_ value: String?) -> ExpectedValue<String> { value.map { .equals($0) } ?? .skip }
         var configuration = SAMLResponseVerifier.Configuration(
             trustedKeys: try TrustedKey.all(pem: certificatePEM),
-            issuer: expectation(issuer), audience: expectation(audience), destination: expectation(destination),
-            inResponseTo: expectation(inResponseTo), replay: .skip
+            issuer: ExpectedValue(orSkip: issuer), audience: ExpectedValue(orSkip: audience), destination: ExpectedValue(orSkip: destination),
+            inResponseTo: ExpectedValue(orSkip: inResponseTo), replay: .skip
         )
         configuration.algorithms = .allowingSHA1
         if let decryptionKeyPEM {

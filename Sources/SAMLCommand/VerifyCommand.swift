@@ -89,19 +89,18 @@ struct VerifierOptions: ParsableArguments {
         for path in certificates {
             let bytes = try StandardStreams.readAll(path)
             do {
-                keys += bytes.starts(with: Array("-----".utf8)) || bytes.contains(UInt8(ascii: "-"))
-                    ? try TrustedKey.all(pem: bytes) : [try TrustedKey(der: bytes)]
+                let isPEM = String(decoding: bytes.prefix(1 << 16), as: UTF8.self).contains("-----BEGIN")
+                keys += isPEM ? try TrustedKey.all(pem: bytes) : [try TrustedKey(der: bytes)]
             } catch let error as SAMLError {
                 throw CommandFailure.usage("cannot use \(path) as a pinned key: \(error.message)")
             }
         }
-        func expectation(_ value: String?) -> ExpectedValue<String> { value.map { .equals($0) } ?? .skip }
         var configuration = SAMLResponseVerifier.Configuration(
             trustedKeys: keys,
-            issuer: expectation(issuer),
-            audience: expectation(audience),
-            destination: expectation(destination),
-            inResponseTo: expectation(inResponseTo),
+            issuer: ExpectedValue(orSkip: issuer),
+            audience: ExpectedValue(orSkip: audience),
+            destination: ExpectedValue(orSkip: destination),
+            inResponseTo: ExpectedValue(orSkip: inResponseTo),
             replay: .skip
         )
         configuration.algorithms = allowSHA1 ? .allowingSHA1 : .strict

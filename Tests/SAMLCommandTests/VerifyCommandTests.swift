@@ -67,6 +67,21 @@ struct VerifyCommandTests {
         #expect(try CommandRunner.run(["verify", "--cert", "README.md", "TestVectors/responses/unsigned.xml"]).status == 2)
     }
 
+    @Test("a pinned certificate may be given as DER")
+    func acceptsDERCertificate() throws {
+        let pem = try String(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("TestVectors/keys/rsa-2048.cert.pem"), encoding: .utf8)
+        let body = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        let der = try #require(Data(base64Encoded: body))
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("saml-\(UInt64.random(in: 0...UInt64.max)).der")
+        try der.write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let result = try CommandRunner.run([
+            "verify", "--json", "--cert", url.path, "--now", "2026-11-21T12:01:00Z",
+            "TestVectors/responses/typical-rsa2048-assertion-signed.xml",
+        ])
+        #expect(result.status == 0, "\(result.outputText)")
+    }
+
     @Test("inspect prints signatures, references and IDs without judging")
     func inspect() throws {
         let result = try CommandRunner.run(["inspect", "TestVectors/responses/xsw-signed-assertion-hidden-in-extensions.xml"])

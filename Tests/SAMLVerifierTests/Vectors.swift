@@ -46,13 +46,12 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
     }
 
     func configuration(replay: SAMLResponseVerifier.ReplayProtection = .skip) throws -> SAMLResponseVerifier.Configuration {
-        func expectation(_ value: String?) -> ExpectedValue<String> { value.map { .equals($0) } ?? .skip }
         var configuration = SAMLResponseVerifier.Configuration(
             trustedKeys: try keys(),
-            issuer: expectation(config.issuer),
-            audience: expectation(config.audience),
-            destination: expectation(config.destination),
-            inResponseTo: expectation(config.inResponseTo),
+            issuer: ExpectedValue(orSkip: config.issuer),
+            audience: ExpectedValue(orSkip: config.audience),
+            destination: ExpectedValue(orSkip: config.destination),
+            inResponseTo: ExpectedValue(orSkip: config.inResponseTo),
             replay: replay
         )
         configuration.clock = FixedClock(instant)

@@ -8,6 +8,12 @@ public enum ExpectedValue<Value: Sendable & Hashable>: Sendable, Hashable {
     /// Do not check; reported in ``VerifiedResponse/skippedChecks``.
     case skip
 
+    /// `.equals(value)` when a value is given, `.skip` when it is `nil`: for configurations read from
+    /// command lines and files, where leaving a value out is how a check is turned off.
+    public init(orSkip value: Value?) {
+        self = value.map { .equals($0) } ?? .skip
+    }
+
     var expected: Value? {
         if case .equals(let value) = self { value } else { nil }
     }

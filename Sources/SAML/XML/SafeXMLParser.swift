@@ -70,20 +70,18 @@ enum SafeXMLParser {
     /// Walks the tree once: depth, element count, attributes per element, no entity references.
     static func checkLimits(_ root: xmlNodePtr, limits: XMLParserLimits) throws {
         var elements = 0
-        var depth = 1
-        var node: xmlNodePtr? = root
-        while let current = node {
-            switch current.pointee.type {
+        try root.walk { node, depth in
+            switch node.pointee.type {
             case XML_ELEMENT_NODE:
                 elements += 1
                 guard elements <= limits.maximumElements else {
                     throw SAMLError(.xmlLimitExceeded, "expected at most \(limits.maximumElements) elements, found more")
                 }
                 guard depth <= limits.maximumDepth else {
-                    throw SAMLError(.xmlLimitExceeded, "expected nesting of at most \(limits.maximumDepth), found deeper at line \(xmlGetLineNo(current))")
+                    throw SAMLError(.xmlLimitExceeded, "expected nesting of at most \(limits.maximumDepth), found deeper at line \(xmlGetLineNo(node))")
                 }
                 var attributes = 0
-                var attribute = current.pointee.properties
+                var attribute = node.pointee.properties
                 while let next = attribute {
                     attributes += 1
                     attribute = next.pointee.next
@@ -91,29 +89,14 @@ enum SafeXMLParser {
                 guard attributes <= limits.maximumAttributesPerElement else {
                     throw SAMLError(
                         .xmlLimitExceeded,
-                        "expected at most \(limits.maximumAttributesPerElement) attributes on an element, found \(attributes) at line \(xmlGetLineNo(current))"
+                        "expected at most \(limits.maximumAttributesPerElement) attributes on an element, found \(attributes) at line \(xmlGetLineNo(node))"
                     )
                 }
-                if let child = current.pointee.children {
-                    node = child
-                    depth += 1
-                    continue
-                }
+                return true
             case XML_ENTITY_REF_NODE, XML_ENTITY_NODE, XML_ENTITY_DECL, XML_DTD_NODE:
-                throw SAMLError(.xmlEntityForbidden, "expected no entities, found one at line \(xmlGetLineNo(current))")
+                throw SAMLError(.xmlEntityForbidden, "expected no entities, found one at line \(xmlGetLineNo(node))")
             default:
-                break
-            }
-            // Next sibling, or the next sibling of the nearest ancestor that has one.
-            var climber: xmlNodePtr? = current
-            node = nil
-            while let up = climber, up != root {
-                if let sibling = up.pointee.next {
-                    node = sibling
-                    break
-                }
-                climber = up.pointee.parent
-                depth -= 1
+                return false
             }
         }
     }

@@ -78,15 +78,16 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
         XMLWhitespace.trimmed(Text.concatenated(pointee.children, textOnly: true))
     }
 
-    /// Every element of the subtree, this one included, in document order; `body` returns false to
-    /// skip an element's children. A walk over the tree's own pointers, without allocation.
-    func forEachElement(_ body: (xmlNodePtr) throws -> Bool) rethrows {
+    /// Every node of the subtree (elements, text, comments, ...), this one included, in document order,
+    /// with its depth (1 for this node); `body` returns false to skip a node's children. A walk over the
+    /// tree's own pointers, without allocation.
+    func walk(_ body: (xmlNodePtr, Int) throws -> Bool) rethrows {
         var node: xmlNodePtr? = self
+        var depth = 1
         while let current = node {
-            var descend = false
-            if current.isElement { descend = try body(current) }
-            if descend, let child = current.pointee.children {
+            if try body(current, depth), let child = current.pointee.children {
                 node = child
+                depth += 1
                 continue
             }
             // Next sibling, or the next sibling of the nearest ancestor that has one, staying inside self.
@@ -98,8 +99,15 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
                     break
                 }
                 climber = up.pointee.parent
+                depth -= 1
             }
         }
+    }
+
+    /// Every element of the subtree, this one included, in document order; `body` returns false to
+    /// skip an element's children.
+    func forEachElement(_ body: (xmlNodePtr) throws -> Bool) rethrows {
+        try walk { node, _ in node.isElement ? try body(node) : false }
     }
 
     /// All elements of the subtree satisfying `predicate`, in document order.
