@@ -15,6 +15,8 @@ struct TokenExchangeTests {
              platformMappingId: "Cablevision", requiredMetadataFields: ["NameID", "uid", "householdId", "zip"]),
         MVPD(id: "Dish", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
              platformMappingId: "DishTV", requiredMetadataFields: ["guid"]),
+        MVPD(id: "Spectrum", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
+             platformMappingId: "Charter"),
     ])
     static let now = SAMLInstant(xmlDateTime: "2026-11-21T12:01:00Z")!
     static let granted = PartnerFrameworkStatus(accessStatus: .granted, providerID: "Cablevision", expirationMilliseconds: 1_900_000_000_000)
@@ -52,6 +54,16 @@ struct TokenExchangeTests {
         #expect(attributes?["householdID"]?["value"] as? String == "hh-7731")
         #expect(attributes?["zip"]?["value"] as? [String] == ["10001", "10002"])
         #expect(attributes?["zip"]?["state"] as? String == "plain")
+    }
+
+    @Test("an MVPD without requiredMetadataFields gets the NameID and every attribute")
+    func carriesEverythingWithoutRequiredFields() async throws {
+        let body = Self.deviceBody(try Self.file("responses/typical-rsa2048-assertion-signed.xml"))
+        let status = PartnerFrameworkStatus(accessStatus: .granted, providerID: "Charter", expirationMilliseconds: nil)
+        let profile = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: status.headerValue).get()
+        #expect(profile.mvpd == "Spectrum")
+        #expect(profile.attributes.first?.key == "userID")
+        #expect(profile.attributes.count == 1 + 15)
     }
 
     @Test("a pretty-printed signed response damaged by the cookbook's normalisation is refused as a digest mismatch")

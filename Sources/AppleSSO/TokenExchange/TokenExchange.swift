@@ -7,7 +7,8 @@ import SAML
 /// Order: the `AP-Partner-Framework-Status` header is decoded and checked (permission, provider, expiry);
 /// the MVPD is the one the header's provider id maps to through `platformMappingId`, unless given (then
 /// the two must agree); the `SAMLResponse` form field is decoded and verified; the MVPD's
-/// `requiredMetadataFields` are extracted and mapped to user-metadata keys.
+/// `requiredMetadataFields` are extracted (every one must be present) and mapped to user-metadata keys.
+/// An MVPD without `requiredMetadataFields` gets its NameID and every attribute.
 public struct TokenExchange: Sendable {
     public var configuration: MVPDConfiguration
     public var verifier: SAMLResponseVerifier
@@ -52,7 +53,11 @@ public struct TokenExchange: Sendable {
         do {
             let decoded = try decoder.decode(body)
             let response = try await verifier.verify(decoded.bytes)
-            let fields = try response.fields(provider.requiredMetadataFields)
+            // v2 configurations may carry no requiredMetadataFields (the names then come per request as
+            // attributesNames): the profile then carries the NameID and every attribute.
+            let names = provider.requiredMetadataFields.isEmpty
+                ? ["NameID"] + response.assertion.attributes.map(\.name) : provider.requiredMetadataFields
+            let fields = try response.fields(names, allowMissing: provider.requiredMetadataFields.isEmpty)
             return .success(Profile(mvpd: provider.id, response: response, fields: fields, mapping: mapping))
         } catch let error as SAMLError {
             return .failure(EnhancedError(status: 400, code: "invalid_parameter_saml_response", message: "The SAML response is not valid.", details: error))
