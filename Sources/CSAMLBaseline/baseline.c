@@ -70,8 +70,9 @@ int saml_baseline_verify(const saml_baseline *baseline, const char *base64, size
     }
     memcpy(text, base64, length);
     text[length] = 0;
-    int decoded = xmlSecBase64Decode((const xmlChar *)text, (xmlSecByte *)text, (xmlSecSize)length);
-    xmlDocPtr doc = decoded > 0 ? xmlReadMemory(text, decoded, NULL, NULL, XML_PARSE_NONET) : NULL;
+    xmlSecSize decoded = 0;
+    int status = xmlSecBase64Decode_ex((const xmlChar *)text, (xmlSecByte *)text, (xmlSecSize)length, &decoded);
+    xmlDocPtr doc = status >= 0 && decoded > 0 ? xmlReadMemory(text, (int)decoded, NULL, NULL, XML_PARSE_NONET) : NULL;
     free(text);
     if (doc == NULL) {
         return -1;

@@ -155,7 +155,9 @@ saml_shim_decrypt_result saml_shim_decrypt_key_oaep11(xmlNodePtr encryptedKey, x
     if (text == NULL) {
         return SAML_SHIM_DECRYPT_FAILED;
     }
-    int cipherLength = xmlSecBase64Decode(text, (xmlSecByte *)text, (xmlSecSize)xmlStrlen(text));
+    xmlSecSize decodedLength = 0;
+    int cipherLength = xmlSecBase64Decode_ex(text, (xmlSecByte *)text, (xmlSecSize)xmlStrlen(text), &decodedLength) >= 0
+        ? (int)decodedLength : -1;
     saml_shim_decrypt_result result = SAML_SHIM_DECRYPT_FAILED;
     EVP_PKEY *pkey = xmlSecKeyGetValue(privateKey) != NULL ? xmlSecOpenSSLKeyDataRsaGetEvp(xmlSecKeyGetValue(privateKey)) : NULL;
     EVP_PKEY_CTX *ctx = pkey != NULL && cipherLength > 0 ? EVP_PKEY_CTX_new(pkey, NULL) : NULL;
