@@ -12,17 +12,28 @@ enum TimeWindowPolicy {
         return instant
     }
 
-    static func checkConditions(_ conditions: xmlNodePtr?, context: ValidationContext) throws {
-        guard let conditions else { return }
-        if let notBefore = try instant(conditions, "NotBefore"), context.now + context.skew < notBefore {
-            throw SAMLError(.timeNotYetValid, "expected NotBefore \(notBefore) to have passed, found now = \(context.now) (skew \(context.skew))")
-        }
-        if let notOnOrAfter = try instant(conditions, "NotOnOrAfter"), context.now - context.skew >= notOnOrAfter {
-            throw SAMLError(.timeExpired, "expected now before NotOnOrAfter \(notOnOrAfter), found now = \(context.now) (skew \(context.skew))")
-        }
+    /// The Conditions window, as checked (each end nil when absent).
+    struct Window {
+        var notBefore: SAMLInstant?
+        var notOnOrAfter: SAMLInstant?
     }
 
-    static func checkIssueInstant(_ element: xmlNodePtr, maximumAge: Duration?, context: ValidationContext) throws {
+    @discardableResult
+    static func checkConditions(_ conditions: xmlNodePtr?, context: ValidationContext) throws -> Window {
+        guard let conditions else { return Window() }
+        let window = Window(notBefore: try instant(conditions, "NotBefore"), notOnOrAfter: try instant(conditions, "NotOnOrAfter"))
+        if let notBefore = window.notBefore, context.now + context.skew < notBefore {
+            throw SAMLError(.timeNotYetValid, "expected NotBefore \(notBefore) to have passed, found now = \(context.now) (skew \(context.skew))")
+        }
+        if let notOnOrAfter = window.notOnOrAfter, context.now - context.skew >= notOnOrAfter {
+            throw SAMLError(.timeExpired, "expected now before NotOnOrAfter \(notOnOrAfter), found now = \(context.now) (skew \(context.skew))")
+        }
+        return window
+    }
+
+    /// Returns the IssueInstant, as checked.
+    @discardableResult
+    static func checkIssueInstant(_ element: xmlNodePtr, maximumAge: Duration?, context: ValidationContext) throws -> SAMLInstant {
         guard let issued = try instant(element, "IssueInstant") else {
             throw SAMLError(.structureMissingElement, "expected \(element.qualifiedDescription)/@IssueInstant, found none")
         }
@@ -32,5 +43,6 @@ enum TimeWindowPolicy {
         if let maximumAge, context.now - context.skew - maximumAge > issued {
             throw SAMLError(.timeIssueInstant, "expected IssueInstant \(issued) within \(maximumAge) of now = \(context.now), found it older")
         }
+        return issued
     }
 }

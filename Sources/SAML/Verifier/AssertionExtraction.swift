@@ -3,7 +3,10 @@ internal import CSAMLShim
 /// Reads the verified assertion into ``VerifiedAssertion``. Called only with the Assertion element that
 /// a verified signature covered (its own, or the Response's).
 enum AssertionExtraction {
-    static func read(_ assertion: xmlNodePtr, conditions: xmlNodePtr?) throws -> VerifiedAssertion {
+    /// `window` and `issued` are the values the time checks already read.
+    static func read(
+        _ assertion: xmlNodePtr, conditions: xmlNodePtr?, window: TimeWindowPolicy.Window, issued: SAMLInstant
+    ) throws -> VerifiedAssertion {
         let saml = Namespace.samlAssertion
         let subject = assertion.firstChild(saml, "Subject")
         let nameID = subject?.firstChild(saml, "NameID").map { node in
@@ -31,12 +34,12 @@ enum AssertionExtraction {
         return VerifiedAssertion(
             id: assertion.attribute("ID") ?? "",
             issuer: IssuerPolicy.issuer(of: assertion) ?? "",
-            issueInstant: try TimeWindowPolicy.instant(assertion, "IssueInstant") ?? SAMLInstant(millisecondsSinceEpoch: 0),
+            issueInstant: issued,
             nameID: nameID,
             sessionIndex: authn?.attribute("SessionIndex"),
             authnInstant: try authn.flatMap { try TimeWindowPolicy.instant($0, "AuthnInstant") },
-            notBefore: try conditions.flatMap { try TimeWindowPolicy.instant($0, "NotBefore") },
-            notOnOrAfter: try conditions.flatMap { try TimeWindowPolicy.instant($0, "NotOnOrAfter") },
+            notBefore: window.notBefore,
+            notOnOrAfter: window.notOnOrAfter,
             audiences: AudiencePolicy.audiences(conditions: conditions).flatMap { $0 },
             attributes: attributes
         )

@@ -192,9 +192,9 @@ public struct SAMLResponseVerifier: Sendable {
         try IssuerPolicy.check(response: response, assertion: assertion, expected: configuration.issuer)
         try DestinationPolicy.check(response: response, expected: configuration.destination)
         try InResponseToPolicy.check(response: response, expected: configuration.inResponseTo)
-        try TimeWindowPolicy.checkConditions(conditions, context: context)
+        let window = try TimeWindowPolicy.checkConditions(conditions, context: context)
         try TimeWindowPolicy.checkIssueInstant(response, maximumAge: configuration.maximumAge, context: context)
-        try TimeWindowPolicy.checkIssueInstant(assertion, maximumAge: configuration.maximumAge, context: context)
+        let issued = try TimeWindowPolicy.checkIssueInstant(assertion, maximumAge: configuration.maximumAge, context: context)
         try AudiencePolicy.check(conditions: conditions, expected: configuration.audience)
         var confirmed: SubjectConfirmationPolicy.Confirmed?
         if configuration.requireBearerConfirmation {
@@ -208,7 +208,7 @@ public struct SAMLResponseVerifier: Sendable {
         try InResponseToPolicy.checkFallback(
             response: response, confirmationInResponseTo: confirmed?.inResponseTo, expected: configuration.inResponseTo)
 
-        let verifiedAssertion = try AssertionExtraction.read(assertion, conditions: conditions)
+        let verifiedAssertion = try AssertionExtraction.read(assertion, conditions: conditions, window: window, issued: issued)
         let verified = VerifiedResponse(
             responseID: response.attribute("ID") ?? "",
             responseIssuer: IssuerPolicy.issuer(of: response),
