@@ -46,20 +46,6 @@ saml_shim_init_result saml_shim_initialize(void) {
 
 const char *saml_shim_xmlsec_compiled_version(void) { return XMLSEC_VERSION; }
 
-xmlSecTransformId saml_shim_transform_enveloped(void) { return xmlSecTransformEnvelopedId; }
-xmlSecTransformId saml_shim_transform_exc_c14n(void) { return xmlSecTransformExclC14NId; }
-xmlSecTransformId saml_shim_transform_exc_c14n_with_comments(void) { return xmlSecTransformExclC14NWithCommentsId; }
-xmlSecTransformId saml_shim_transform_rsa_sha1(void) { return xmlSecOpenSSLTransformRsaSha1Id; }
-xmlSecTransformId saml_shim_transform_rsa_sha256(void) { return xmlSecOpenSSLTransformRsaSha256Id; }
-xmlSecTransformId saml_shim_transform_rsa_sha384(void) { return xmlSecOpenSSLTransformRsaSha384Id; }
-xmlSecTransformId saml_shim_transform_rsa_sha512(void) { return xmlSecOpenSSLTransformRsaSha512Id; }
-xmlSecTransformId saml_shim_transform_ecdsa_sha256(void) { return xmlSecOpenSSLTransformEcdsaSha256Id; }
-xmlSecTransformId saml_shim_transform_ecdsa_sha384(void) { return xmlSecOpenSSLTransformEcdsaSha384Id; }
-xmlSecTransformId saml_shim_transform_ecdsa_sha512(void) { return xmlSecOpenSSLTransformEcdsaSha512Id; }
-xmlSecTransformId saml_shim_transform_sha1(void) { return xmlSecOpenSSLTransformSha1Id; }
-xmlSecTransformId saml_shim_transform_sha256(void) { return xmlSecOpenSSLTransformSha256Id; }
-xmlSecTransformId saml_shim_transform_sha384(void) { return xmlSecOpenSSLTransformSha384Id; }
-xmlSecTransformId saml_shim_transform_sha512(void) { return xmlSecOpenSSLTransformSha512Id; }
 
 xmlSecKeyPtr saml_shim_key_load_memory(const unsigned char *data, size_t size, int isPEM, int isCertificate) {
     xmlSecKeyDataFormat format;
@@ -74,10 +60,6 @@ xmlSecKeyPtr saml_shim_key_load_memory(const unsigned char *data, size_t size, i
     return xmlSecOpenSSLAppKeyLoadMemory(data, (xmlSecSize)size, format, NULL, NULL, NULL);
 }
 
-xmlSecTransformId saml_shim_transform_c14n(void) { return xmlSecTransformInclC14NId; }
-xmlSecTransformId saml_shim_transform_c14n_with_comments(void) { return xmlSecTransformInclC14NWithCommentsId; }
-xmlSecTransformId saml_shim_transform_c14n11(void) { return xmlSecTransformInclC14N11Id; }
-xmlSecTransformId saml_shim_transform_c14n11_with_comments(void) { return xmlSecTransformInclC14N11WithCommentsId; }
 
 xmlSecKeyPtr saml_shim_key_public_only(xmlSecKeyPtr key) {
     xmlSecKeyDataPtr value = xmlSecKeyGetValue(key);
@@ -348,11 +330,6 @@ done:
         xmlSecEncCtxDestroy(keyCtx);
     }
     return result;
-}
-
-int saml_shim_sign_response(const char *xml, int length, xmlSecKeyPtr key, int signAssertion,
-                            int signResponse, unsigned char **output, int *outputLength) {
-    return saml_shim_sign_encrypt_response(xml, length, key, signAssertion, signResponse, NULL, output, outputLength);
 }
 
 int saml_shim_sign_encrypt_response(const char *xml, int length, xmlSecKeyPtr key, int signAssertion, int signResponse,

@@ -99,26 +99,6 @@ saml_shim_init_result saml_shim_initialize(void);
 /// The version of libxmlsec1 found at run time and the one compiled against.
 const char *saml_shim_xmlsec_compiled_version(void);
 
-// Function-like macros that Swift cannot import.
-xmlSecTransformId saml_shim_transform_enveloped(void);
-xmlSecTransformId saml_shim_transform_exc_c14n(void);
-xmlSecTransformId saml_shim_transform_exc_c14n_with_comments(void);
-xmlSecTransformId saml_shim_transform_rsa_sha1(void);
-xmlSecTransformId saml_shim_transform_rsa_sha256(void);
-xmlSecTransformId saml_shim_transform_rsa_sha384(void);
-xmlSecTransformId saml_shim_transform_rsa_sha512(void);
-xmlSecTransformId saml_shim_transform_ecdsa_sha256(void);
-xmlSecTransformId saml_shim_transform_ecdsa_sha384(void);
-xmlSecTransformId saml_shim_transform_ecdsa_sha512(void);
-xmlSecTransformId saml_shim_transform_sha1(void);
-xmlSecTransformId saml_shim_transform_sha256(void);
-xmlSecTransformId saml_shim_transform_sha384(void);
-xmlSecTransformId saml_shim_transform_sha512(void);
-
-xmlSecTransformId saml_shim_transform_c14n(void);
-xmlSecTransformId saml_shim_transform_c14n_with_comments(void);
-xmlSecTransformId saml_shim_transform_c14n11(void);
-xmlSecTransformId saml_shim_transform_c14n11_with_comments(void);
 
 /// A new key holding only the public key value of `key` (no certificates, so that duplicating it per
 /// verification does not copy X.509 data). NULL on failure.
@@ -144,18 +124,16 @@ saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr p
 xmlSecKeyPtr saml_shim_signing_key_load(const unsigned char *keyPEM, size_t keyLength,
                                         const unsigned char *certificatePEM, size_t certificateLength);
 
-/// Parses a SAML response (safe options), signs its Assertion and/or its Response with enveloped
-/// signatures (exclusive C14N, SHA-256, RSA-SHA256 or ECDSA-SHA256 after the key's type, the certificate in
-/// KeyInfo), each placed right after the element's Issuer, and serialises the result into a buffer the
-/// caller frees with `saml_shim_free_buffer`. Returns 0 on success. For the mock IdP of `saml generate`.
-int saml_shim_sign_response(const char *xml, int length, xmlSecKeyPtr key, int signAssertion,
-                            int signResponse, unsigned char **output, int *outputLength);
-
+/// Frees a buffer returned by `saml_shim_sign_encrypt_response`.
 void saml_shim_free_buffer(unsigned char *buffer);
 
-/// Like `saml_shim_sign_response`, then encrypts the (signed) Assertion to `recipient` (a key loaded from
-/// the SP's certificate): a fresh AES-256-GCM session key, RSA-OAEP (mgf1p) key transport, the
-/// EncryptedKey inside the EncryptedData's KeyInfo, all inside saml:EncryptedAssertion.
+/// Parses a SAML response (safe options), signs its Assertion and/or its Response with enveloped
+/// signatures (exclusive C14N, SHA-256, RSA-SHA256 or ECDSA-SHA256 after the key's type, the certificate in
+/// KeyInfo), each placed right after the element's Issuer; with `recipient` (a key loaded from the SP's
+/// certificate, or NULL) the signed Assertion is then encrypted to it: a fresh AES-256-GCM session key,
+/// RSA-OAEP (mgf1p) key transport, the EncryptedKey inside the EncryptedData's KeyInfo, all inside
+/// saml:EncryptedAssertion. Serialises the result into a buffer the caller frees with
+/// `saml_shim_free_buffer`. Returns 0 on success. For the mock IdP of `saml generate`.
 int saml_shim_sign_encrypt_response(const char *xml, int length, xmlSecKeyPtr key, int signAssertion, int signResponse,
                                     xmlSecKeyPtr recipient, unsigned char **output, int *outputLength);
 

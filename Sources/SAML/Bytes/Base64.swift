@@ -8,9 +8,6 @@ package enum Base64 {
         /// The most bytes one symbol can take.
         package let maximumSymbolLength: Int
 
-        /// `A-Z a-z 0-9 + /` and `=`.
-        package static let standard = Alphabet(escaping: [])
-
         /// The standard alphabet after the Adobe Pass cookbook's percent-encoding, which changes exactly
         /// `+` to `%2B`, `/` to `%2F` and `=` to `%3D`.
         package static let cookbookPercentEncoded = Alphabet(escaping: Array("+/=".utf8))
@@ -32,13 +29,6 @@ package enum Base64 {
 
     /// The length of the padded standard encoding of `count` bytes.
     package static func encodedLength(_ count: Int) -> Int { (count + 2) / 3 * 4 }
-
-    /// Padded standard Base64 without line breaks, as `Data.base64EncodedString(options: [])` writes it.
-    package static func encode(_ input: UnsafeRawBufferPointer) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: encodedLength(input.count)) { output, initialized in
-            initialized = encode(input, into: output, alphabet: .standard)
-        }
-    }
 
     /// Encodes into `output`, which must hold ``encodedLength(_:)`` times
     /// ``Alphabet/maximumSymbolLength`` bytes; returns the count written.
