@@ -82,14 +82,10 @@ struct EncryptedAssertionTests {
     @Test("a refused legacy algorithm names the switch and the API option")
     func legacyRefusalNamesTheOptIn() throws {
         let vector = Vector.named("encrypted-assertion-rsa15-aes128cbc")
-        do {
-            _ = try vector.verify()
-            Issue.record("expected a refusal")
-        } catch let error as SAMLError {
-            #expect(error.code == .decryptionAlgorithmNotAllowed)
-            #expect(error.message.contains("--allow-legacy-encryption"))
-            #expect(error.message.contains("EncryptionAlgorithmPolicy.allowingLegacy"))
-        }
+        let error = try #require(throws: SAMLError.self) { try vector.verify() }
+        #expect(error.code == .decryptionAlgorithmNotAllowed)
+        #expect(error.message.contains("--allow-legacy-encryption"))
+        #expect(error.message.contains("EncryptionAlgorithmPolicy.allowingLegacy"))
     }
 
     @Test("200 seeded bit flips in the ciphertexts end in a typed verdict, never in acceptance")

@@ -27,13 +27,9 @@ struct VerifierBehaviourTests {
     @Test("lists every missing field, or returns them when the caller allows it")
     func reportsMissingFields() throws {
         let response = try typical.verify()
-        do {
-            _ = try response.fields(["uid", "guid", "MaxTVRating"])
-            Issue.record("expected fields.missing")
-        } catch let error as SAMLError {
-            #expect(error.code == .fieldsMissing)
-            #expect(error.message.contains("\"guid\"") && error.message.contains("\"MaxTVRating\""))
-        }
+        let error = try #require(throws: SAMLError.self) { try response.fields(["uid", "guid", "MaxTVRating"]) }
+        #expect(error.code == .fieldsMissing)
+        #expect(error.message.contains("\"guid\"") && error.message.contains("\"MaxTVRating\""))
         let partial = try response.fields(["uid", "guid"], allowMissing: true)
         #expect(partial.missing == ["guid"])
         #expect(partial["uid"] == ["subscriber-0042"])
@@ -126,13 +122,9 @@ struct VerifierBehaviourTests {
     @Test("malformed XML is reported with its line and column")
     func malformedXMLNamesPosition() throws {
         let vector = Vector.named("malformed-truncated")
-        do {
-            _ = try vector.verify()
-            Issue.record("expected xml.malformed")
-        } catch let error as SAMLError {
-            #expect(error.code == .xmlMalformed)
-            #expect(error.message.contains("at line 17, column "))
-        }
+        let error = try #require(throws: SAMLError.self) { try vector.verify() }
+        #expect(error.code == .xmlMalformed)
+        #expect(error.message.contains("at line 17, column "))
     }
 
     @Test("parses and prints xs:dateTime values")
