@@ -377,7 +377,7 @@ def main():
         "an unsigned assertion encrypted to the SP inside a signed Response (the signature covers the ciphertext)",
         "valid", name_id="subscriber-0042", signer="signxml + cryptography", **enc)
     add("encrypted-assertion-for-another-sp", serialize(encrypted("-enc6", to=attacker)),
-        "encrypted to another service provider's key", "invalid", "decryption.no-key", signer="signxml + cryptography", **enc)
+        "encrypted to another service provider's key", "invalid", "decryption.failed", signer="signxml + cryptography", **enc)
     corrupted = serialize(encrypted("-enc7"))
     marker = corrupted.rindex(b"</xenc:CipherValue>")
     corrupted = corrupted[:marker - 12] + (b"AAAAAAAAAAAA" if corrupted[marker - 12:marker] != b"AAAAAAAAAAAA" else b"BBBBBBBBBBBB") + corrupted[marker:]

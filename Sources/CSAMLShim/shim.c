@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xmlsec/templates.h>
+#include <xmlsec/io.h>
+#include <xmlsec/parser.h>
+#include <libxml/hash.h>
 #include <openssl/rand.h>
 #include <openssl/crypto.h>
 
@@ -26,6 +29,11 @@ saml_shim_init_result saml_shim_initialize(void) {
     if (xmlSecInit() < 0) {
         return SAML_SHIM_INIT_XMLSEC_FAILED;
     }
+    // Nothing xmlsec does may open a file or a connection: its URI resolvers (file, http, ftp) are
+    // removed, and the parser options it would use (by default NOENT|DTDLOAD|DTDATTR|HUGE) are ours. The
+    // verifier never lets xmlsec parse anything; this is the second line.
+    xmlSecIOCleanupCallbacks();
+    xmlSecParserSetDefaultOptions(XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (xmlSecCheckVersionExt(XMLSEC_VERSION_MAJOR, XMLSEC_VERSION_MINOR, XMLSEC_VERSION_SUBMINOR,
                               xmlSecCheckVersionABICompatible) != 1) {
         return SAML_SHIM_INIT_VERSION_MISMATCH;
@@ -94,6 +102,9 @@ static int saml_shim_enable_c14n(xmlSecDSigCtxPtr ctx, int (*enable)(xmlSecDSigC
 
 static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1, int fastC14N) {
     ctx->enabledReferenceUris = xmlSecTransformUriTypeEmpty | xmlSecTransformUriTypeSameDocument;
+    // The key is preset, so KeyInfo is not read; should it be, no RetrievalMethod may name anything.
+    ctx->keyInfoReadCtx.retrievalMethodCtx.enabledUris = xmlSecTransformUriTypeNone;
+    ctx->keyInfoReadCtx.maxRetrievalMethodLevel = 0;
     if (fastC14N) {
         // References and SignedInfo canonicalised with the cheap visibility test (fast_c14n.c).
         ctx->referencePreExecuteCallback = saml_shim_fast_c14n_pre_execute;
@@ -136,7 +147,15 @@ saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr p
     if (ctx->signKey == NULL) {
         goto done;
     }
-    if (xmlSecDSigCtxVerify(ctx, signature) < 0) {
+    int ids = signature->doc != NULL && signature->doc->ids != NULL ? xmlHashSize((xmlHashTablePtr)signature->doc->ids) : 0;
+    int verified = xmlSecDSigCtxVerify(ctx, signature);
+    // xmlsec registers every `Id` of the signature's subtree; the structure checks registered them first.
+    // Should xmlsec have added one, the document's ID table is not the one the checks saw: fail.
+    if ((signature->doc != NULL && signature->doc->ids != NULL ? xmlHashSize((xmlHashTablePtr)signature->doc->ids) : 0) != ids) {
+        result = SAML_SHIM_DSIG_IDS_CHANGED;
+        goto done;
+    }
+    if (verified < 0) {
         goto done;
     }
     if (ctx->status == xmlSecDSigStatusSucceeded) {

@@ -110,6 +110,7 @@ typedef enum {
     SAML_SHIM_DSIG_DIGEST_MISMATCH = 1,
     SAML_SHIM_DSIG_SIGNATURE_INVALID = 2,
     SAML_SHIM_DSIG_PROCESSING_FAILED = 3,
+    SAML_SHIM_DSIG_IDS_CHANGED = 4,
 } saml_shim_dsig_result;
 
 /// Verifies one ds:Signature with a fresh xmlSecDSigCtx whose signing key is a duplicate of `pinnedKey`
@@ -150,26 +151,37 @@ typedef enum {
     SAML_SHIM_DECRYPT_OK = 0,
     SAML_SHIM_DECRYPT_FAILED = 1,
     SAML_SHIM_DECRYPT_TOO_LARGE = 2,
-    SAML_SHIM_DECRYPT_NOT_REPLACED = 3,
+    SAML_SHIM_DECRYPT_IDS_CHANGED = 3,
 } saml_shim_decrypt_result;
 
-/// Decrypts the key of an xenc:EncryptedKey with a duplicate of `privateKey` (preset: KeyInfo is not
-/// consulted), into `output` (capacity `capacity`), setting `*length`. Key transport allowed:
-/// rsa-oaep-mgf1p, and rsa-1_5 only with `allowLegacy`.
-saml_shim_decrypt_result saml_shim_decrypt_key(xmlNodePtr encryptedKey, xmlSecKeyPtr privateKey, int allowLegacy,
-                                               unsigned char *output, size_t capacity, size_t *length);
+/// The digests of OAEP and MGF1.
+typedef enum {
+    SAML_SHIM_DIGEST_SHA1 = 1,
+    SAML_SHIM_DIGEST_SHA224 = 2,
+    SAML_SHIM_DIGEST_SHA256 = 3,
+    SAML_SHIM_DIGEST_SHA384 = 4,
+    SAML_SHIM_DIGEST_SHA512 = 5,
+} saml_shim_digest;
 
-/// Decrypts an xenc:EncryptedKey that uses xmlenc 1.1 rsa-oaep (DigestMethod and MGF parameters), which
-/// libxmlsec1 1.2 lacks, with OpenSSL's OAEP on the preset private key. Labels (OAEPparams) are refused.
-saml_shim_decrypt_result saml_shim_decrypt_key_oaep11(xmlNodePtr encryptedKey, xmlSecKeyPtr privateKey,
-                                                      unsigned char *output, size_t capacity, size_t *length);
+/// RSA key transport with OpenSSL on the SP's private key: OAEP (`oaep` non-zero) with `digest`, MGF1 with
+/// `mgf` and an optional label, or PKCS#1 v1.5. Decrypts `cipher` into `output` (capacity `capacity`),
+/// setting `*length`. No ds:KeyInfo is read: the caller passes the raw CipherValue.
+saml_shim_decrypt_result saml_shim_rsa_decrypt_key(xmlSecKeyPtr privateKey, int oaep, saml_shim_digest digest,
+                                                   saml_shim_digest mgf, const unsigned char *label, size_t labelLength,
+                                                   const unsigned char *cipher, size_t cipherLength,
+                                                   unsigned char *output, size_t capacity, size_t *length);
 
-/// Decrypts an xenc:EncryptedData in place with the given session key (AES, or 3DES when `des`); the
-/// plaintext, parsed in the context of the EncryptedData's parent (its namespace declarations apply),
-/// replaces the EncryptedData node. Data encryption allowed: AES-128/192/256-GCM, and AES-CBC and
-/// 3DES-CBC only with `allowLegacy`. Refuses plaintext over `maximumBytes`.
+/// Decrypts an xenc:EncryptedData with the given session key (AES, or 3DES when `des`) into a buffer
+/// the caller frees with `saml_shim_free_plaintext`; the tree is not changed and nothing is parsed. Data
+/// encryption allowed: AES-128/192/256-GCM, and AES-CBC and 3DES-CBC only with `allowLegacy`. No URI is
+/// enabled on the context. Refuses plaintext over `maximumBytes`, and fails with
+/// `SAML_SHIM_DECRYPT_IDS_CHANGED` if xmlsec registered an ID the caller had not.
 saml_shim_decrypt_result saml_shim_decrypt_data(xmlNodePtr encryptedData, const unsigned char *key, size_t keyLength,
-                                                int des, int allowLegacy, size_t maximumBytes);
+                                                int des, int allowLegacy, size_t maximumBytes,
+                                                unsigned char **output, size_t *length);
+
+/// Frees a plaintext returned by `saml_shim_decrypt_data`.
+void saml_shim_free_plaintext(unsigned char *buffer);
 
 /// Loads a private key from memory (PEM). NULL on failure.
 xmlSecKeyPtr saml_shim_private_key_load_memory(const unsigned char *data, size_t size);

@@ -1,81 +1,142 @@
 internal import CSAMLShim
 
-/// Decrypts SAML's encrypted elements (EncryptedAssertion, EncryptedAttribute, EncryptedID) in place.
+/// Decrypts SAML's encrypted elements (EncryptedAssertion, EncryptedAttribute, EncryptedID).
 ///
 /// The EncryptedKey is looked for in the EncryptedData's ds:KeyInfo, through a same-document
 /// ds:RetrievalMethod, or among the container's children; KeyInfo is only a pointer to the EncryptedKey,
-/// never a source of keys: every configured SP key is tried, preset on a fresh context.
+/// never a source of keys: every configured SP key is tried. Only `CipherValue` is read: a
+/// `CipherReference`, or a RetrievalMethod to anything but a same-document ID, is refused before any
+/// cryptography (nothing is ever fetched).
+///
+/// **One failure for every cryptographic outcome.** Whether the key transport's padding was wrong, the
+/// key was another SP's, the ciphertext was altered, or the plaintext is not one well-formed element
+/// within the caps, the caller sees the same code and the same message (``SAMLError/Code/decryptionFailed``):
+/// a difference would be a Bleichenbacher (RSA-1_5) or Jager-Somorovsky (CBC) oracle. A key transport that
+/// does not yield a session key of the right length is replaced by a random key, so that the data step
+/// runs and fails the same way.
 enum Decryption {
-    static let xenc: StaticString = "http://www.w3.org/2001/04/xmlenc#"
+    static let xenc = Namespace.xmlEnc
+    static let xenc11: StaticString = "http://www.w3.org/2009/xmlenc11#"
 
-    /// Decrypts the EncryptedData of `container`; returns the element that replaced it.
+    /// The decrypted plaintext, not yet linked into any tree (see ``SafeXMLParser/parseFragment``).
+    struct Plaintext {
+        /// The one element the plaintext holds.
+        let element: xmlNodePtr
+        /// Every node parsed (the element, and whitespace or comments around it); free with `xmlFreeNodeList`.
+        let nodes: xmlNodePtr
+    }
+
+    /// Decrypts the EncryptedData of `container` and parses the plaintext in the container's namespace
+    /// context, with `limits` applied to the plaintext bytes before parsing.
     static func decrypt(
-        _ container: xmlNodePtr, keys: [DecryptionKey], policy: EncryptionAlgorithmPolicy, maximumBytes: Int
-    ) throws -> xmlNodePtr {
+        _ container: xmlNodePtr, keys: [DecryptionKey], policy: EncryptionAlgorithmPolicy, limits: XMLParserLimits
+    ) throws -> Plaintext {
         let name = container.qualifiedDescription
         guard !keys.isEmpty else {
             throw SAMLError(.decryptionNoKey, "expected an SP decryption key for the \(name), found none configured")
         }
         guard let encryptedData = container.firstChild(xenc, "EncryptedData") else {
-            throw SAMLError(.decryptionFailed, "expected an xenc:EncryptedData in the \(name), found none")
+            throw SAMLError(.structureMissingElement, "expected an xenc:EncryptedData in the \(name), found none")
         }
         let dataAlgorithm = encryptedData.firstChild(xenc, "EncryptionMethod")?.attribute("Algorithm") ?? ""
-        let isDES = try policy.checkDataEncryption(dataAlgorithm)
-        let candidates = encryptedKeys(for: encryptedData, in: container)
+        let keyLength = try policy.checkDataEncryption(dataAlgorithm)
+        _ = try cipherValue(of: encryptedData, in: name)
+        let candidates = try encryptedKeys(for: encryptedData, in: container)
         guard !candidates.isEmpty else {
             throw SAMLError(.decryptionNoKey, "expected an xenc:EncryptedKey for the \(name), found none")
         }
-        var sessionKey: [UInt8]?
-        search: for encryptedKey in candidates {
-            let transport = encryptedKey.firstChild(xenc, "EncryptionMethod")?.attribute("Algorithm") ?? ""
-            try policy.checkKeyTransport(transport)
+        // Every structural and policy check first: from here on, every failure is the same failure.
+        let transports = try candidates.map { try KeyTransport($0, policy: policy, in: name) }
+        let failure = SAMLError(
+            .decryptionFailed,
+            "expected the \(name) to decrypt with one of \(keys.count) SP key(s) into one element within the limits, "
+                + "it does not (encrypted for another SP, or altered)"
+        )
+        var sessionKeys: [[UInt8]] = []
+        for transport in transports {
             for key in keys {
-                if let decrypted = decryptKey(encryptedKey, key: key, oaep11: transport == EncryptionAlgorithmPolicy.rsaOAEP11, policy: policy) {
-                    sessionKey = decrypted
-                    break search
+                if let sessionKey = transport.decrypt(with: key), sessionKey.count == keyLength.bytes {
+                    sessionKeys.append(sessionKey)
                 }
             }
         }
-        guard let sessionKey else {
-            throw SAMLError(
-                .decryptionNoKey,
-                "expected an EncryptedKey that one of \(keys.count) SP key(s) decrypts, found none (encrypted for another SP?)"
-            )
+        if sessionKeys.isEmpty {
+            // Implicit rejection: the data step runs with a key that cannot work, and fails like any other.
+            var random = SystemRandomNumberGenerator()
+            sessionKeys.append((0..<keyLength.bytes).map { _ in random.next() })
         }
-        let before = Set(container.elementChildren.map { $0 })
-        let status = sessionKey.withUnsafeBufferPointer {
-            saml_shim_decrypt_data(encryptedData, $0.baseAddress, $0.count, isDES ? 1 : 0, policy.allowsLegacy ? 1 : 0, maximumBytes)
+        for sessionKey in sessionKeys {
+            guard let bytes = decryptData(encryptedData, sessionKey: sessionKey, des: keyLength.isDES, policy: policy, limits: limits)
+            else { continue }
+            if let plaintext = try? bytes.withUnsafeBytes({ try parse($0, in: container, limits: limits) }) {
+                return plaintext
+            }
         }
-        switch status {
-        case SAML_SHIM_DECRYPT_OK:
-            break
-        case SAML_SHIM_DECRYPT_TOO_LARGE:
-            throw SAMLError(.decryptionFailed, "expected at most \(maximumBytes) decrypted bytes in the \(name), found more")
-        default:
-            throw SAMLError(.decryptionFailed, "expected the \(name) to decrypt with its session key, it does not (corrupted or tampered ciphertext)")
-        }
-        // The EncryptedData node is gone; what replaced it is the new element child.
-        let added = container.elementChildren.filter { !before.contains($0) }
-        guard added.count == 1, let element = added.first else {
-            throw SAMLError(.decryptionFailed, "expected one element as the plaintext of the \(name), found \(added.count)")
-        }
-        return element
+        throw failure
     }
 
-    private static func decryptKey(_ encryptedKey: xmlNodePtr, key: DecryptionKey, oaep11: Bool, policy: EncryptionAlgorithmPolicy) -> [UInt8]? {
-        var output = [UInt8](repeating: 0, count: 512)
+    private static func decryptData(
+        _ encryptedData: xmlNodePtr, sessionKey: [UInt8], des: Bool, policy: EncryptionAlgorithmPolicy, limits: XMLParserLimits
+    ) -> [UInt8]? {
+        var output: UnsafeMutablePointer<UInt8>?
         var length = 0
-        let status = output.withUnsafeMutableBufferPointer { buffer in
-            oaep11
-                ? saml_shim_decrypt_key_oaep11(encryptedKey, key.handle.key, buffer.baseAddress, buffer.count, &length)
-                : saml_shim_decrypt_key(encryptedKey, key.handle.key, policy.allowsLegacy ? 1 : 0, buffer.baseAddress, buffer.count, &length)
+        let status = sessionKey.withUnsafeBufferPointer {
+            saml_shim_decrypt_data(
+                encryptedData, $0.baseAddress, $0.count, des ? 1 : 0, policy.allowsLegacy ? 1 : 0,
+                limits.maximumDocumentBytes, &output, &length)
         }
-        guard status == SAML_SHIM_DECRYPT_OK, length > 0 else { return nil }
-        return Array(output[0..<length])
+        defer { saml_shim_free_plaintext(output) }
+        guard status == SAML_SHIM_DECRYPT_OK, let output else { return nil }
+        return Array(UnsafeBufferPointer(start: output, count: length))
+    }
+
+    /// The plaintext must be exactly one element, with at most whitespace, comments and processing
+    /// instructions around it.
+    private static func parse(_ bytes: UnsafeRawBufferPointer, in container: xmlNodePtr, limits: XMLParserLimits) throws -> Plaintext {
+        let nodes = try SafeXMLParser.parseFragment(bytes, in: container, limits: limits)
+        var element: xmlNodePtr?
+        var node: xmlNodePtr? = nodes
+        var acceptable = true
+        while let current = node {
+            node = current.pointee.next
+            switch current.pointee.type {
+            case XML_ELEMENT_NODE:
+                if element != nil { acceptable = false }
+                element = current
+            case XML_TEXT_NODE:
+                if !Text.isBlank(current.pointee.content) { acceptable = false }
+            case XML_COMMENT_NODE, XML_PI_NODE:
+                break
+            default:
+                acceptable = false
+            }
+        }
+        guard acceptable, let element else {
+            xmlFreeNodeList(nodes)
+            throw SAMLError(.decryptionFailed, "expected one element as the plaintext")
+        }
+        return Plaintext(element: element, nodes: nodes)
+    }
+
+    /// The Base64 CipherValue of an EncryptedData or EncryptedKey; a CipherReference is refused.
+    static func cipherValue(of element: xmlNodePtr, in name: String) throws -> xmlNodePtr {
+        guard let cipherData = element.firstChild(xenc, "CipherData") else {
+            throw SAMLError(.structureMissingElement, "expected xenc:CipherData in the \(element.qualifiedDescription) of the \(name), found none")
+        }
+        if cipherData.firstChild(xenc, "CipherReference") != nil {
+            throw SAMLError(
+                .decryptionExternalReference,
+                "expected the ciphertext of the \(name) inline (xenc:CipherValue), found an xenc:CipherReference (nothing is fetched)"
+            )
+        }
+        guard let value = cipherData.firstChild(xenc, "CipherValue") else {
+            throw SAMLError(.structureMissingElement, "expected xenc:CipherValue in the \(element.qualifiedDescription) of the \(name), found none")
+        }
+        return value
     }
 
     /// The EncryptedKey elements that may hold the key of `encryptedData`, most specific first.
-    private static func encryptedKeys(for encryptedData: xmlNodePtr, in container: xmlNodePtr) -> [xmlNodePtr] {
+    private static func encryptedKeys(for encryptedData: xmlNodePtr, in container: xmlNodePtr) throws -> [xmlNodePtr] {
         var found: [xmlNodePtr] = []
         func add(_ node: xmlNodePtr) {
             if !found.contains(node) { found.append(node) }
@@ -83,11 +144,92 @@ enum Decryption {
         let keyInfo = encryptedData.firstChild(Namespace.xmlDSig, "KeyInfo")
         keyInfo?.children(xenc, "EncryptedKey").forEach(add)
         for retrieval in keyInfo?.children(Namespace.xmlDSig, "RetrievalMethod") ?? [] {
-            guard let uri = retrieval.attribute("URI"), uri.hasPrefix("#") else { continue }
+            let uri = retrieval.attribute("URI") ?? ""
+            guard uri.hasPrefix("#"), uri.count > 1 else {
+                throw SAMLError(
+                    .decryptionExternalReference,
+                    "expected a ds:RetrievalMethod URI naming a same-document ID ('#id'), found \(SAMLError.quote(uri)) (nothing is fetched)"
+                )
+            }
             let id = String(uri.dropFirst())
             container.descendants { $0.is(xenc, "EncryptedKey") && ($0.attribute("Id") == id || $0.attribute("ID") == id) }.forEach(add)
         }
         container.children(xenc, "EncryptedKey").forEach(add)
         return found
+    }
+}
+
+/// The key transport of one EncryptedKey, read and checked against the policy before any decryption.
+struct KeyTransport {
+    private static let digests: [String: saml_shim_digest] = [
+        "http://www.w3.org/2000/09/xmldsig#sha1": SAML_SHIM_DIGEST_SHA1,
+        "http://www.w3.org/2001/04/xmldsig-more#sha224": SAML_SHIM_DIGEST_SHA224,
+        "http://www.w3.org/2001/04/xmlenc#sha256": SAML_SHIM_DIGEST_SHA256,
+        "http://www.w3.org/2001/04/xmldsig-more#sha384": SAML_SHIM_DIGEST_SHA384,
+        "http://www.w3.org/2001/04/xmlenc#sha384": SAML_SHIM_DIGEST_SHA384,
+        "http://www.w3.org/2001/04/xmlenc#sha512": SAML_SHIM_DIGEST_SHA512,
+    ]
+    private static let masks: [String: saml_shim_digest] = [
+        "http://www.w3.org/2009/xmlenc11#mgf1sha1": SAML_SHIM_DIGEST_SHA1,
+        "http://www.w3.org/2009/xmlenc11#mgf1sha224": SAML_SHIM_DIGEST_SHA224,
+        "http://www.w3.org/2009/xmlenc11#mgf1sha256": SAML_SHIM_DIGEST_SHA256,
+        "http://www.w3.org/2009/xmlenc11#mgf1sha384": SAML_SHIM_DIGEST_SHA384,
+        "http://www.w3.org/2009/xmlenc11#mgf1sha512": SAML_SHIM_DIGEST_SHA512,
+    ]
+
+    let oaep: Bool
+    let digest: saml_shim_digest
+    let mask: saml_shim_digest
+    let label: [UInt8]
+    let cipher: [UInt8]
+
+    init(_ encryptedKey: xmlNodePtr, policy: EncryptionAlgorithmPolicy, in name: String) throws {
+        let xenc = Decryption.xenc
+        let method = encryptedKey.firstChild(xenc, "EncryptionMethod")
+        let uri = method?.attribute("Algorithm") ?? ""
+        try policy.checkKeyTransport(uri)
+        oaep = uri != EncryptionAlgorithmPolicy.rsa15
+        func lookup(_ table: [String: saml_shim_digest], _ element: xmlNodePtr?, _ what: String) throws -> saml_shim_digest {
+            guard let element else { return SAML_SHIM_DIGEST_SHA1 }  // the default of both specifications
+            let algorithm = element.attribute("Algorithm") ?? ""
+            guard let digest = table[algorithm] else {
+                throw SAMLError(.decryptionAlgorithmNotAllowed, "expected a known \(what) for RSA-OAEP, found \(SAMLError.quote(algorithm))")
+            }
+            return digest
+        }
+        digest = try lookup(Self.digests, method?.firstChild(Namespace.xmlDSig, "DigestMethod"), "DigestMethod")
+        // rsa-oaep-mgf1p fixes the mask function to MGF1 with SHA-1 (XML Encryption 1.0, 5.4.2); only the
+        // xmlenc 1.1 rsa-oaep names another.
+        mask = uri == EncryptionAlgorithmPolicy.rsaOAEP11
+            ? try lookup(Self.masks, method?.firstChild(Decryption.xenc11, "MGF"), "MGF") : SAML_SHIM_DIGEST_SHA1
+        // xs:base64Binary: XML whitespace (spaces included) may sit anywhere in the text.
+        func base64(_ element: xmlNodePtr, maximumBytes: Int) throws -> [UInt8] {
+            var repairs: [SAMLResponseDecoder.Repair] = []
+            let text = element.textContent.utf8.filter { !XMLWhitespace.isWhitespace($0) }
+            return try Base64Decoding.decode(text, maximumBytes: maximumBytes, repairs: &repairs)
+        }
+        do {
+            label = try method?.firstChild(xenc, "OAEPparams").map { try base64($0, maximumBytes: 1024) } ?? []
+            cipher = try base64(try Decryption.cipherValue(of: encryptedKey, in: name), maximumBytes: 2048)
+        } catch let error as SAMLError where error.code == .decodeInvalidBase64 || error.code == .decodeTruncatedBase64 || error.code == .decodeTooLarge {
+            throw SAMLError(.structureMissingElement, "expected the EncryptedKey of the \(name) to carry a Base64 RSA ciphertext, found none")
+        }
+    }
+
+    /// The session key, or nil when the key transport fails with this key (the caller does not say so).
+    func decrypt(with key: DecryptionKey) -> [UInt8]? {
+        var output = [UInt8](repeating: 0, count: 512)
+        var length = 0
+        let status = output.withUnsafeMutableBufferPointer { buffer in
+            label.withUnsafeBufferPointer { label in
+                cipher.withUnsafeBufferPointer { cipher in
+                    saml_shim_rsa_decrypt_key(
+                        key.handle.key, oaep ? 1 : 0, digest, mask, label.baseAddress, label.count,
+                        cipher.baseAddress, cipher.count, buffer.baseAddress, buffer.count, &length)
+                }
+            }
+        }
+        guard status == SAML_SHIM_DECRYPT_OK, length > 0 else { return nil }
+        return Array(output[0..<length])
     }
 }

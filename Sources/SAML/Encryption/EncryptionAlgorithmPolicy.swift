@@ -1,9 +1,16 @@
 /// The algorithm allow-list of decryption.
 ///
-/// By default: key transport RSA-OAEP (`xmlenc#rsa-oaep-mgf1p`, and xmlenc 1.1 `rsa-oaep` with its
-/// DigestMethod and MGF1 parameters), data encryption AES-128/192/256-GCM. ``allowingLegacy`` adds
-/// RSA-1_5 (Bleichenbacher-style oracles), AES-CBC and 3DES-CBC (padding oracles), which most IdPs in the
-/// field still emit; it must be chosen at the call site (`--allow-legacy-encryption` in the CLI).
+/// By default: key transport RSA-OAEP (`xmlenc#rsa-oaep-mgf1p` with any SHA-1/SHA-2 DigestMethod, and
+/// xmlenc 1.1 `rsa-oaep` with its DigestMethod and MGF1 parameters), data encryption AES-128/192/256-GCM.
+///
+/// ``allowingLegacy`` adds RSA-1_5, AES-CBC and 3DES-CBC, which many IdPs in the field still emit; it must
+/// be chosen at the call site (`--allow-legacy-encryption` in the CLI). They are dangerous: RSA-1_5 key
+/// transport answers whether a chosen ciphertext has valid padding (Bleichenbacher 1998), and CBC without
+/// an integrity check answers whether a chosen ciphertext decrypts to well-formed XML (Jager and
+/// Somorovsky 2011); each answer leaks a little of the key or the plaintext, and enough of them decrypt
+/// an assertion captured elsewhere. The verifier gives such an attacker one answer for every failure
+/// (same code, same message, a random session key in place of a failed key transport), which removes the
+/// distinguishable answers but not a timing side channel: prefer asking the IdP for RSA-OAEP and AES-GCM.
 public struct EncryptionAlgorithmPolicy: Sendable, Hashable {
     public let allowsLegacy: Bool
 
@@ -32,12 +39,19 @@ public struct EncryptionAlgorithmPolicy: Sendable, Hashable {
         throw refusal("key transport", uri, legacy: false)
     }
 
-    /// Whether the data algorithm is 3DES (its session key is a DES key, not an AES one).
-    func checkDataEncryption(_ uri: String) throws -> Bool {
-        if Self.gcm.contains(uri) { return false }
+    /// The session key a data algorithm needs.
+    struct SessionKeyLength {
+        var bytes: Int
+        /// A 3DES key rather than an AES one.
+        var isDES: Bool
+    }
+
+    func checkDataEncryption(_ uri: String) throws -> SessionKeyLength {
+        let bytes = uri.contains("aes128") ? 16 : uri.contains("aes192") ? 24 : 32
+        if Self.gcm.contains(uri) { return SessionKeyLength(bytes: bytes, isDES: false) }
         if Self.cbc.contains(uri) || uri == Self.tripleDES {
             guard allowsLegacy else { throw refusal("data encryption", uri, legacy: true) }
-            return uri == Self.tripleDES
+            return uri == Self.tripleDES ? SessionKeyLength(bytes: 24, isDES: true) : SessionKeyLength(bytes: bytes, isDES: false)
         }
         throw refusal("data encryption", uri, legacy: false)
     }

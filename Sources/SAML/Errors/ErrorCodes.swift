@@ -41,7 +41,8 @@ extension SAMLError.Code {
     public static let xmlDoctypeForbidden = Self("xml.doctype-forbidden")
     /// An entity reference or declaration.
     public static let xmlEntityForbidden = Self("xml.entity-forbidden")
-    /// Too deep, too many elements, or too many attributes on one element.
+    /// A cap of ``XMLParserLimits`` exceeded (size of a text run, depth, elements, attributes or namespace
+    /// declarations per element or in all), found before libxml2 parses.
     public static let xmlLimitExceeded = Self("xml.limit-exceeded")
 
     // MARK: Structure
@@ -91,10 +92,14 @@ extension SAMLError.Code {
 
     // MARK: Decryption
 
-    /// No SP key is configured, no EncryptedKey is found, or none of the SP keys decrypts one.
+    /// No SP key is configured, or no EncryptedKey is found.
     public static let decryptionNoKey = Self("decryption.no-key")
-    /// The session key was found but the data does not decrypt, or decrypts to something unusable.
+    /// Every cryptographic failure of decryption, with one message: the key transport fails with every SP
+    /// key (another SP's key, wrong padding), the data does not decrypt, or the plaintext is not one
+    /// element within the limits. One answer for all, so that none is an oracle.
     public static let decryptionFailed = Self("decryption.failed")
+    /// A `CipherReference`, or a `RetrievalMethod` to anything but a same-document ID: nothing is fetched.
+    public static let decryptionExternalReference = Self("decryption.external-reference")
     /// A key transport or data encryption algorithm outside the allow-list (the message names the opt-in).
     public static let decryptionAlgorithmNotAllowed = Self("decryption.algorithm-not-allowed")
 
@@ -106,12 +111,19 @@ extension SAMLError.Code {
     public static let issuerMissing = Self("issuer.missing")
     /// The Issuer differs from the expected IdP entity ID.
     public static let issuerMismatch = Self("issuer.mismatch")
+    /// The Assertion's Issuer has a `Format` other than the entity format (Profiles 4.1.4.2).
+    public static let issuerFormat = Self("issuer.format")
     /// `Destination` differs from the expected endpoint.
     public static let destinationMismatch = Self("destination.mismatch")
+    /// A signed Response without `Destination` while the endpoint is configured (Bindings 3.5.5.2).
+    public static let destinationMissing = Self("destination.missing")
     /// No AudienceRestriction contains the expected audience.
     public static let audienceMismatch = Self("audience.mismatch")
     /// `InResponseTo` of the Response differs from the expected request ID.
     public static let inResponseToMismatch = Self("in-response-to.mismatch")
+    /// A request ID is expected, and no signed part (the signed Response, or the signed assertion's
+    /// bearer confirmation) carries an `InResponseTo`.
+    public static let inResponseToMissing = Self("in-response-to.missing")
     /// `Conditions/@NotOnOrAfter` has passed (beyond the skew).
     public static let timeExpired = Self("time.expired")
     /// `Conditions/@NotBefore` is in the future (beyond the skew).
@@ -122,6 +134,9 @@ extension SAMLError.Code {
     public static let timeIssueInstant = Self("time.issue-instant")
     /// No bearer SubjectConfirmation.
     public static let subjectConfirmationMissing = Self("subject-confirmation.missing")
+    /// A bearer SubjectConfirmation without SubjectConfirmationData, without `NotOnOrAfter`, or without
+    /// `Recipient` while recipients are configured (Profiles 4.1.4.2).
+    public static let subjectConfirmationIncomplete = Self("subject-confirmation.incomplete")
     /// The bearer SubjectConfirmationData's Recipient differs from the expected endpoint.
     public static let subjectConfirmationRecipient = Self("subject-confirmation.recipient-mismatch")
     /// The bearer SubjectConfirmationData's NotOnOrAfter has passed, or its NotBefore is in the future.

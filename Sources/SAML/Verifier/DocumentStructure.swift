@@ -2,11 +2,14 @@ internal import CSAMLShim
 
 /// The shape checks that come before any signature is looked at: one `samlp:Response` root with Version
 /// 2.0, exactly one `saml:Assertion` or `saml:EncryptedAssertion` in the whole document and as a direct
-/// child of the Response, IDs registered only on the Response and the Assertion and unique across the
-/// document, signatures only as direct children of those two.
+/// child of the Response, signatures only as direct children of those two, and the document's ID table
+/// exactly what these checks saw: the unqualified `ID` of the Response and the Assertion, `xml:id`
+/// (libxml2 registers it while parsing) and every `Id` inside a `ds:Signature`, `xenc:EncryptedData` or
+/// `xenc:EncryptedKey` (which xmlsec registers when it processes them; registered here first, and the
+/// shim checks that xmlsec adds nothing), every value unique across all of them.
 ///
-/// An encrypted assertion is adopted after decryption (``adoptDecryptedAssertion(_:document:limits:)``),
-/// which applies the same checks to the plaintext. A class: the verification stages share and complete it.
+/// An encrypted assertion is adopted after decryption (``adoptDecryptedAssertion(_:limits:)``), as a
+/// document of its own, with the same checks. A class: the verification stages share and complete it.
 final class DocumentStructure {
     let response: xmlNodePtr
     /// The signature on the Response, if any.
@@ -19,6 +22,8 @@ final class DocumentStructure {
     private(set) var assertionSignature: xmlNodePtr?
     /// Every ID value seen so far.
     private var identifiers = Set<String>()
+    /// The document the decrypted assertion lives in.
+    private(set) var decryptedAssertionTree: XMLTree?
 
     init(_ tree: XMLTree) throws {
         let root = tree.root
@@ -34,6 +39,8 @@ final class DocumentStructure {
             throw SAMLError(.assertionMultiple, "expected one Assertion, found \(scan.assertions.count + scan.encrypted.count)")
         }
         guard let single = scan.assertions.first ?? scan.encrypted.first else {
+            // An IdP's error Response carries no assertion (Profiles 4.1.4.2): report its status.
+            try StatusPolicy.check(response: root)
             throw SAMLError(.assertionMissing, "expected one Assertion, found none")
         }
         guard single.pointee.parent == root else {
@@ -56,18 +63,30 @@ final class DocumentStructure {
         }
         self.responseSignature = responseSignature
         try Self.register(root, document: tree.document)
+        try Self.register(scan.xmlsecIDs, document: tree.document)
         if let assertion = scan.assertions.first {
             try adopt(assertion, signatures: scan.signatures.filter { $0.pointee.parent == assertion }, document: tree.document)
         }
     }
 
-    /// Takes the assertion that decryption put in place of the EncryptedData: the same limits, ID and
-    /// signature rules as for a plain assertion, over its subtree.
-    func adoptDecryptedAssertion(_ element: xmlNodePtr, document: xmlDocPtr, limits: XMLParserLimits) throws {
-        guard element.is(Namespace.samlAssertion, "Assertion") else {
-            throw SAMLError(.assertionMissing, "expected a saml:Assertion as the plaintext, found \(SAMLError.quote(element.qualifiedDescription))")
+    /// Takes the decrypted assertion as a document of its own (as OpenSAML's decrypter does), so that its
+    /// signature is canonicalised in the namespace context the IdP signed it in, whatever the
+    /// canonicalisation; namespace declarations it used from the enclosing Response are declared on it.
+    /// The same ID and signature rules as for a plain assertion apply over its subtree.
+    func adoptDecryptedAssertion(_ plaintext: Decryption.Plaintext) throws {
+        defer { xmlFreeNodeList(plaintext.nodes) }
+        guard plaintext.element.is(Namespace.samlAssertion, "Assertion") else {
+            throw SAMLError(.assertionMissing, "expected a saml:Assertion as the plaintext, found \(SAMLError.quote(plaintext.element.qualifiedDescription))")
         }
-        try SafeXMLParser.checkLimits(element, limits: limits)
+        guard let document = xmlNewDoc("1.0") else {
+            throw SAMLError(.decryptionFailed, "expected memory for the decrypted assertion, found none")
+        }
+        let tree = XMLTree(document)
+        guard let element = xmlDocCopyNode(plaintext.element, document, 1) else {
+            throw SAMLError(.decryptionFailed, "expected memory for the decrypted assertion, found none")
+        }
+        xmlDocSetRootElement(document, element)
+        decryptedAssertionTree = tree
         let scan = try Self.scan(element, identifiers: &identifiers)
         guard scan.assertions.count == 1, scan.encrypted.isEmpty else {
             throw SAMLError(.assertionMultiple, "expected one Assertion in the plaintext, found \(scan.assertions.count + scan.encrypted.count)")
@@ -78,6 +97,7 @@ final class DocumentStructure {
         for signature in scan.signatures where signature.pointee.parent != element {
             throw Self.misplaced(signature)
         }
+        try Self.register(scan.xmlsecIDs, document: document)
         try adopt(element, signatures: scan.signatures, document: document)
     }
 
@@ -98,41 +118,66 @@ final class DocumentStructure {
         return SAMLError(.signatureMisplaced, "expected signatures only on the Response or the Assertion, found one in \(SAMLError.quote(name))")
     }
 
-    /// One walk over a subtree: assertions (wrapping attacks hide a second one in Extensions, Object, ...),
-    /// encrypted assertions, signatures, and the first duplicate ID value.
-    private static func scan(_ root: xmlNodePtr, identifiers: inout Set<String>) throws
-        -> (assertions: [xmlNodePtr], encrypted: [xmlNodePtr], signatures: [xmlNodePtr], duplicate: String?)
-    {
+    /// What one walk over a subtree found.
+    private struct Scan {
         var assertions: [xmlNodePtr] = []
         var encrypted: [xmlNodePtr] = []
         var signatures: [xmlNodePtr] = []
+        /// The `Id` attributes (any namespace: xmlsec compares the local name only) that xmlsec would
+        /// register when it processes a ds:Signature, xenc:EncryptedData or xenc:EncryptedKey subtree.
+        var xmlsecIDs: [xmlAttrPtr] = []
         var duplicate: String?
-        root.forEachElement { element in
-            if element.is(Namespace.samlAssertion, "Assertion") {
-                assertions.append(element)
-            } else if element.is(Namespace.samlAssertion, "EncryptedAssertion") {
-                encrypted.append(element)
-            } else if element.is(Namespace.xmlDSig, "Signature") {
-                signatures.append(element)
-            }
-            if duplicate == nil { duplicate = collectIDs(of: element, into: &identifiers) }
-            return true
-        }
-        return (assertions, encrypted, signatures, duplicate)
     }
 
-    /// Adds the values of `element`'s ID attributes (unqualified `ID`, and `xml:id`) to `seen` and
-    /// returns the first value seen before. xmlsec's own `xmlSecAddIDs` keeps the first duplicate and
-    /// ignores namespaces, so IDs are checked and registered here instead.
-    private static func collectIDs(of element: xmlNodePtr, into seen: inout Set<String>) -> String? {
-        var attribute = element.pointee.properties
-        while let current = attribute {
-            attribute = current.pointee.next
-            guard current.is("ID", namespace: nil) || current.is("id", namespace: Namespace.xml) else { continue }
-            let value = current.value
-            guard seen.insert(value).inserted else { return value }
+    /// One walk over a subtree: assertions (wrapping attacks hide a second one in Extensions, Object, ...),
+    /// encrypted assertions, signatures, the attributes xmlsec would register as IDs, and the first
+    /// duplicate ID value.
+    private static func scan(_ root: xmlNodePtr, identifiers: inout Set<String>) throws -> Scan {
+        var scan = Scan()
+        // The depth of the xmlsec-processed subtree being walked, if any.
+        var xmlsecSubtree: Int?
+        root.walk { node, depth in
+            if let start = xmlsecSubtree, depth <= start { xmlsecSubtree = nil }
+            guard node.isElement else { return false }
+            let element = node
+            if element.is(Namespace.samlAssertion, "Assertion") {
+                scan.assertions.append(element)
+            } else if element.is(Namespace.samlAssertion, "EncryptedAssertion") {
+                scan.encrypted.append(element)
+            } else if element.is(Namespace.xmlDSig, "Signature") {
+                scan.signatures.append(element)
+            }
+            if xmlsecSubtree == nil,
+                element.is(Namespace.xmlDSig, "Signature") || element.is(Namespace.xmlEnc, "EncryptedData")
+                    || element.is(Namespace.xmlEnc, "EncryptedKey")
+            {
+                xmlsecSubtree = depth
+            }
+            var attribute = element.pointee.properties
+            while let current = attribute {
+                attribute = current.pointee.next
+                let xmlsecID = xmlsecSubtree != nil && xmlStrEqual(current.pointee.name, "Id") != 0
+                guard xmlsecID || current.is("ID", namespace: nil) || current.is("id", namespace: Namespace.xml) else { continue }
+                if xmlsecID { scan.xmlsecIDs.append(current) }
+                if !identifiers.insert(current.value).inserted, scan.duplicate == nil { scan.duplicate = current.value }
+            }
+            return true
         }
-        return nil
+        return scan
+    }
+
+    /// Registers the attributes xmlsec would register, before it does (values are unique: checked by the scan).
+    private static func register(_ attributes: [xmlAttrPtr], document: xmlDocPtr) throws {
+        for attribute in attributes {
+            let value = attribute.value
+            if let registered = xmlGetID(document, value) {
+                guard registered == attribute else {
+                    throw SAMLError(.idDuplicate, "expected the ID \(SAMLError.quote(value)) once, found it twice")
+                }
+            } else if xmlAddID(nil, document, value, attribute) == nil {
+                throw SAMLError(.idDuplicate, "expected to register the ID \(SAMLError.quote(value)), found it taken")
+            }
+        }
     }
 
     /// Registers the unqualified `ID` of a Response or Assertion (and nothing else) as an XML ID.

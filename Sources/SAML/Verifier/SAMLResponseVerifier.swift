@@ -131,10 +131,9 @@ public struct SAMLResponseVerifier: Sendable {
     @_spi(Stages)
     public func verifySignatures(_ parsed: ParsedResponse, fastCanonicalization: Bool = true) throws -> SignedParts {
         let structure = parsed.structure
-        let document = parsed.tree.document
         var signed: SignedParts = []
         func verify(_ signature: xmlNodePtr, on parent: xmlNodePtr, as part: SignedParts) throws {
-            try SignatureProfile.check(signature: signature, parent: parent, document: document, algorithms: configuration.algorithms)
+            try SignatureProfile.check(signature: signature, parent: parent, document: parent.pointee.doc, algorithms: configuration.algorithms)
             try SignatureVerification.verify(
                 signature: signature, keys: configuration.trustedKeys, algorithms: configuration.algorithms,
                 fastCanonicalization: fastCanonicalization)
@@ -146,8 +145,8 @@ public struct SAMLResponseVerifier: Sendable {
         if structure.assertion == nil, let encrypted = structure.encryptedAssertion {
             let plaintext = try Decryption.decrypt(
                 encrypted, keys: configuration.decryptionKeys, policy: configuration.encryptionAlgorithms,
-                maximumBytes: configuration.parserLimits.maximumDocumentBytes)
-            try structure.adoptDecryptedAssertion(plaintext, document: document, limits: configuration.parserLimits)
+                limits: configuration.parserLimits)
+            try structure.adoptDecryptedAssertion(plaintext)
         }
         guard let assertion = structure.assertion else {
             throw SAMLError(.assertionMissing, "expected one Assertion, found none")
@@ -170,10 +169,12 @@ public struct SAMLResponseVerifier: Sendable {
         for container in containers {
             let plaintext = try Decryption.decrypt(
                 container, keys: configuration.decryptionKeys, policy: configuration.encryptionAlgorithms,
-                maximumBytes: configuration.parserLimits.maximumDocumentBytes)
-            try SafeXMLParser.checkLimits(plaintext, limits: configuration.parserLimits)
-            // The plaintext takes the container's place, so that extraction reads NameID and Attribute.
-            xmlReplaceNode(container, plaintext)
+                limits: configuration.parserLimits)
+            // The plaintext element takes the container's place, so that extraction reads NameID and Attribute.
+            let rest = plaintext.nodes == plaintext.element ? plaintext.element.pointee.next : plaintext.nodes
+            xmlUnlinkNode(plaintext.element)
+            if let rest { xmlFreeNodeList(rest) }
+            xmlReplaceNode(container, plaintext.element)
             xmlFreeNode(container)
         }
     }

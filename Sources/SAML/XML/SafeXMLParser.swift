@@ -9,9 +9,10 @@ import Darwin
 /// Parses untrusted XML with libxml2, safely.
 ///
 /// Options: no entity substitution (`XML_PARSE_NOENT` is off), no DTD loading or attribute defaulting,
-/// no network (`XML_PARSE_NONET`), no `XML_PARSE_HUGE`, no error printing. Any DOCTYPE is rejected, as
-/// is any entity reference left in the tree; the caps of ``XMLParserLimits`` are enforced. Every failure
-/// is a ``SAMLError`` naming the line and column where libxml2 gave up.
+/// no network (`XML_PARSE_NONET`), no `XML_PARSE_HUGE`, no error printing. Before libxml2 sees a byte,
+/// ``XMLPreScan`` enforces the caps of ``XMLParserLimits`` in one linear pass and refuses any DOCTYPE and
+/// any entity reference. Every failure is a ``SAMLError`` naming the line (and column, for libxml2's)
+/// where the input was refused.
 enum SafeXMLParser {
     /// CDATA sections are kept as such (no `XML_PARSE_NOCDATA`): text content joins them explicitly.
     static let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
@@ -24,10 +25,7 @@ enum SafeXMLParser {
         guard bytes.count > 0, bytes.count <= Int(Int32.max) else {
             throw SAMLError(.xmlMalformed, "expected an XML document, found \(bytes.count) bytes")
         }
-        // Refuse a DOCTYPE before libxml2 reads its internal subset (entity declarations included).
-        if Prolog.hasDoctype(bytes) {
-            throw SAMLError(.xmlDoctypeForbidden, "expected no DOCTYPE, found one (DTDs and entities are refused)")
-        }
+        try XMLPreScan.check(bytes, limits: limits)
         guard let context = xmlNewParserCtxt() else {
             throw SAMLError(.xmlMalformed, "expected a libxml2 parser context, found none (out of memory)")
         }
@@ -36,21 +34,45 @@ enum SafeXMLParser {
             xmlCtxtReadMemory(context, chars.baseAddress, Int32(chars.count), nil, "UTF-8", options)
         }
         guard let document else {
-            throw parseError(context)
+            throw parseError(xmlCtxtGetLastError(context))
         }
         let tree = XMLTree(document)
         if document.pointee.intSubset != nil || document.pointee.extSubset != nil {
             throw SAMLError(.xmlDoctypeForbidden, "expected no DOCTYPE, found one (DTDs and entities are refused)")
         }
-        guard let root = xmlDocGetRootElement(document) else {
+        guard xmlDocGetRootElement(document) != nil else {
             throw SAMLError(.xmlMalformed, "expected a root element, found none")
         }
-        try checkLimits(root, limits: limits)
         return tree
     }
 
-    private static func parseError(_ context: xmlParserCtxtPtr) -> SAMLError {
-        guard let error = xmlCtxtGetLastError(context) else {
+    /// Parses `bytes` (decrypted plaintext) as content of `context`, whose in-scope namespace declarations
+    /// apply, with the same options and caps as a document. Returns the parsed node list, not yet linked
+    /// into the tree; the caller links or frees it.
+    static func parseFragment(_ bytes: UnsafeRawBufferPointer, in context: xmlNodePtr, limits: XMLParserLimits) throws -> xmlNodePtr {
+        guard bytes.count > 0, bytes.count <= limits.maximumDocumentBytes else {
+            throw SAMLError(.xmlTooLarge, "expected between 1 and \(limits.maximumDocumentBytes) bytes of XML, found \(bytes.count)")
+        }
+        var depth = 0
+        var ancestor: xmlNodePtr? = context
+        while let current = ancestor, current.isElement {
+            depth += 1
+            ancestor = current.pointee.parent
+        }
+        try XMLPreScan.check(bytes, limits: limits, depth: depth)
+        var list: xmlNodePtr?
+        let status = bytes.withMemoryRebound(to: CChar.self) { chars in
+            xmlParseInNodeContext(context, chars.baseAddress, Int32(chars.count), options, &list)
+        }
+        guard status == XML_ERR_OK, let list else {
+            if let list { xmlFreeNodeList(list) }
+            throw parseError(nil)
+        }
+        return list
+    }
+
+    private static func parseError(_ error: xmlErrorPtr?) -> SAMLError {
+        guard let error else {
             return SAMLError(.xmlMalformed, "expected well-formed XML, libxml2 refused it without a reason")
         }
         let line = error.pointee.line
@@ -65,40 +87,6 @@ enum SafeXMLParser {
             default: .xmlMalformed
             }
         return SAMLError(code, "expected well-formed XML, found at line \(line), column \(column): \(SAMLError.quote(reason))")
-    }
-
-    /// Walks the tree once: depth, element count, attributes per element, no entity references.
-    static func checkLimits(_ root: xmlNodePtr, limits: XMLParserLimits) throws {
-        var elements = 0
-        try root.walk { node, depth in
-            switch node.pointee.type {
-            case XML_ELEMENT_NODE:
-                elements += 1
-                guard elements <= limits.maximumElements else {
-                    throw SAMLError(.xmlLimitExceeded, "expected at most \(limits.maximumElements) elements, found more")
-                }
-                guard depth <= limits.maximumDepth else {
-                    throw SAMLError(.xmlLimitExceeded, "expected nesting of at most \(limits.maximumDepth), found deeper at line \(xmlGetLineNo(node))")
-                }
-                var attributes = 0
-                var attribute = node.pointee.properties
-                while let next = attribute {
-                    attributes += 1
-                    attribute = next.pointee.next
-                }
-                guard attributes <= limits.maximumAttributesPerElement else {
-                    throw SAMLError(
-                        .xmlLimitExceeded,
-                        "expected at most \(limits.maximumAttributesPerElement) attributes on an element, found \(attributes) at line \(xmlGetLineNo(node))"
-                    )
-                }
-                return true
-            case XML_ENTITY_REF_NODE, XML_ENTITY_NODE, XML_ENTITY_DECL, XML_DTD_NODE:
-                throw SAMLError(.xmlEntityForbidden, "expected no entities, found one at line \(xmlGetLineNo(node))")
-            default:
-                return false
-            }
-        }
     }
 }
 
@@ -117,42 +105,5 @@ final class XMLTree {
     var root: xmlNodePtr {
         // Checked in `SafeXMLParser.parse` before the tree is handed out.
         xmlDocGetRootElement(document)!
-    }
-}
-
-/// Scans the prolog (byte order mark, XML declaration, comments, processing instructions, whitespace)
-/// for `<!DOCTYPE`, without parsing anything else.
-enum Prolog {
-    static func hasDoctype(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        func starts(_ text: StaticString) -> Bool {
-            let count = text.utf8CodeUnitCount
-            guard i + count <= bytes.count else { return false }
-            return memcmp(bytes.baseAddress! + i, text.utf8Start, count) == 0
-        }
-        func skip(past terminator: StaticString) -> Bool {
-            let count = terminator.utf8CodeUnitCount
-            while i + count <= bytes.count {
-                if memcmp(bytes.baseAddress! + i, terminator.utf8Start, count) == 0 {
-                    i += count
-                    return true
-                }
-                i += 1
-            }
-            return false
-        }
-        while i < bytes.count {
-            let byte = bytes[i]
-            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
-                i += 1
-            } else if starts("<?") {
-                guard skip(past: "?>") else { return false }
-            } else if starts("<!--") {
-                guard skip(past: "-->") else { return false }
-            } else {
-                return starts("<!DOCTYPE")
-            }
-        }
-        return false
     }
 }

@@ -164,6 +164,16 @@ enum Text {
         return .buffer([])
     }
 
+    /// True when `content` is empty or XML whitespace only.
+    static func isBlank(_ content: UnsafePointer<xmlChar>?) -> Bool {
+        guard var byte = content else { return true }
+        while byte.pointee != 0 {
+            guard XMLWhitespace.isWhitespace(byte.pointee) else { return false }
+            byte += 1
+        }
+        return true
+    }
+
     enum Gathered {
         case single(UnsafePointer<xmlChar>)
         case buffer([UInt8])

@@ -1,4 +1,9 @@
-/// Caps applied while parsing untrusted XML (see `docs/security.md`).
+/// Caps applied to untrusted XML (see `docs/security.md`).
+///
+/// Every cap is enforced by ``XMLPreScan`` on the raw bytes, in one linear pass, before libxml2 sees them:
+/// libxml2 2.9's duplicate-attribute and namespace checks are quadratic in the number of attributes on
+/// one element, so a cap checked on the parsed tree would come after the expensive work. The same caps
+/// apply to every decrypted plaintext before it is parsed.
 public struct XMLParserLimits: Sendable, Hashable {
     /// The largest document accepted, in bytes. Default 1 MiB.
     public var maximumDocumentBytes: Int = 1 << 20
@@ -6,8 +11,18 @@ public struct XMLParserLimits: Sendable, Hashable {
     public var maximumDepth: Int = 64
     /// The most elements accepted in one document. Default 20,000.
     public var maximumElements: Int = 20_000
-    /// The most attributes accepted on one element. Default 64.
+    /// The most attributes accepted on one element, namespace declarations included. Default 64.
     public var maximumAttributesPerElement: Int = 64
+    /// The most namespace declarations (`xmlns`, `xmlns:p`) accepted on one element. Default 32.
+    public var maximumNamespaceDeclarationsPerElement: Int = 32
+    /// The most attributes accepted in one document, namespace declarations included. Default 50,000.
+    public var maximumAttributes: Int = 50_000
+    /// The most namespace declarations accepted in one document. Default 10,000 (IdPs that declare
+    /// `xs` and `xsi` on every AttributeValue need two per value).
+    public var maximumNamespaceDeclarations: Int = 10_000
+    /// The longest run of character data (text, CDATA) between two tags, and the longest comment or
+    /// processing instruction, in bytes. Default 512 KiB (a Base64 CipherValue of a large assertion).
+    public var maximumTextBytes: Int = 512 << 10
 
     public init() {}
 }

@@ -1,0 +1,190 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One linear pass over raw XML bytes that enforces ``XMLParserLimits`` before libxml2 parses them.
+///
+/// libxml2 2.9 checks every attribute of an element against every other one (duplicates, namespace
+/// bindings): 150,000 attributes on one element, or 70,000 namespace declarations, cost seconds. This
+/// scan counts tags, attributes, namespace declarations, depth and character-data runs with `memchr`
+/// jumps and stops at the first cap exceeded, so that a 1 MiB request costs about a millisecond whatever
+/// its shape. It does not validate XML (libxml2 does that next); where it cannot follow the markup it
+/// refuses the document as malformed rather than guess, so nothing it did not count reaches libxml2.
+/// It also refuses any DOCTYPE or other `<!` declaration and any entity reference other than the five
+/// predefined ones (no DTD can declare others).
+enum XMLPreScan {
+    private static let lt = UInt8(ascii: "<"), gt = UInt8(ascii: ">"), slash = UInt8(ascii: "/")
+    private static let question = UInt8(ascii: "?"), bang = UInt8(ascii: "!"), equals = UInt8(ascii: "=")
+    private static let quote = UInt8(ascii: "\""), apostrophe = UInt8(ascii: "'"), ampersand = UInt8(ascii: "&")
+
+    /// - Parameter depth: the depth of the element the bytes will be parsed into (0 for a document).
+    static func check(_ bytes: UnsafeRawBufferPointer, limits: XMLParserLimits, depth initialDepth: Int = 0) throws {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        let end = bytes.count
+        var i = 0
+        var depth = initialDepth
+        var elements = 0
+        var attributesTotal = 0
+        var namespacesTotal = 0
+        var textRun = 0
+
+        func find(_ byte: UInt8, from start: Int, before limit: Int? = nil) -> Int? {
+            let limit = limit ?? end
+            guard start < limit, let hit = memchr(base + start, Int32(byte), limit - start) else { return nil }
+            return base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+        }
+        /// The index just past `terminator`, searched from `start`.
+        func skip(past terminator: StaticString, from start: Int) -> Int? {
+            let length = terminator.utf8CodeUnitCount
+            let first = terminator.utf8Start.pointee
+            var at = start
+            while let hit = find(first, from: at) {
+                guard hit + length <= end else { return nil }
+                if memcmp(base + hit, terminator.utf8Start, length) == 0 { return hit + length }
+                at = hit + 1
+            }
+            return nil
+        }
+        func starts(_ text: StaticString, at index: Int) -> Bool {
+            let length = text.utf8CodeUnitCount
+            return index + length <= end && memcmp(base + index, text.utf8Start, length) == 0
+        }
+        func line(_ index: Int) -> Int {
+            var count = 1
+            var at = 0
+            while let hit = find(0x0A, from: at, before: index) {
+                count += 1
+                at = hit + 1
+            }
+            return count
+        }
+        func malformed(_ index: Int, _ expected: String) -> SAMLError {
+            SAMLError(.xmlMalformed, "expected \(expected), found something else at line \(line(index)) (byte \(index))")
+        }
+        func exceeded(_ what: String, _ limit: Int, _ index: Int) -> SAMLError {
+            SAMLError(.xmlLimitExceeded, "expected at most \(limit) \(what), found more at line \(line(index)) (byte \(index))")
+        }
+        func addText(_ count: Int, at index: Int) throws {
+            textRun += count
+            guard textRun <= limits.maximumTextBytes else {
+                throw exceeded("bytes of character data in one run", limits.maximumTextBytes, index)
+            }
+        }
+        /// Entity references in [from, to): only character references and the five predefined names.
+        func checkReferences(from: Int, to: Int) throws {
+            var at = from
+            while let amp = find(ampersand, from: at, before: to) {
+                at = amp + 1
+                guard at < to, base[at] != UInt8(ascii: "#") else { continue }
+                guard let semicolon = find(UInt8(ascii: ";"), from: at, before: min(to, at + 5)) else {
+                    throw SAMLError(.xmlEntityForbidden, "expected no entity references, found one at line \(line(amp))")
+                }
+                let name = UnsafeRawBufferPointer(start: base + at, count: semicolon - at)
+                guard name.elementsEqual("lt".utf8) || name.elementsEqual("gt".utf8) || name.elementsEqual("amp".utf8)
+                    || name.elementsEqual("quot".utf8) || name.elementsEqual("apos".utf8)
+                else {
+                    throw SAMLError(.xmlEntityForbidden, "expected no entity references, found one at line \(line(amp))")
+                }
+            }
+        }
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
+
+        /// Reads one start tag from `<`; returns the index after its `>`.
+        func startTag(at start: Int) throws -> Int {
+            elements += 1
+            guard elements <= limits.maximumElements else { throw exceeded("elements", limits.maximumElements, start) }
+            guard depth + 1 <= limits.maximumDepth else { throw exceeded("levels of nesting", limits.maximumDepth, start) }
+            textRun = 0
+            var at = start + 1
+            while at < end, !isSpace(base[at]), base[at] != gt, base[at] != slash { at += 1 }
+            guard at > start + 1 else { throw malformed(start, "an element name after '<'") }
+            var attributes = 0
+            var namespaces = 0
+            while true {
+                while at < end, isSpace(base[at]) { at += 1 }
+                guard at < end else { throw malformed(start, "'>' closing a start tag") }
+                if base[at] == gt {
+                    depth += 1
+                    return at + 1
+                }
+                if base[at] == slash {
+                    guard at + 1 < end, base[at + 1] == gt else { throw malformed(at, "'/>'") }
+                    return at + 2
+                }
+                let nameStart = at
+                while at < end, !isSpace(base[at]), base[at] != equals, base[at] != gt, base[at] != slash { at += 1 }
+                let nameLength = at - nameStart
+                guard nameLength > 0 else { throw malformed(at, "an attribute name") }
+                attributes += 1
+                attributesTotal += 1
+                if starts("xmlns", at: nameStart), nameLength == 5 || base[nameStart + 5] == UInt8(ascii: ":") {
+                    namespaces += 1
+                    namespacesTotal += 1
+                    guard namespaces <= limits.maximumNamespaceDeclarationsPerElement else {
+                        throw exceeded("namespace declarations on an element", limits.maximumNamespaceDeclarationsPerElement, start)
+                    }
+                    guard namespacesTotal <= limits.maximumNamespaceDeclarations else {
+                        throw exceeded("namespace declarations", limits.maximumNamespaceDeclarations, start)
+                    }
+                }
+                guard attributes <= limits.maximumAttributesPerElement else {
+                    throw exceeded("attributes on an element", limits.maximumAttributesPerElement, start)
+                }
+                guard attributesTotal <= limits.maximumAttributes else {
+                    throw exceeded("attributes", limits.maximumAttributes, start)
+                }
+                while at < end, isSpace(base[at]) { at += 1 }
+                guard at < end, base[at] == equals else { throw malformed(at, "'=' after an attribute name") }
+                at += 1
+                while at < end, isSpace(base[at]) { at += 1 }
+                guard at < end, base[at] == quote || base[at] == apostrophe else { throw malformed(at, "a quoted attribute value") }
+                guard let close = find(base[at], from: at + 1) else { throw malformed(at, "the end of an attribute value") }
+                guard close - at <= limits.maximumTextBytes else {
+                    throw exceeded("bytes in an attribute value", limits.maximumTextBytes, at)
+                }
+                try checkReferences(from: at + 1, to: close)
+                at = close + 1
+            }
+        }
+
+        while i < end {
+            if base[i] != lt {
+                let next = find(lt, from: i) ?? end
+                try checkReferences(from: i, to: next)
+                try addText(next - i, at: i)
+                i = next
+                continue
+            }
+            guard i + 1 < end else { throw malformed(i, "markup after '<'") }
+            switch base[i + 1] {
+            case slash:
+                guard let close = find(gt, from: i + 2) else { throw malformed(i, "'>' closing an end tag") }
+                depth -= 1
+                textRun = 0
+                i = close + 1
+            case question:
+                guard let after = skip(past: "?>", from: i + 2) else { throw malformed(i, "'?>' closing a processing instruction") }
+                guard after - i <= limits.maximumTextBytes else { throw exceeded("bytes in a processing instruction", limits.maximumTextBytes, i) }
+                textRun = 0
+                i = after
+            case bang:
+                if starts("<!--", at: i) {
+                    guard let after = skip(past: "-->", from: i + 4) else { throw malformed(i, "'-->' closing a comment") }
+                    guard after - i <= limits.maximumTextBytes else { throw exceeded("bytes in a comment", limits.maximumTextBytes, i) }
+                    textRun = 0
+                    i = after
+                } else if starts("<![CDATA[", at: i) {
+                    guard let after = skip(past: "]]>", from: i + 9) else { throw malformed(i, "']]>' closing a CDATA section") }
+                    try addText(after - i - 12, at: i)
+                    i = after
+                } else {
+                    throw SAMLError(.xmlDoctypeForbidden, "expected no DOCTYPE or other declaration, found one at line \(line(i))")
+                }
+            default:
+                i = try startTag(at: i)
+            }
+        }
+    }
+}
