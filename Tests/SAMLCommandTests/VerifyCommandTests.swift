@@ -24,7 +24,7 @@ struct VerifyCommandTests {
         #expect(object["nameID"] as? String == "subscriber-0042")
         #expect((object["attributes"] as? [String: [String]])?["zip"] == ["10001", "10002"])
         #expect(object["missingFields"] as? [String] == [])
-        #expect(object["skippedChecks"] as? [String] == ["destination", "in-response-to", "replay", "issue-instant-age"])
+        #expect(object["skippedChecks"] as? [String] == ["destination", "recipient", "in-response-to", "replay", "issue-instant-age"])
         #expect(result.error.isEmpty)
     }
 

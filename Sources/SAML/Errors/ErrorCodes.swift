@@ -154,6 +154,8 @@ extension SAMLError.Code {
 
     /// No pinned key, or a key that cannot be loaded.
     public static let configurationInvalidKey = Self("configuration.invalid-key")
+    /// A configuration value that cannot work (the message names it).
+    public static let configurationInvalid = Self("configuration.invalid")
 
     // MARK: Library start-up
 

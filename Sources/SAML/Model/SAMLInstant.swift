@@ -25,8 +25,13 @@ public struct SAMLInstant: Sendable, Hashable, Comparable, CustomStringConvertib
         SAMLInstant(millisecondsSinceEpoch: lhs.millisecondsSinceEpoch - rhs.milliseconds)
     }
 
-    /// Parses an `xs:dateTime` (`2026-11-21T12:00:00Z`, with optional fraction and `Z` or `±hh:mm`).
-    /// A value without a zone is read as UTC (SAML Core 1.3.3 requires UTC).
+    /// Parses an `xs:dateTime` strictly (`2026-11-21T12:00:00Z`, with an optional fraction and `Z` or
+    /// `±hh:mm`). A value without a zone is read as UTC (SAML Core 1.3.3 requires UTC).
+    ///
+    /// Only real instants: a four-digit year from 0001 with no sign, a day that exists in its month (29
+    /// February only in leap years), hours 00-23 (or `24:00:00` with a zero fraction, the start of the next
+    /// day, as XML Schema allows), minutes and seconds 00-59 (no leap second), an offset within ±14:00
+    /// whose minutes are below 60. Anything else is nil, so that no impossible time is read as a later one.
     public init?(xmlDateTime text: String) {
         let bytes = Array(XMLWhitespace.trimmed(text).utf8)
         var index = 0
@@ -46,30 +51,37 @@ public struct SAMLInstant: Sendable, Hashable, Comparable, CustomStringConvertib
             index += 1
             return true
         }
-        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
+        guard let year = number(4), year >= 1, expect("-"), let month = number(2), expect("-"), let day = number(2),
             expect("T"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
             let second = number(2),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            (1...12).contains(month), day >= 1, day <= Self.days(inMonth: month, year: year),
+            hour <= 24, minute < 60, second < 60
         else { return nil }
         var milliseconds = 0
+        var fractionIsZero = true
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
             var scale = 100
             let start = index
             while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
                 milliseconds += Int(bytes[index] - 0x30) * scale
+                if bytes[index] != 0x30 { fractionIsZero = false }
                 scale /= 10
                 index += 1
             }
             guard index > start else { return nil }
         }
+        // 24:00:00 is the first instant of the next day; 24 with anything else is not a time.
+        if hour == 24, minute != 0 || second != 0 || !fractionIsZero { return nil }
         var offsetMinutes = 0
         if index < bytes.count {
             if expect("Z") {
             } else if bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
                 let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
                 index += 1
-                guard let hours = number(2), expect(":"), let minutes = number(2) else { return nil }
+                guard let hours = number(2), expect(":"), let minutes = number(2), minutes < 60,
+                    hours < 14 || (hours == 14 && minutes == 0)
+                else { return nil }
                 offsetMinutes = sign * (hours * 60 + minutes)
             } else {
                 return nil
@@ -79,6 +91,14 @@ public struct SAMLInstant: Sendable, Hashable, Comparable, CustomStringConvertib
         let days = Self.daysFromCivil(year: year, month: month, day: day)
         let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
         millisecondsSinceEpoch = seconds * 1000 + Int64(milliseconds)
+    }
+
+    static func days(inMonth month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// The current time from the system clock.

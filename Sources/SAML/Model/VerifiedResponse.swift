@@ -3,13 +3,15 @@
 /// Only ``SAMLResponseVerifier`` creates one (there is no public initialiser): every value in it was
 /// read from the element that a verified signature covered.
 public struct VerifiedResponse: Sendable, Hashable {
-    /// The Response's `ID`.
+    /// The Response's `ID` (signed only when ``signedParts`` contains `.response`).
     public let responseID: String
-    /// The Response's Issuer, if it has one (it is optional in SAML Core 3.2.2).
+    /// The Response's Issuer, if it has one (it is optional in SAML Core 3.2.2); checked against the
+    /// expected issuer when present, signed only when ``signedParts`` contains `.response`.
     public let responseIssuer: String?
-    /// The Response's `Destination`, if any.
+    /// The Response's `Destination`, when the Response is signed (an unsigned one's proves nothing).
     public let destination: String?
-    /// The Response's `InResponseTo`, if any.
+    /// The request this response answers, from a signed part only: the signed Response's
+    /// `InResponseTo`, or the bearer confirmation's in the signed assertion.
     public let inResponseTo: String?
     /// Which elements carried a verified signature.
     public let signedParts: SignedParts

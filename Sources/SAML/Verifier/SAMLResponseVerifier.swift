@@ -27,6 +27,17 @@ public struct SAMLResponseVerifier: Sendable {
         case skip
     }
 
+    /// What the bearer confirmation's `Recipient` must be. SAML Core 2.4.1.2 allows the location the
+    /// response is delivered to or the SP's entity ID; attribute-query responses often carry the latter.
+    public enum Recipients: Sendable, Hashable {
+        /// The value ``Configuration/destination`` expects; not checked when that is `.skip`.
+        case destination
+        /// Any of these (for example the ACS URL and the SP entity ID). Must not be empty.
+        case anyOf([String])
+        /// Do not check; reported in ``VerifiedResponse/skippedChecks`` as `"recipient"`.
+        case skip
+    }
+
     public struct Configuration: Sendable {
         /// The pinned IdP keys (several for rotation). Must not be empty.
         public var trustedKeys: [TrustedKey]
@@ -34,8 +45,12 @@ public struct SAMLResponseVerifier: Sendable {
         public var issuer: ExpectedValue<String>
         /// The service's entity ID expected in every AudienceRestriction.
         public var audience: ExpectedValue<String>
-        /// The endpoint the response was posted to: checked against Destination and the bearer Recipient.
+        /// The endpoint the response was posted to: checked against Destination (required on a signed
+        /// Response when set) and, unless ``recipients`` says otherwise, the bearer Recipient.
         public var destination: ExpectedValue<String>
+        /// The values accepted as the bearer SubjectConfirmationData's `Recipient`. Default
+        /// ``Recipients/destination``.
+        public var recipients: Recipients = .destination
         /// The ID of the request this response answers.
         public var inResponseTo: ExpectedValue<String>
         /// Replay detection.
@@ -84,6 +99,9 @@ public struct SAMLResponseVerifier: Sendable {
     public init(_ configuration: Configuration) throws {
         guard !configuration.trustedKeys.isEmpty else {
             throw SAMLError(.configurationInvalidKey, "expected at least one pinned IdP key, found none")
+        }
+        if case .anyOf(let values) = configuration.recipients, values.isEmpty {
+            throw SAMLError(.configurationInvalid, "expected at least one accepted Recipient in recipients: .anyOf, found none (use .skip to turn the check off)")
         }
         try XMLSecRuntime.initialize()
         self.configuration = configuration
@@ -191,8 +209,8 @@ public struct SAMLResponseVerifier: Sendable {
         let conditions = assertion.firstChild(Namespace.samlAssertion, "Conditions")
         try StatusPolicy.check(response: response)
         try IssuerPolicy.check(response: response, assertion: assertion, expected: configuration.issuer)
-        try DestinationPolicy.check(response: response, expected: configuration.destination)
-        try InResponseToPolicy.check(response: response, expected: configuration.inResponseTo)
+        try DestinationPolicy.check(response: response, responseSigned: signed.contains(.response), expected: configuration.destination)
+        try InResponseToPolicy.checkResponseAttribute(response, expected: configuration.inResponseTo)
         let window = try TimeWindowPolicy.checkConditions(conditions, context: context)
         try TimeWindowPolicy.checkIssueInstant(response, maximumAge: configuration.maximumAge, context: context)
         let issued = try TimeWindowPolicy.checkIssueInstant(assertion, maximumAge: configuration.maximumAge, context: context)
@@ -201,20 +219,21 @@ public struct SAMLResponseVerifier: Sendable {
         if configuration.requireBearerConfirmation {
             confirmed = try SubjectConfirmationPolicy.check(
                 subject: assertion.firstChild(Namespace.samlAssertion, "Subject"),
-                recipient: configuration.destination,
+                recipients: acceptedRecipients,
                 inResponseTo: configuration.inResponseTo,
                 context: context
             )
         }
-        try InResponseToPolicy.checkFallback(
-            response: response, confirmationInResponseTo: confirmed?.inResponseTo, expected: configuration.inResponseTo)
+        let inResponseTo = try InResponseToPolicy.check(
+            response: response, responseSigned: signed.contains(.response), confirmationInResponseTo: confirmed?.inResponseTo,
+            expected: configuration.inResponseTo)
 
         let verifiedAssertion = try AssertionExtraction.read(assertion, conditions: conditions, window: window, issued: issued)
         let verified = VerifiedResponse(
             responseID: response.attribute("ID") ?? "",
             responseIssuer: IssuerPolicy.issuer(of: response),
-            destination: response.attribute("Destination"),
-            inResponseTo: response.attribute("InResponseTo"),
+            destination: signed.contains(.response) ? response.attribute("Destination") : nil,
+            inResponseTo: inResponseTo,
             signedParts: signed,
             assertion: verifiedAssertion,
             skippedChecks: skippedChecks
@@ -224,11 +243,21 @@ public struct SAMLResponseVerifier: Sendable {
         return (verified, expiry + configuration.clockSkew)
     }
 
+    /// The accepted bearer Recipient values; nil when not checked.
+    private var acceptedRecipients: [String]? {
+        switch configuration.recipients {
+        case .destination: configuration.destination.expected.map { [$0] }
+        case .anyOf(let values): values
+        case .skip: nil
+        }
+    }
+
     private var skippedChecks: [String] {
         var skipped: [String] = []
         if configuration.issuer == .skip { skipped.append("issuer") }
         if configuration.audience == .skip { skipped.append("audience") }
         if configuration.destination == .skip { skipped.append("destination") }
+        if configuration.requireBearerConfirmation, acceptedRecipients == nil { skipped.append("recipient") }
         if configuration.inResponseTo == .skip { skipped.append("in-response-to") }
         if case .skip = configuration.replay { skipped.append("replay") }
         if configuration.maximumAge == nil { skipped.append("issue-instant-age") }
