@@ -105,9 +105,9 @@ class LegacySigner(XMLSigner):
         pass
 
 
-def sign(element, key, cert, algorithm="rsa-sha256", digest="sha256", with_cert=True):
+def sign(element, key, cert, algorithm="rsa-sha256", digest="sha256", with_cert=True, c14n=EXC):
     placeholder(element)
-    signer = LegacySigner(method=methods.enveloped, signature_algorithm=algorithm, digest_algorithm=digest, c14n_algorithm=EXC)
+    signer = LegacySigner(method=methods.enveloped, signature_algorithm=algorithm, digest_algorithm=digest, c14n_algorithm=c14n)
     signed = signer.sign(element, key=key, cert=cert if with_cert else None, reference_uri="#" + element.get("ID"),
                          id_attribute="ID")
     return signed
@@ -194,7 +194,7 @@ vectors = []
 
 
 def add(id, data, description, expect, code=None, cert="rsa-2048", now=NOW, config=None, name_id=None, fields=None, signer=None,
-        spKey=None, legacyEncryption=False):
+        spKey=None, legacyEncryption=False, missingFields=None, oracle=None):
     path = "responses/%s.xml" % id
     open(os.path.join(HERE, path), "wb").write(data)
     entry = {"id": id, "file": path, "description": description, "cert": "keys/%s.cert.pem" % cert, "now": now,
@@ -208,7 +208,216 @@ def add(id, data, description, expect, code=None, cert="rsa-2048", now=NOW, conf
         entry["spKey"] = spKey
     if legacyEncryption:
         entry["legacyEncryption"] = True
+    if missingFields is not None:
+        entry["missingFields"] = missingFields
+    if oracle is not None:
+        entry["oracle"] = oracle
     vectors.append(entry)
+
+
+
+INCLUSIVE = "http://www.w3.org/TR/2001/REC-xml-c14n-20010315"
+SCD = ('<saml:SubjectConfirmationData InResponseTo="%s" Recipient="%s" NotOnOrAfter="2026-11-21T12:05:00Z"/>'
+       % (REQUEST, DESTINATION)).encode()
+
+
+def variant(suffix, replacements=(), sign="assertion", key=None, attrs=None, **kw):
+    """A response changed by byte replacements before it is signed (so that the signature covers the change)."""
+    xml = serialize(response_xml(attrs if attrs is not None else attributes(2), suffix=suffix, **kw))
+    for old, new in replacements:
+        assert old in xml, old
+        xml = xml.replace(old, new, 1)
+    root = etree.fromstring(xml)
+    if sign in ("assertion", "both"):
+        sign_assertion(root, *key)
+    if sign in ("response", "both"):
+        root = sign_response(root, *key)
+    return serialize(root)
+
+
+def encrypted_key_raw(wrapped, transport_uri, params=""):
+    return ('<xenc:EncryptedKey xmlns:xenc="%s"><xenc:EncryptionMethod Algorithm="%s">%s</xenc:EncryptionMethod>'
+            '<xenc:CipherData><xenc:CipherValue>%s</xenc:CipherValue></xenc:CipherData></xenc:EncryptedKey>'
+            % (XENC, transport_uri, params, base64.b64encode(wrapped).decode()))
+
+
+def encrypted_assertion_xml(plaintext, key_xml, data_uri, session_key=None, cipher_data=None):
+    """saml:EncryptedAssertion around `plaintext` (bytes) encrypted with `data_uri`; `key_xml` goes in KeyInfo."""
+    if cipher_data is None:
+        if session_key is None:
+            session_key, value = encrypt_bytes(plaintext, data_uri)
+        else:
+            value = encrypt_with(session_key, plaintext, data_uri)
+        cipher_data = "<xenc:CipherValue>%s</xenc:CipherValue>" % base64.b64encode(value).decode()
+    return ('<saml:EncryptedAssertion xmlns:saml="%s"><xenc:EncryptedData xmlns:xenc="%s" Type="%sElement">'
+            '<xenc:EncryptionMethod Algorithm="%s"/><ds:KeyInfo xmlns:ds="%s">%s</ds:KeyInfo>'
+            '<xenc:CipherData>%s</xenc:CipherData></xenc:EncryptedData></saml:EncryptedAssertion>'
+            % (SAML, XENC, XENC, data_uri, DS, key_xml, cipher_data)).encode()
+
+
+def encrypt_with(key, plaintext, data_uri):
+    iv = os.urandom(12 if data_uri.endswith("-gcm") else 16)
+    if data_uri.endswith("-gcm"):
+        return iv + AESGCM(key).encrypt(iv, plaintext, None)
+    pad = 16 - len(plaintext) % 16
+    padded = plaintext + os.urandom(pad - 1) + bytes([pad])
+    encryptor = Cipher(ciphers.AES(key), modes.CBC(iv)).encryptor()
+    return iv + encryptor.update(padded) + encryptor.finalize()
+
+
+def with_encrypted_assertion(suffix, encrypted_xml, key, sign_response_too=True):
+    """A response whose Assertion is replaced by `encrypted_xml`, the Response signed (covering the ciphertext)."""
+    root = response_xml(attributes(2), suffix=suffix)
+    assertion = root.find("{%s}Assertion" % SAML)
+    root.replace(assertion, etree.fromstring(encrypted_xml))
+    return serialize(sign_response(root, *key) if sign_response_too else root)
+
+
+def hardening(rsa2048, sp, attacker):
+    """The rules of the hardening issue: one vector per rule, signed by signxml, encrypted by cryptography."""
+    enc = {"spKey": "keys/sp-rsa-2048.key.pem", "signer": "signxml + cryptography"}
+    sp_public = x509.load_pem_x509_certificate(sp[1]).public_key()
+    plain_assertion = serialize(sign_assertion(response_xml(attributes(2), suffix="-h-plain"), *rsa2048))
+    assertion_bytes = etree.tostring(etree.fromstring(plain_assertion).find("{%s}Assertion" % SAML))
+    oaep = padding.OAEP(padding.MGF1(hashes.SHA1()), hashes.SHA1(), None)
+
+    # Nothing is fetched: CipherReference (http, file) and RetrievalMethod to another document.
+    gcm = XENC11 + "aes256-gcm"
+    good_key = os.urandom(32)
+    key_xml = encrypted_key_raw(sp_public.encrypt(good_key, oaep), XENC + "rsa-oaep-mgf1p")
+    add("cipher-reference-http", with_encrypted_assertion("-h-cref-http", encrypted_assertion_xml(
+        assertion_bytes, key_xml, gcm, cipher_data='<xenc:CipherReference URI="http://127.0.0.1:9/assertion"/>'), rsa2048),
+        "EncryptedData whose ciphertext is a CipherReference to an http:// URL (server-side request forgery)",
+        "invalid", "decryption.external-reference", **enc)
+    file_key = ('<xenc:EncryptedKey xmlns:xenc="%s"><xenc:EncryptionMethod Algorithm="%srsa-oaep-mgf1p"/>'
+                '<xenc:CipherData><xenc:CipherReference URI="file:///dev/zero"/></xenc:CipherData></xenc:EncryptedKey>' % (XENC, XENC))
+    add("cipher-reference-file", with_encrypted_assertion("-h-cref-file", encrypted_assertion_xml(
+        assertion_bytes, file_key, gcm, session_key=good_key), rsa2048),
+        "EncryptedKey whose ciphertext is a CipherReference to file:///dev/zero (unbounded read)",
+        "invalid", "decryption.external-reference", **enc)
+    add("retrieval-method-external", with_encrypted_assertion("-h-retrieval", encrypted_assertion_xml(
+        assertion_bytes, '<ds:RetrievalMethod Type="http://www.w3.org/2001/04/xmlenc#EncryptedKey" URI="http://127.0.0.1:9/key"/>',
+        gcm, session_key=good_key), rsa2048),
+        "KeyInfo/RetrievalMethod pointing to an http:// URL", "invalid", "decryption.external-reference", **enc)
+
+    # One answer for every cryptographic failure (legacy algorithms allowed, where the oracles live).
+    cbc = XENC + "aes128-cbc"
+    rsa15 = XENC + "rsa-1_5"
+    session = os.urandom(16)
+    byte_length = (sp_public.key_size + 7) // 8
+    bad_padding = bytes([0]) + os.urandom(byte_length - 1)
+    while bad_padding[1] == 2:
+        bad_padding = bytes([0]) + os.urandom(byte_length - 1)
+    bad_padding_wrapped = pow(int.from_bytes(bad_padding, "big"), sp_public.public_numbers().e, sp_public.public_numbers().n).to_bytes(byte_length, "big")
+    legacy = dict(enc, legacyEncryption=True)
+    add("oracle-rsa15-invalid-padding", with_encrypted_assertion("-h-o1", encrypted_assertion_xml(
+        assertion_bytes, encrypted_key_raw(bad_padding_wrapped, rsa15), cbc, session_key=session), rsa2048),
+        "RSA-1_5 key transport whose plaintext has invalid PKCS#1 padding", "invalid", "decryption.failed", oracle="rsa15-cbc", **legacy)
+    add("oracle-rsa15-valid-padding-wrong-key", with_encrypted_assertion("-h-o2", encrypted_assertion_xml(
+        assertion_bytes, encrypted_key_raw(sp_public.encrypt(os.urandom(16), padding.PKCS1v15()), rsa15), cbc, session_key=session), rsa2048),
+        "RSA-1_5 key transport with valid padding around another session key", "invalid", "decryption.failed", oracle="rsa15-cbc", **legacy)
+    add("oracle-rsa15-valid-padding-wrong-length", with_encrypted_assertion("-h-o3", encrypted_assertion_xml(
+        assertion_bytes, encrypted_key_raw(sp_public.encrypt(os.urandom(5), padding.PKCS1v15()), rsa15), cbc, session_key=session), rsa2048),
+        "RSA-1_5 key transport with valid padding around a 5-byte key", "invalid", "decryption.failed", oracle="rsa15-cbc", **legacy)
+    right = encrypted_key_raw(sp_public.encrypt(session, padding.PKCS1v15()), rsa15)
+    add("oracle-cbc-plaintext-ill-formed", with_encrypted_assertion("-h-o4", encrypted_assertion_xml(
+        b"<saml:Assertion xmlns:saml=\"" + SAML.encode() + b"\" ID=\"_x\"><unclosed>", right, cbc, session_key=session), rsa2048),
+        "AES-CBC plaintext that is not well-formed XML", "invalid", "decryption.failed", oracle="rsa15-cbc", **legacy)
+    add("oracle-cbc-plaintext-text-only", with_encrypted_assertion("-h-o5", encrypted_assertion_xml(
+        b"just some text", right, cbc, session_key=session), rsa2048),
+        "AES-CBC plaintext that is well-formed text, not an element", "invalid", "decryption.failed", oracle="rsa15-cbc", **legacy)
+    add("oracle-cbc-bad-padding", with_encrypted_assertion("-h-o6", encrypted_assertion_xml(
+        assertion_bytes, right, cbc, cipher_data="<xenc:CipherValue>%s</xenc:CipherValue>" % base64.b64encode(os.urandom(64)).decode()), rsa2048),
+        "AES-CBC ciphertext with random bytes (padding fails)", "invalid", "decryption.failed", oracle="rsa15-cbc", **legacy)
+    many = b"<saml:Assertion xmlns:saml=\"" + SAML.encode() + b"\" ID=\"_many\"" + b"".join(b" a%d=\"x\"" % i for i in range(100)) + b"/>"
+    add("oracle-plaintext-over-limits", with_encrypted_assertion("-h-o7", encrypted_assertion_xml(many, right, cbc, session_key=session), rsa2048),
+        "decrypted plaintext with 100 attributes on one element (over the cap, checked before parsing)",
+        "invalid", "decryption.failed", oracle="rsa15-cbc", **legacy)
+
+    # Caps before super-linear work (the 1 MiB versions are built by the tests).
+    add("attributes-over-cap", variant("-h-attrs", [(b'<saml:Subject>', b'<saml:Subject' + b"".join(b' a%d="x"' % i for i in range(100)) + b'>')], key=rsa2048),
+        "100 attributes on one signed element (cap 64, enforced before libxml2 parses)", "invalid", "xml.limit-exceeded")
+    add("namespaces-over-cap", variant("-h-ns", [(b'<saml:Subject>', b'<saml:Subject' + b"".join(b' xmlns:n%d="urn:n%d"' % (i, i) for i in range(40)) + b'>')], key=rsa2048),
+        "40 namespace declarations on one signed element (cap 32)", "invalid", "xml.limit-exceeded")
+
+    # Bearer confirmation per Profiles 4.1.4.2.
+    add("bearer-without-notonorafter", variant("-h-b1", [(SCD, SCD.replace(b' NotOnOrAfter="2026-11-21T12:05:00Z"', b""))], key=rsa2048),
+        "bearer SubjectConfirmationData without NotOnOrAfter", "invalid", "subject-confirmation.incomplete")
+    add("bearer-without-data", variant("-h-b2", [(SCD, b"")], key=rsa2048),
+        "bearer SubjectConfirmation without SubjectConfirmationData", "invalid", "subject-confirmation.incomplete")
+    add("bearer-without-recipient", variant("-h-b3", [(SCD, SCD.replace(b' Recipient="' + DESTINATION.encode() + b'"', b""))], key=rsa2048),
+        "bearer SubjectConfirmationData without Recipient while the SP knows its endpoint", "invalid", "subject-confirmation.incomplete")
+    add("recipient-is-sp-entity-id", variant("-h-b4", [(SCD, SCD.replace(DESTINATION.encode(), AUDIENCE.encode()))], key=rsa2048),
+        "attribute-query response whose bearer Recipient names the SP's entity ID, accepted when configured so",
+        "valid", name_id="subscriber-0042",
+        config={"issuer": IDP, "audience": AUDIENCE, "destination": DESTINATION, "inResponseTo": REQUEST,
+                "recipients": [DESTINATION, AUDIENCE]})
+    add("in-response-to-only-on-unsigned-response", variant("-h-irt", [(SCD, SCD.replace(b' InResponseTo="' + REQUEST.encode() + b'"', b""))], key=rsa2048),
+        "only the assertion is signed and its bearer data has no InResponseTo; the unsigned Response's does not count",
+        "invalid", "in-response-to.missing")
+    add("signed-response-without-destination", variant("-h-dest", [(b' Destination="' + DESTINATION.encode() + b'"', b"")], sign="response", key=rsa2048),
+        "a signed Response without Destination while the SP knows its endpoint (Bindings 3.5.5.2)", "invalid", "destination.missing")
+    add("issuer-format-not-entity", variant("-h-fmt", [(b"<saml:Issuer>" + IDP.encode() + b"</saml:Issuer><saml:Subject>",
+                                                        b'<saml:Issuer Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">' + IDP.encode() + b"</saml:Issuer><saml:Subject>")], key=rsa2048),
+        "the Assertion's Issuer with a Format other than entity", "invalid", "issuer.format")
+
+    # Impossible times, each read as malformed (never as a later instant).
+    for name, bad, where in [("time-november-31", b"2026-11-31T12:00:00Z", "a 31st of November"),
+                             ("time-february-29-non-leap", b"2027-02-29T12:00:00Z", "29 February of a non-leap year"),
+                             ("time-offset-out-of-range", b"2026-11-21T12:05:00-99:59", "an offset of -99:59"),
+                             ("time-offset-minutes-60", b"2026-11-21T12:05:00+00:60", "an offset of +00:60"),
+                             ("time-second-60", b"2026-11-21T12:04:60Z", "second 60"),
+                             ("time-plus-before-year", b"+2026-11-21T12:05:00Z", "a '+' before the year")]:
+        add(name, variant("-h-" + name, [(b'<saml:Conditions NotBefore="2026-11-21T11:59:00Z" NotOnOrAfter="2026-11-21T12:05:00Z">',
+                                          b'<saml:Conditions NotBefore="2026-11-21T11:59:00Z" NotOnOrAfter="' + bad + b'">')], key=rsa2048),
+            "Conditions/@NotOnOrAfter with %s" % where, "invalid", "time.malformed")
+
+    # The ID table is the one the checks saw: an Id inside the signature that xmlsec would register.
+    keyinfo = variant("-h-kid", key=rsa2048).replace(b"<ds:KeyInfo>", b'<ds:KeyInfo Id="_resp-h-kid">', 1)
+    add("keyinfo-id-duplicates-response-id", keyinfo,
+        "an Id on the (unsigned) ds:KeyInfo equal to the Response's ID", "invalid", "id.duplicate")
+
+    # A decrypted assertion is a document of its own: signed alone with inclusive C14N, then encrypted.
+    alone = response_xml(attributes(2), suffix="-h-incl").find("{%s}Assertion" % SAML)
+    alone = copy.deepcopy(alone)
+    signed_alone = sign(alone, *rsa2048, c14n=INCLUSIVE)
+    inclusive_plaintext = etree.tostring(signed_alone)
+    add("encrypted-assertion-signed-inclusive-c14n", with_encrypted_assertion("-h-incl", encrypted_assertion_xml(
+        inclusive_plaintext, encrypted_key_raw(sp_public.encrypt(good_key, oaep), XENC + "rsa-oaep-mgf1p"), gcm, session_key=good_key),
+        rsa2048, sign_response_too=False),
+        "an assertion the IdP signed as its own document with inclusive C14N, then encrypted (verified as a document of its own)",
+        "valid", name_id="subscriber-0042", **enc)
+    oaep256 = padding.OAEP(padding.MGF1(hashes.SHA1()), hashes.SHA256(), None)
+    add("encrypted-assertion-oaep-mgf1p-sha256-digest", with_encrypted_assertion("-h-oaep256", encrypted_assertion_xml(
+        assertion_bytes, encrypted_key_raw(sp_public.encrypt(good_key, oaep256), XENC + "rsa-oaep-mgf1p",
+                                           '<ds:DigestMethod xmlns:ds="%s" Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/>' % DS),
+        gcm, session_key=good_key), rsa2048),
+        "rsa-oaep-mgf1p key transport with a SHA-256 DigestMethod (XML Encryption 1.0, 5.4.2)", "valid", name_id="subscriber-0042", **enc)
+
+    # An IdP's error Response carries no assertion: its status is what is reported.
+    error = response_xml(attributes(2), suffix="-h-err")
+    error.remove(error.find("{%s}Assertion" % SAML))
+    status = error.find("{%s}Status" % SAMLP)
+    status.remove(status.find("{%s}StatusCode" % SAMLP))
+    etree.SubElement(etree.SubElement(status, "{%s}StatusCode" % SAMLP, Value="urn:oasis:names:tc:SAML:2.0:status:Responder"),
+                     "{%s}StatusCode" % SAMLP, Value="urn:oasis:names:tc:SAML:2.0:status:AuthnFailed")
+    etree.SubElement(status, "{%s}StatusMessage" % SAMLP).text = "subscriber not entitled"
+    add("status-error-without-assertion", serialize(sign_response(error, *rsa2048)),
+        "a signed error Response (Responder/AuthnFailed) without an assertion", "invalid", "status.not-success")
+
+    # Attribute values as signed: element content, whitespace kept, empty values never satisfy a field.
+    targeted = ('<saml:Attribute Name="urn:oid:1.3.6.1.4.1.5923.1.1.1.10" FriendlyName="eduPersonTargetedID">'
+                '<saml:AttributeValue><saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">tid-42</saml:NameID>'
+                '</saml:AttributeValue></saml:Attribute>'
+                '<saml:Attribute Name="padded"><saml:AttributeValue>  10001 </saml:AttributeValue></saml:Attribute>'
+                '<saml:Attribute Name="empty"><saml:AttributeValue/><saml:AttributeValue>   </saml:AttributeValue></saml:Attribute>'
+                '<saml:Attribute Name="nil"><saml:AttributeValue xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:nil="true"/></saml:Attribute>').encode()
+    add("attribute-values-as-signed", variant("-h-values", [(b"<saml:AttributeStatement>", b"<saml:AttributeStatement>" + targeted)], key=rsa2048),
+        "an AttributeValue holding a saml:NameID (returned as XML), one with surrounding spaces (kept), empty and nil ones (never satisfy a field)",
+        "valid", name_id="subscriber-0042",
+        fields={"eduPersonTargetedID": ['<saml:NameID xmlns:saml="%s" Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">tid-42</saml:NameID>' % SAML],
+                "padded": ["  10001 "]},
+        missingFields=["empty", "nil"])
 
 
 def main():
@@ -395,6 +604,8 @@ def main():
         "a signed assertion whose NameID and uid attribute are encrypted to the SP (EncryptedID, EncryptedAttribute)",
         "valid", name_id="subscriber-0042", fields={"uid": ["subscriber-0042"], "householdId": ["hh-7731"]},
         signer="signxml + cryptography", **enc)
+
+    hardening(rsa2048, sp, attacker)
 
     # Written by hand for the codec tests (see TestVectors/README.md); listed so that every file has a verdict.
     vectors.append({"id": "pretty-printed-unsigned", "file": "responses/pretty-printed-unsigned.xml",

@@ -18,6 +18,7 @@ struct VectorsCommand: ParsableCommand {
     struct Entry: Decodable {
         struct Config: Decodable {
             var issuer, audience, destination, inResponseTo: String?
+            var recipients: [String]?
         }
 
         var id, file, cert, now, expect: String
@@ -67,6 +68,7 @@ struct VectorsCommand: ParsableCommand {
                 replay: .skip
             )
             configuration.clock = FixedClock(now)
+            if let recipients = entry.config.recipients { configuration.recipients = .anyOf(recipients) }
             if let spKey = entry.spKey {
                 configuration.decryptionKeys = [try DecryptionKey(pem: try StandardStreams.readAll(root.appendingPathComponent(spKey).path))]
             }

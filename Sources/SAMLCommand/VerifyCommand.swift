@@ -51,8 +51,11 @@ struct VerifierOptions: ParsableArguments {
     @Option(help: "The expected Audience (for Adobe Pass: https://saml.sp.auth.adobe.com).")
     var audience: String?
 
-    @Option(help: "The endpoint the response was sent to (checks Destination and Recipient).")
+    @Option(help: "The endpoint the response was sent to (checks Destination and, unless --recipient is given, Recipient).")
     var destination: String?
+
+    @Option(name: .customLong("recipient"), help: "An accepted bearer Recipient (the ACS URL, the SP entity ID). Repeatable; replaces --destination for that check.")
+    var recipients: [String] = []
 
     @Option(help: "The ID of the request this response answers.")
     var inResponseTo: String?
@@ -103,6 +106,7 @@ struct VerifierOptions: ParsableArguments {
             inResponseTo: ExpectedValue(orSkip: inResponseTo),
             replay: .skip
         )
+        if !recipients.isEmpty { configuration.recipients = .anyOf(recipients) }
         configuration.algorithms = allowSHA1 ? .allowingSHA1 : .strict
         configuration.clockSkew = .seconds(skew)
         configuration.maximumAge = maxAge.map { .seconds($0) }

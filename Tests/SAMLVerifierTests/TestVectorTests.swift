@@ -14,6 +14,10 @@ struct TestVectorTests {
             for (name, values) in vector.fields ?? [:] {
                 #expect(try response.fields([name])[name] == values, "\(name)")
             }
+            for name in vector.missingFields ?? [] {
+                #expect(throws: SAMLError(.fieldsMissing, "")) { try response.fields([name]) }
+                #expect(try response.fields([name], allowMissing: true).missing == [name])
+            }
         }
     }
 
@@ -31,6 +35,26 @@ struct TestVectorTests {
         }
         // Every rejection is distinguishable: no negative vector without a code.
         #expect(Vector.all.filter { $0.expect == "invalid" && $0.code == nil }.isEmpty)
+    }
+
+    @Test("every decryption failure of an oracle group gives the same code and the same message")
+    func oracleGroupsAnswerAlike() throws {
+        let groups = Dictionary(grouping: Vector.all.filter { $0.oracle != nil }, by: { $0.oracle! })
+        #expect(!groups.isEmpty)
+        for (group, vectors) in groups {
+            #expect(vectors.count >= 5, "\(group)")
+            let answers = Set(vectors.map { vector -> String in
+                do {
+                    _ = try vector.verify()
+                    return "valid"
+                } catch let error as SAMLError {
+                    return error.description
+                } catch {
+                    return "\(error)"
+                }
+            })
+            #expect(answers.count == 1, "\(group): \(answers)")
+        }
     }
 
     @Test("SHA-1 is accepted only with the explicit opt-in")

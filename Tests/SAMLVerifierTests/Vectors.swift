@@ -9,6 +9,7 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
         var audience: String?
         var destination: String?
         var inResponseTo: String?
+        var recipients: [String]?
     }
 
     var id: String
@@ -23,6 +24,10 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
     var fields: [String: [String]]?
     var spKey: String?
     var legacyEncryption: Bool?
+    /// Fields present in the response whose values are all empty: `fields(_:)` must report them missing.
+    var missingFields: [String]?
+    /// Vectors of one oracle group must fail with the same code and the same message.
+    var oracle: String?
 
     var testDescription: String { id }
 
@@ -55,6 +60,7 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
             replay: replay
         )
         configuration.clock = FixedClock(instant)
+        if let recipients = config.recipients { configuration.recipients = .anyOf(recipients) }
         if let spKey {
             configuration.decryptionKeys = [try DecryptionKey(pem: Array(Data(contentsOf: Self.root.appendingPathComponent(spKey))))]
         }

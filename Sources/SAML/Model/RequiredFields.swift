@@ -27,7 +27,8 @@ extension VerifiedResponse {
     /// The values of `names` as `requiredMetadataFields` / `attributesNames` carry them.
     ///
     /// `NameID` means the subject's NameID. Other names match an Attribute's `Name` first, then its
-    /// `FriendlyName`. A multi-valued attribute keeps every value, in order.
+    /// `FriendlyName`. A multi-valued attribute keeps every value, in order. A field whose values are all
+    /// empty (or `xsi:nil`) is missing: an empty value never satisfies a required field.
     ///
     /// - Throws: ``SAMLError/Code/fieldsMissing`` listing every missing name, unless `allowMissing` is
     ///   true, in which case ``RequiredFields/missing`` lists them.
@@ -50,11 +51,11 @@ extension VerifiedResponse {
 
     private func values(of name: String) -> [String]? {
         if name == "NameID" {
-            return assertion.nameID.map { [$0.value] }
+            guard let nameID = assertion.nameID, !nameID.value.isEmpty else { return nil }
+            return [nameID.value]
         }
-        if let attribute = assertion.attributes.first(where: { $0.name == name }) {
-            return attribute.values
-        }
-        return assertion.attributes.first { $0.friendlyName == name }?.values
+        let attribute = assertion.attributes.first { $0.name == name } ?? assertion.attributes.first { $0.friendlyName == name }
+        guard let attribute, attribute.attributeValues.contains(where: { !$0.isEmpty }) else { return nil }
+        return attribute.values
     }
 }

@@ -56,6 +56,32 @@ public struct SAMLAttribute: Sendable, Hashable {
     public let name: String
     public let friendlyName: String?
     public let nameFormat: String?
-    /// Each AttributeValue's full text content (all text and CDATA, comments ignored), trimmed, in order.
-    public let values: [String]
+    /// Each AttributeValue as a string, in order: ``SAMLAttributeValue/string``.
+    public var values: [String] { attributeValues.map(\.string) }
+    /// Each AttributeValue with what kind of content it had, in order.
+    public let attributeValues: [SAMLAttributeValue]
+}
+
+/// One `saml:AttributeValue`, exactly as signed.
+public struct SAMLAttributeValue: Sendable, Hashable {
+    public enum Content: Sendable, Hashable {
+        /// Text: every text and CDATA child concatenated, comments ignored, whitespace kept (an
+        /// `xs:string`'s whitespace is part of the value).
+        case text
+        /// Element content (eduPersonTargetedID as a `saml:NameID`, for example): ``SAMLAttributeValue/string``
+        /// is its XML, each element serialised with the namespace declarations it uses.
+        case xml
+        /// `xsi:nil="true"`: no value; ``SAMLAttributeValue/string`` is empty.
+        case null
+    }
+
+    /// The value's text, or its XML for ``Content/xml``.
+    public let string: String
+    public let content: Content
+    /// The `xsi:type` attribute, if any (for example `xs:string`).
+    public let type: String?
+
+    /// True when the value carries nothing but XML whitespace (a ``Content/null`` value included): such a
+    /// value never satisfies a required field.
+    public var isEmpty: Bool { string.utf8.allSatisfy(XMLWhitespace.isWhitespace) }
 }
