@@ -15,6 +15,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // System libraries. Their headers are only ever reached through CSAMLShim, whose header restates
@@ -35,7 +36,7 @@ let package = Package(
         ),
         .target(
             name: "SAML",
-            dependencies: ["CSAMLShim"]
+            dependencies: ["CSAMLShim", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "AppleSSO",

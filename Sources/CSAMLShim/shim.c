@@ -387,3 +387,34 @@ done:
 void saml_shim_free_buffer(unsigned char *buffer) {
     xmlFree(buffer);
 }
+
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <xmlsec/openssl/evp.h>
+
+int saml_shim_sha256(const unsigned char *data, size_t length, unsigned char output[32]) {
+    unsigned int size = 0;
+    return EVP_Digest(data, length, output, &size, EVP_sha256(), NULL) == 1 && size == 32 ? 0 : -1;
+}
+
+int saml_shim_public_key_der(xmlSecKeyPtr key, unsigned char **output, size_t *length) {
+    *output = NULL;
+    *length = 0;
+    xmlSecKeyDataPtr value = xmlSecKeyGetValue(key);
+    EVP_PKEY *pkey = value != NULL ? xmlSecOpenSSLEvpKeyDataGetEvp(value) : NULL;
+    if (pkey == NULL) {
+        return -1;
+    }
+    unsigned char *der = NULL;
+    int size = i2d_PUBKEY(pkey, &der);
+    if (size <= 0 || der == NULL) {
+        return -1;
+    }
+    *output = der;
+    *length = (size_t)size;
+    return 0;
+}
+
+void saml_shim_openssl_free(unsigned char *buffer) {
+    OPENSSL_free(buffer);
+}

@@ -3,9 +3,9 @@ import SAML
 
 extension SAMLError.Code {
     /// The configuration is not JSON or XML, or has no MVPD list.
-    public static let mvpdConfigurationMalformed = Self("mvpd-config.malformed")
+    public static let mvpdConfigurationMalformed = Self("mvpd-config.malformed", httpStatus: 500)
     /// A known field has the wrong type or an MVPD lacks its id.
-    public static let mvpdConfigurationInvalidField = Self("mvpd-config.invalid-field")
+    public static let mvpdConfigurationInvalidField = Self("mvpd-config.invalid-field", httpStatus: 500)
 }
 
 extension MVPDConfiguration {

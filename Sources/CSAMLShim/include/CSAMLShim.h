@@ -183,6 +183,15 @@ saml_shim_decrypt_result saml_shim_decrypt_data(xmlNodePtr encryptedData, const 
 /// Frees a plaintext returned by `saml_shim_decrypt_data`.
 void saml_shim_free_plaintext(unsigned char *buffer);
 
+/// SHA-256 of `data` into `output`. 0 on success.
+int saml_shim_sha256(const unsigned char *data, size_t length, unsigned char output[32]);
+
+/// The DER SubjectPublicKeyInfo of `key` into a buffer freed with `saml_shim_openssl_free`. 0 on success.
+int saml_shim_public_key_der(xmlSecKeyPtr key, unsigned char **output, size_t *length);
+
+/// Frees a buffer OpenSSL allocated.
+void saml_shim_openssl_free(unsigned char *buffer);
+
 /// Loads a private key from memory (PEM). NULL on failure.
 xmlSecKeyPtr saml_shim_private_key_load_memory(const unsigned char *data, size_t size);
 

@@ -1,4 +1,5 @@
-// The codes of every failure, grouped by stage. Documented in docs/error-codes.md; keep both in step.
+// The codes of every failure, grouped by stage, each with its HTTP meaning (400 unless stated).
+// docs/error-codes.md is generated from this file (scripts/error-codes-table) and checked in CI.
 
 extension SAMLError.Code {
     // MARK: Input (bytes handed to the library)
@@ -11,7 +12,7 @@ extension SAMLError.Code {
     /// Nothing left after trimming whitespace.
     public static let decodeEmpty = Self("decode.empty")
     /// The input or the decoded document exceeds a configured size cap.
-    public static let decodeTooLarge = Self("decode.too-large")
+    public static let decodeTooLarge = Self("decode.too-large", httpStatus: 413)
     /// A form body without the expected field.
     public static let decodeMissingField = Self("decode.missing-field")
     /// A form body that carries the expected field more than once.
@@ -34,7 +35,7 @@ extension SAMLError.Code {
     // MARK: XML parsing
 
     /// The document is over ``XMLParserLimits/maximumDocumentBytes``.
-    public static let xmlTooLarge = Self("xml.too-large")
+    public static let xmlTooLarge = Self("xml.too-large", httpStatus: 413)
     /// libxml2 refused the document; the message names line and column.
     public static let xmlMalformed = Self("xml.malformed")
     /// The document has a DOCTYPE (DTDs, external and internal entities are refused outright).
@@ -146,19 +147,22 @@ extension SAMLError.Code {
     /// The assertion ID was seen before (SAML Profiles 4.1.4.5).
     public static let replayDetected = Self("replay.detected")
     /// The in-memory replay cache is full of IDs that are all still valid (fail closed).
-    public static let replayCacheFull = Self("replay.cache-full")
+    public static let replayCacheFull = Self("replay.cache-full", httpStatus: 503)
+    /// A replay cache, an outstanding-request store or another dependency failed or did not answer in
+    /// time: verification fails closed (retry later).
+    public static let storeUnavailable = Self("store.unavailable", httpStatus: 503)
     /// Required metadata fields are absent; the message lists every missing name.
     public static let fieldsMissing = Self("fields.missing")
 
     // MARK: Configuration
 
     /// No pinned key, or a key that cannot be loaded.
-    public static let configurationInvalidKey = Self("configuration.invalid-key")
+    public static let configurationInvalidKey = Self("configuration.invalid-key", httpStatus: 500)
     /// A configuration value that cannot work (the message names it).
-    public static let configurationInvalid = Self("configuration.invalid")
+    public static let configurationInvalid = Self("configuration.invalid", httpStatus: 500)
 
     // MARK: Library start-up
 
     /// libxmlsec1 or its OpenSSL backend failed to initialise, or its ABI differs from the headers.
-    public static let runtimeInitialisationFailed = Self("runtime.initialisation-failed")
+    public static let runtimeInitialisationFailed = Self("runtime.initialisation-failed", httpStatus: 500)
 }

@@ -13,12 +13,20 @@ public struct SAMLError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The dotted, stable identifier (`area.reason`).
         public let identifier: String
+        /// What the failure means to an HTTP server that received the response: 400 (the client sent
+        /// something unacceptable), 413 (too large), 500 (the server's own configuration), 503 (a store
+        /// or dependency is unavailable: retry later; never a reason to accept).
+        public let httpStatus: Int
 
-        package init(_ identifier: String) {
+        package init(_ identifier: String, httpStatus: Int = 400) {
             self.identifier = identifier
+            self.httpStatus = httpStatus
         }
 
         public var description: String { identifier }
+
+        public static func == (lhs: Code, rhs: Code) -> Bool { lhs.identifier == rhs.identifier }
+        public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
     }
 
     /// What failed.
@@ -26,7 +34,11 @@ public struct SAMLError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A human-readable explanation naming the expected and the found value.
     public let message: String
 
-    package init(_ code: Code, _ message: String) {
+    /// Makes an error with one of the package's codes. Public so that a ``ReplayCache`` or another store
+    /// written outside the package can fail with ``Code/storeUnavailable`` (which maps to 503): any
+    /// other error a store throws is reported as that code too, never as the client's fault.
+    /// The message should name what was expected and what was found, without raw input.
+    public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }

@@ -15,6 +15,11 @@ public struct VerifiedResponse: Sendable, Hashable {
     public let inResponseTo: String?
     /// Which elements carried a verified signature.
     public let signedParts: SignedParts
+    /// The SHA-256 fingerprint of the pinned key that verified it (``TrustedKey/fingerprint``; the
+    /// Assertion's signature's when both are signed): which key of a rotation bundle is in use.
+    public let signingKeyFingerprint: String
+    /// What ``SAMLResponseDecoder`` repaired on the way (when verified from its ``SAMLResponseDecoder/Decoded``).
+    public internal(set) var repairs: [SAMLResponseDecoder.Repair] = []
     /// The verified assertion.
     public let assertion: VerifiedAssertion
     /// Checks not run because the configuration said `.skip` (for example `"audience"`).

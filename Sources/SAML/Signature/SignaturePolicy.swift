@@ -12,12 +12,18 @@ public enum SignaturePolicy: Sendable, Hashable {
 }
 
 /// Which elements carried a verified signature.
-public struct SignedParts: OptionSet, Sendable, Hashable {
+public struct SignedParts: OptionSet, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     public static let response = SignedParts(rawValue: 1)
     public static let assertion = SignedParts(rawValue: 2)
+
+    /// `response`, `assertion`, `response+assertion` or `none`.
+    public var description: String {
+        let names = [(Self.response, "response"), (Self.assertion, "assertion")].filter { contains($0.0) }.map(\.1)
+        return names.isEmpty ? "none" : names.joined(separator: "+")
+    }
 }
 
 extension SignaturePolicy {

@@ -4,13 +4,17 @@ internal import CSAMLShim
 enum SignatureVerification {
     /// - Parameter fastCanonicalization: use the cheap visibility test of fast_c14n.c (the default); the
     ///   tests run both and compare.
-    static func verify(signature: xmlNodePtr, keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool = true) throws {
+    /// Returns the pinned key that verified the signature.
+    @discardableResult
+    static func verify(signature: xmlNodePtr, keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool = true) throws -> TrustedKey {
         var sawDigestMismatch = false
         var sawProcessingFailure = false
         for key in keys {
             switch saml_shim_dsig_verify(signature, key.handle.key, algorithms.allowsSHA1 ? 1 : 0, fastCanonicalization ? 1 : 0) {
             case SAML_SHIM_DSIG_VALID:
-                return
+                return key
+            case SAML_SHIM_DSIG_IDS_CHANGED:
+                throw SAMLError(.idDuplicate, "expected xmlsec to register no ID the structure checks had not, found it adding one")
             case SAML_SHIM_DSIG_DIGEST_MISMATCH:
                 sawDigestMismatch = true
             case SAML_SHIM_DSIG_SIGNATURE_INVALID:

@@ -18,25 +18,34 @@ public struct TrustedKey: Sendable {
     /// The DER of the certificate this key came from, if it came from one.
     public var certificateDER: [UInt8]? { handle.certificateDER }
 
+    /// The SHA-256 fingerprint, lower-case hex: of the certificate's DER when the key came from a
+    /// certificate (what `openssl x509 -fingerprint -sha256` prints, without colons), of the
+    /// SubjectPublicKeyInfo's DER otherwise. ``VerifiedResponse/signingKeyFingerprint`` names the key that
+    /// verified a response this way.
+    public var fingerprint: String { handle.fingerprint }
+
     /// Every certificate or public key in a PEM text (several blocks are allowed, for key rotation).
     ///
-    /// - Throws: ``SAMLError/Code/configurationInvalidKey`` if there is no usable block.
+    /// - Throws: ``SAMLError/Code/configurationInvalidKey`` if there is no block, or if any block cannot
+    ///   be used (its position and line are named): a rotation bundle never silently shrinks.
     public static func all(pem: [UInt8]) throws -> [TrustedKey] {
-        let blocks = PEM.blocks(pem)
+        let blocks = try PEM.blocks(pem)
         guard !blocks.isEmpty else {
             throw SAMLError(.configurationInvalidKey, "expected PEM blocks (-----BEGIN CERTIFICATE-----), found none")
         }
         return try blocks.map { block in
-            switch block.label {
-            case "CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE":
-                return try TrustedKey(der: block.der, isCertificate: true)
-            case "PUBLIC KEY", "RSA PUBLIC KEY":
-                return try TrustedKey(der: block.der, isCertificate: false)
-            default:
-                throw SAMLError(
-                    .configurationInvalidKey,
-                    "expected a CERTIFICATE or PUBLIC KEY block, found \(SAMLError.quote(block.label))"
-                )
+            do {
+                switch block.label {
+                case "CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE":
+                    return try TrustedKey(der: block.der, isCertificate: true)
+                case "PUBLIC KEY", "RSA PUBLIC KEY":
+                    return try TrustedKey(der: block.der, isCertificate: false)
+                default:
+                    throw SAMLError(
+                        .configurationInvalidKey, "expected a CERTIFICATE or PUBLIC KEY block, found \(SAMLError.quote(block.label))")
+                }
+            } catch let error as SAMLError {
+                throw SAMLError(error.code, "PEM block \(block.index) (line \(block.line)): \(error.message)")
             }
         }
     }
@@ -70,7 +79,27 @@ public struct TrustedKey: Sendable {
         guard let bare = saml_shim_key_public_only(loaded) else {
             throw SAMLError(.configurationInvalidKey, "expected a public key in the certificate, found none")
         }
-        handle = KeyHandle(key: bare, certificateDER: isCertificate ? der : nil)
+        var spki: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        defer { saml_shim_openssl_free(spki) }
+        guard isCertificate || (saml_shim_public_key_der(bare, &spki, &length) == 0 && spki != nil) else {
+            xmlSecKeyDestroy(bare)
+            throw SAMLError(.configurationInvalidKey, "expected a public key OpenSSL can encode, found one it cannot")
+        }
+        let fingerprinted = isCertificate ? der : Array(UnsafeBufferPointer(start: spki, count: length))
+        handle = KeyHandle(key: bare, certificateDER: isCertificate ? der : nil, fingerprint: SHA256.hex(fingerprinted))
+    }
+}
+
+/// SHA-256 through OpenSSL, for fingerprints.
+enum SHA256 {
+    static func hex(_ bytes: [UInt8]) -> String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        _ = bytes.withUnsafeBufferPointer { input in
+            digest.withUnsafeMutableBufferPointer { saml_shim_sha256(input.baseAddress, input.count, $0.baseAddress) }
+        }
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
     }
 }
 
@@ -82,10 +111,12 @@ public struct TrustedKey: Sendable {
 final class KeyHandle: @unchecked Sendable {
     let key: xmlSecKeyPtr
     let certificateDER: [UInt8]?
+    let fingerprint: String
 
-    init(key: xmlSecKeyPtr, certificateDER: [UInt8]?) {
+    init(key: xmlSecKeyPtr, certificateDER: [UInt8]?, fingerprint: String = "") {
         self.key = key
         self.certificateDER = certificateDER
+        self.fingerprint = fingerprint
     }
 
     deinit {
@@ -98,27 +129,42 @@ enum PEM {
     struct Block {
         var label: String
         var der: [UInt8]
+        /// 1-based position among the blocks, and the line of its BEGIN.
+        var index: Int
+        var line: Int
     }
 
-    static func blocks(_ text: [UInt8]) -> [Block] {
+    /// Every block; a block whose Base64 does not decode, or that never ends, is an error naming it.
+    static func blocks(_ text: [UInt8]) throws -> [Block] {
         let string = String(decoding: text, as: UTF8.self)
         var result: [Block] = []
-        var label: String?
+        var open: (label: String, line: Int)?
         var body: [UInt8] = []
-        for rawLine in string.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
-            let line = rawLine.trimmingCharacters(" \t")
+        var lineNumber = 0
+        for rawLine in string.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let line = rawLine.trimmingCharacters(" \t\r")
             if line.hasPrefix("-----BEGIN "), line.hasSuffix("-----") {
-                label = String(line.dropFirst(11).dropLast(5))
-                body = []
-            } else if line.hasPrefix("-----END "), let current = label {
-                var repairs: [SAMLResponseDecoder.Repair] = []
-                if let der = try? Base64Decoding.decode(body, maximumBytes: 1 << 20, repairs: &repairs) {
-                    result.append(Block(label: current, der: der))
+                if let current = open {
+                    throw SAMLError(.configurationInvalidKey, "PEM block \(result.count + 1) (line \(current.line)): expected -----END \(current.label)-----, found another BEGIN at line \(lineNumber)")
                 }
-                label = nil
-            } else if label != nil, !line.contains(":") {
+                open = (String(line.dropFirst(11).dropLast(5)), lineNumber)
+                body = []
+            } else if line.hasPrefix("-----END "), let current = open {
+                var repairs: [SAMLResponseDecoder.Repair] = []
+                do {
+                    let der = try Base64Decoding.decode(body, maximumBytes: 1 << 20, repairs: &repairs)
+                    result.append(Block(label: current.label, der: der, index: result.count + 1, line: current.line))
+                } catch let error as SAMLError {
+                    throw SAMLError(.configurationInvalidKey, "PEM block \(result.count + 1) (line \(current.line)): expected Base64, \(error.message)")
+                }
+                open = nil
+            } else if open != nil, !line.contains(":") {
                 body.append(contentsOf: line.utf8)
             }
+        }
+        if let current = open {
+            throw SAMLError(.configurationInvalidKey, "PEM block \(result.count + 1) (line \(current.line)): expected -----END \(current.label)-----, found the end of the text")
         }
         return result
     }

@@ -11,6 +11,20 @@ enum IssuerPolicy {
         element.firstChild(Namespace.samlAssertion, "Issuer")?.textContent
     }
 
+    /// Before any signature: each Issuer present (the Response's, and the Assertion's when it is not
+    /// encrypted) that names another IdP is refused. Refusal only; presence is checked after verification.
+    static func checkNamedIssuers(response: xmlNodePtr, assertion: xmlNodePtr?, expected: ExpectedValue<String>) throws {
+        guard let expectedIssuer = expected.expected.map(XMLWhitespace.trimmed) else { return }
+        for (name, element) in [("Response", Optional(response)), ("Assertion", assertion)] {
+            guard let element, let found = issuer(of: element) else { continue }
+            guard found == expectedIssuer else { throw mismatch(name, expectedIssuer, found) }
+        }
+    }
+
+    private static func mismatch(_ name: String, _ expected: String, _ found: String) -> SAMLError {
+        SAMLError(.issuerMismatch, "expected the \(name) Issuer \(SAMLError.quote(expected)), found \(SAMLError.quote(found))")
+    }
+
     static func check(response: xmlNodePtr, assertion: xmlNodePtr, expected: ExpectedValue<String>) throws {
         guard let assertionIssuer = issuer(of: assertion), !assertionIssuer.isEmpty else {
             throw SAMLError(.issuerMissing, "expected an Issuer in the Assertion, found none")
@@ -24,12 +38,7 @@ enum IssuerPolicy {
         guard let expectedIssuer = expected.expected.map(XMLWhitespace.trimmed) else { return }
         for (name, found) in [("Response", issuer(of: response)), ("Assertion", assertionIssuer)] {
             guard let found else { continue }
-            guard found == expectedIssuer else {
-                throw SAMLError(
-                    .issuerMismatch,
-                    "expected the \(name) Issuer \(SAMLError.quote(expectedIssuer)), found \(SAMLError.quote(found))"
-                )
-            }
+            guard found == expectedIssuer else { throw mismatch(name, expectedIssuer, found) }
         }
     }
 }

@@ -22,6 +22,8 @@ final class DocumentStructure {
     private(set) var assertionSignature: xmlNodePtr?
     /// Every ID value seen so far.
     private var identifiers = Set<String>()
+    /// The fingerprint of the pinned key that verified the last signature (the Assertion's when both).
+    var signingKeyFingerprint = ""
     /// The document the decrypted assertion lives in.
     private(set) var decryptedAssertionTree: XMLTree?
 

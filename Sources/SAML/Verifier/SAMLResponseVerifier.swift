@@ -1,4 +1,5 @@
 internal import CSAMLShim
+public import Logging
 
 /// Verifies SAML 2.0 responses: safe parsing, the signature with xmlsec1 against pinned keys, the
 /// protocol checks of SAML Core and Profiles, replay; then hands out what the verified assertion says.
@@ -72,8 +73,13 @@ public struct SAMLResponseVerifier: Sendable {
         public var requireBearerConfirmation: Bool = true
         /// Parser caps.
         public var parserLimits = XMLParserLimits()
-        /// Where the current time comes from.
+        /// Where the current time comes from. Tests pin it with ``FixedClock`` (the bundled vectors carry
+        /// the instant they verify at in their manifest's `now`).
         public var clock: any SAMLClock = SystemClock()
+        /// Where the verifier logs: `debug` for each verdict (its code, the key's fingerprint, repairs),
+        /// `trace` for each stage; never raw input (identifiers are escaped and cut to 64 bytes). No
+        /// output by default; pass the application's logger. The package configures no global logging.
+        public var logger = Logger(label: "swift-saml", factory: { _ in SwiftLogNoOpLogHandler() })
 
         public init(
             trustedKeys: [TrustedKey],
@@ -107,23 +113,90 @@ public struct SAMLResponseVerifier: Sendable {
         self.configuration = configuration
     }
 
-    /// Verifies a response document (XML bytes, as ``SAMLResponseDecoder`` returns them) at the
-    /// configuration's clock, including replay detection.
-    public func verify(_ xml: [UInt8]) async throws -> VerifiedResponse {
-        let now = configuration.clock.now()
-        let (response, expiry) = try xml.withUnsafeBytes { try verifyDocument($0, now: now) }
-        if case .cache(let cache) = configuration.replay {
-            guard try await cache.insertIfAbsent(response.assertion.id, expiry: expiry, now: now) else {
-                throw SAMLError(.replayDetected, "expected an assertion not seen before, found \(SAMLError.quote(response.assertion.id)) again")
-            }
+    /// What differs from one request to the next, passed to each verify call (the verifier itself is
+    /// built once per IdP and shared). A nil member falls back to the configuration's expectation.
+    public struct RequestExpectations: Sendable, Hashable {
+        /// The ID of the request this response answers (the `AuthnRequest` or `AttributeQuery` sent).
+        public var inResponseTo: String?
+        /// The endpoint the response was posted to (checked against Destination and, with the default
+        /// ``Recipients/destination``, the bearer Recipient).
+        public var destination: String?
+
+        public init(inResponseTo: String? = nil, destination: String? = nil) {
+            self.inResponseTo = inResponseTo
+            self.destination = destination
         }
-        return response
     }
 
-    /// Everything ``verify(_:)`` does except replay detection, at an explicit instant. For tools and
-    /// benchmarks; a server that accepts logins needs ``verify(_:)``.
-    public func verifyWithoutReplayCheck(_ xml: UnsafeRawBufferPointer, at now: SAMLInstant) throws -> VerifiedResponse {
-        try verifyDocument(xml, now: now).0
+    /// Verifies a response document (XML bytes, as ``SAMLResponseDecoder`` returns them) at the
+    /// configuration's clock, including replay detection.
+    ///
+    /// - Throws: ``SAMLError``; a replay cache that fails with anything else is reported as
+    ///   ``SAMLError/Code/storeUnavailable`` (503): verification fails closed.
+    public func verify(_ xml: [UInt8], expecting expectations: RequestExpectations = RequestExpectations()) async throws -> VerifiedResponse {
+        try await expecting(expectations).verifyLogged(xml, repairs: [])
+    }
+
+    /// Verifies what ``SAMLResponseDecoder`` decoded; the response lists the decoder's repairs.
+    public func verify(
+        _ decoded: SAMLResponseDecoder.Decoded, expecting expectations: RequestExpectations = RequestExpectations()
+    ) async throws -> VerifiedResponse {
+        try await expecting(expectations).verifyLogged(decoded.bytes, repairs: decoded.repairs)
+    }
+
+    /// Everything ``verify(_:expecting:)`` does except replay detection, at an explicit instant. For tools
+    /// and benchmarks; a server that accepts logins needs ``verify(_:expecting:)``.
+    public func verifyWithoutReplayCheck(
+        _ xml: UnsafeRawBufferPointer, at now: SAMLInstant, expecting expectations: RequestExpectations = RequestExpectations()
+    ) throws -> VerifiedResponse {
+        try expecting(expectations).verifyDocument(xml, now: now).0
+    }
+
+    /// This verifier with the request's expectations in place of the configuration's.
+    private func expecting(_ expectations: RequestExpectations) -> SAMLResponseVerifier {
+        guard expectations.inResponseTo != nil || expectations.destination != nil else { return self }
+        var configuration = configuration
+        if let requestID = expectations.inResponseTo { configuration.inResponseTo = .equals(requestID) }
+        if let destination = expectations.destination { configuration.destination = .equals(destination) }
+        return SAMLResponseVerifier(checked: configuration)
+    }
+
+    private init(checked configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    private func verifyLogged(_ xml: [UInt8], repairs: [SAMLResponseDecoder.Repair]) async throws -> VerifiedResponse {
+        let logger = configuration.logger
+        do {
+            let now = configuration.clock.now()
+            var (response, expiry) = try xml.withUnsafeBytes { try verifyDocument($0, now: now) }
+            response.repairs = repairs
+            if case .cache(let cache) = configuration.replay {
+                let fresh: Bool
+                do {
+                    fresh = try await cache.insertIfAbsent(response.assertion.id, expiry: expiry, now: now)
+                } catch let error as SAMLError {
+                    throw error
+                } catch {
+                    throw SAMLError(.storeUnavailable, "expected the replay cache to answer, found it failing (\(type(of: error))): refused, not accepted")
+                }
+                guard fresh else {
+                    throw SAMLError(.replayDetected, "expected an assertion not seen before, found \(SAMLError.quote(response.assertion.id)) again")
+                }
+            }
+            logger.debug(
+                "SAML response accepted",
+                metadata: [
+                    "saml.assertion-id": "\(SAMLError.quote(response.assertion.id))",
+                    "saml.key-sha256": "\(response.signingKeyFingerprint)",
+                    "saml.signed": "\(response.signedParts.description)",
+                    "saml.repairs": "\(repairs.map(\.rawValue).joined(separator: ","))",
+                ])
+            return response
+        } catch let error as SAMLError {
+            logger.debug("SAML response refused", metadata: ["saml.code": "\(error.code)", "saml.reason": "\(error.message)"])
+            throw error
+        }
     }
 
     /// Returns the verified response and the instant until which its assertion ID must be remembered.
@@ -149,12 +222,16 @@ public struct SAMLResponseVerifier: Sendable {
     @_spi(Stages)
     public func verifySignatures(_ parsed: ParsedResponse, fastCanonicalization: Bool = true) throws -> SignedParts {
         let structure = parsed.structure
+        // Whose response is this? An Issuer that names another IdP is reported as such before its
+        // signature (made with that other IdP's key) is tried: the code says what happened.
+        try IssuerPolicy.checkNamedIssuers(response: structure.response, assertion: structure.assertion, expected: configuration.issuer)
         var signed: SignedParts = []
         func verify(_ signature: xmlNodePtr, on parent: xmlNodePtr, as part: SignedParts) throws {
             try SignatureProfile.check(signature: signature, parent: parent, document: parent.pointee.doc, algorithms: configuration.algorithms)
-            try SignatureVerification.verify(
+            let key = try SignatureVerification.verify(
                 signature: signature, keys: configuration.trustedKeys, algorithms: configuration.algorithms,
                 fastCanonicalization: fastCanonicalization)
+            structure.signingKeyFingerprint = key.fingerprint
             signed.insert(part)
         }
         if let signature = structure.responseSignature {
@@ -235,6 +312,7 @@ public struct SAMLResponseVerifier: Sendable {
             destination: signed.contains(.response) ? response.attribute("Destination") : nil,
             inResponseTo: inResponseTo,
             signedParts: signed,
+            signingKeyFingerprint: parsed.structure.signingKeyFingerprint,
             assertion: verifiedAssertion,
             skippedChecks: skippedChecks
         )
