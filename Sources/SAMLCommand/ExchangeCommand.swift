@@ -21,6 +21,9 @@ struct ExchangeCommand: AsyncParsableCommand {
 
     @OptionGroup var verifier: VerifierOptions
 
+    @Option(help: "A JSON file mapping MVPD ids to {\"metadata\": path} or {\"issuer\": ..., \"certificates\": [paths]} (paths relative to it). Without it, the --cert/--metadata IdP is trusted for every MVPD of the configuration.")
+    var trust: String?
+
     @Option(help: "SAML attribute name to user-metadata key, as name=key,... (NameID maps to userID by default).")
     var map: String?
 
@@ -35,8 +38,20 @@ struct ExchangeCommand: AsyncParsableCommand {
             guard parts.count == 2 else { throw CommandFailure.usage("--map expects name=key pairs, found \(pair)") }
             mapping.keys[parts[0]] = parts[1]
         }
-        let exchange = TokenExchange(
-            configuration: configuration, verifier: try verifier.makeVerifier(), mapping: mapping)
+        let identityProviders: [String: IdentityProvider]
+        if let trust {
+            identityProviders = try rejectingOnError { try TrustFile.load(contentsOf: trust, now: try verifier.instant()) }
+        } else {
+            let single = try verifier.identityProvider()
+            guard let issuer = single.issuer else {
+                throw CommandFailure.usage("--issuer (or --metadata) is required: a verifier is always bound to its IdP's entity ID")
+            }
+            let idp = try rejectingOnError { try IdentityProvider(entityID: issuer, keys: single.keys) }
+            identityProviders = Dictionary(uniqueKeysWithValues: configuration.mvpds.map { ($0.id, idp) })
+        }
+        let template = try verifier.configuration(keys: [], issuer: nil)
+        let registry = try rejectingOnError { try TrustRegistry(identityProviders, template: template) }
+        let exchange = TokenExchange(configuration: configuration, trust: registry, mapping: mapping)
         switch await exchange.exchange(body: try StandardStreams.readAll(body), partnerFrameworkStatus: pfs, mvpd: mvpd) {
         case .success(let profile):
             StandardStreams.writeOutput(profile.json + [UInt8(ascii: "\n")])

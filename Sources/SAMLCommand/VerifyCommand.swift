@@ -45,7 +45,13 @@ struct VerifierOptions: ParsableArguments {
     @Option(name: .customLong("cert"), help: "A pinned IdP certificate or public key (PEM or DER). Repeatable.")
     var certificates: [String] = []
 
-    @Option(help: "The expected Issuer (IdP entity ID).")
+    @Option(name: .customLong("metadata"), help: "IdP metadata (SAML 2.0) whose signing keys are pinned and whose entity ID is the expected Issuer. Repeatable.")
+    var metadataFiles: [String] = []
+
+    @Option(help: "A PEM key the --metadata files must be signed by.")
+    var metadataSigner: String?
+
+    @Option(help: "The expected Issuer (IdP entity ID); with --metadata, picks that entity.")
     var issuer: String?
 
     @Option(help: "The expected Audience (for Adobe Pass: https://saml.sp.auth.adobe.com).")
@@ -87,7 +93,14 @@ struct VerifierOptions: ParsableArguments {
     }
 
     func makeVerifier() throws -> SAMLResponseVerifier {
-        guard !certificates.isEmpty else { throw CommandFailure.usage("at least one --cert is required") }
+        let identity = try identityProvider()
+        return try SAMLResponseVerifier(try configuration(keys: identity.keys, issuer: identity.issuer))
+    }
+
+    /// The pinned keys (from --cert and --metadata) and the expected issuer (--issuer, or the metadata's
+    /// entity ID).
+    func identityProvider() throws -> (keys: [TrustedKey], issuer: String?) {
+        guard !certificates.isEmpty || !metadataFiles.isEmpty else { throw CommandFailure.usage("at least one --cert or --metadata is required") }
         var keys: [TrustedKey] = []
         for path in certificates {
             let bytes = try StandardStreams.readAll(path)
@@ -98,6 +111,24 @@ struct VerifierOptions: ParsableArguments {
                 throw CommandFailure.usage("cannot use \(path) as a pinned key: \(error.message)")
             }
         }
+        var issuer = issuer
+        var options = IdentityProviderMetadata.Options(now: try instant())
+        if let metadataSigner {
+            options.signers = try rejectingOnError { try TrustedKey.all(pem: try StandardStreams.readAll(metadataSigner)) }
+        }
+        for path in metadataFiles {
+            let metadata = try rejectingOnError { try IdentityProviderMetadata.read(try StandardStreams.readAll(path), entityID: issuer, options: options) }
+            if let named = issuer, named != metadata.entityID {
+                throw CommandFailure.usage("--metadata \(path) describes \(metadata.entityID), not the issuer \(named)")
+            }
+            issuer = metadata.entityID
+            keys += metadata.signingKeys
+        }
+        return (keys, issuer)
+    }
+
+    /// The verifier configuration of these options, with the given keys and issuer.
+    func configuration(keys: [TrustedKey], issuer: String?) throws -> SAMLResponseVerifier.Configuration {
         var configuration = SAMLResponseVerifier.Configuration(
             trustedKeys: keys,
             issuer: ExpectedValue(orSkip: issuer),
@@ -120,6 +151,6 @@ struct VerifierOptions: ParsableArguments {
         }
         configuration.encryptionAlgorithms = allowLegacyEncryption ? .allowingLegacy : .strict
         configuration.clock = FixedClock(try instant())
-        return try SAMLResponseVerifier(configuration)
+        return configuration
     }
 }

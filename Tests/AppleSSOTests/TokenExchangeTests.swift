@@ -22,13 +22,14 @@ struct TokenExchangeTests {
     static let granted = PartnerFrameworkStatus(accessStatus: .granted, providerID: "Cablevision", expirationMilliseconds: 1_900_000_000_000)
 
     static func exchange(certificate: String = "keys/rsa-2048.cert.pem") throws -> TokenExchange {
-        var configuration = SAMLResponseVerifier.Configuration(
-            trustedKeys: try TrustedKey.all(pem: try file(certificate)), issuer: .equals("https://idp.mvpd.example.com"),
-            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, inResponseTo: .equals("_aq-3f9a1b2c"),
-            replay: .cache(InMemoryReplayCache()))
-        configuration.clock = FixedClock(now)
+        var template = SAMLResponseVerifier.Configuration.template(
+            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .cache(InMemoryReplayCache()))
+        template.inResponseTo = .equals("_aq-3f9a1b2c")
+        template.clock = FixedClock(now)
+        let idp = try IdentityProvider(entityID: "https://idp.mvpd.example.com", keys: try TrustedKey.all(pem: try file(certificate)))
+        let trust = try TrustRegistry(Dictionary(uniqueKeysWithValues: configuration.mvpds.map { ($0.id, idp) }), template: template)
         return TokenExchange(
-            configuration: Self.configuration, verifier: try SAMLResponseVerifier(configuration),
+            configuration: Self.configuration, trust: trust,
             mapping: UserMetadataMapping(["householdId": "householdID", "uid": "upstreamUserID"]))
     }
 
@@ -133,10 +134,11 @@ struct TokenExchangeTests {
         template.inResponseTo = "_aq-3f9a1b2c"
         let xml = try provider.response(template, issuedAt: Self.now, placement: .both)
         var configuration = SAMLResponseVerifier.Configuration(
-            trustedKeys: try TrustedKey.all(pem: try Self.file("keys/ecdsa-p256.cert.pem")), issuer: .equals(template.issuer),
+            identityProvider: try IdentityProvider(entityID: template.issuer, keys: try TrustedKey.all(pem: try Self.file("keys/ecdsa-p256.cert.pem"))),
             audience: .equals(template.audience), destination: .skip, inResponseTo: .equals("_aq-3f9a1b2c"), replay: .skip)
         configuration.clock = FixedClock(Self.now)
-        let exchange = TokenExchange(configuration: Self.configuration, verifier: try SAMLResponseVerifier(configuration))
+        let trust = try TrustRegistry(["Optimum": IdentityProvider(entityID: template.issuer, keys: configuration.trustedKeys)], template: configuration)
+        let exchange = TokenExchange(configuration: Self.configuration, trust: trust)
         let profile = try await exchange.exchange(body: Self.deviceBody(xml), partnerFrameworkStatus: Self.granted.headerValue).get()
         #expect(profile.attributes.map(\.key) == ["userID", "uid", "householdId", "zip"])
     }

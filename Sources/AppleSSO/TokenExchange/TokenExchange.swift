@@ -6,21 +6,28 @@ import SAML
 ///
 /// Order: the `AP-Partner-Framework-Status` header is decoded and checked (permission, provider, expiry);
 /// the MVPD is the one the header's provider id maps to through `platformMappingId`, unless given (then
-/// the two must agree); the `SAMLResponse` form field is decoded and verified; the MVPD's
-/// `requiredMetadataFields` are extracted (every one must be present) and mapped to user-metadata keys.
-/// An MVPD without `requiredMetadataFields` gets its NameID and every attribute.
+/// the two must agree); that MVPD's identity provider is taken from the ``TrustRegistry`` (an MVPD without
+/// one is refused: no other tenant's trust is ever used); the `SAMLResponse` form field is decoded and
+/// verified with that IdP's verifier, which requires its entity ID as issuer and accepts only its keys;
+/// the MVPD's `requiredMetadataFields` are extracted (every one must be present) and mapped to
+/// user-metadata keys. An MVPD without `requiredMetadataFields` gets its NameID and every attribute.
+///
+/// Failures answer with the HTTP status of the library's code (``SAMLError/Code/httpStatus``): 400 for
+/// what the client sent, 413 too large, 503 when a store failed (fail closed), 500 for the server's own
+/// configuration; an error that is not a ``SAMLError`` is a 500.
 public struct TokenExchange: Sendable {
     public var configuration: MVPDConfiguration
-    public var verifier: SAMLResponseVerifier
+    /// The identity provider of each MVPD, with its verifier.
+    public var trust: TrustRegistry
     public var mapping: UserMetadataMapping
     public var decoder: SAMLResponseDecoder
 
     public init(
-        configuration: MVPDConfiguration, verifier: SAMLResponseVerifier, mapping: UserMetadataMapping = UserMetadataMapping(),
+        configuration: MVPDConfiguration, trust: TrustRegistry, mapping: UserMetadataMapping = UserMetadataMapping(),
         decoder: SAMLResponseDecoder = SAMLResponseDecoder()
     ) {
         self.configuration = configuration
-        self.verifier = verifier
+        self.trust = trust
         self.mapping = mapping
         self.decoder = decoder
     }
@@ -31,8 +38,13 @@ public struct TokenExchange: Sendable {
     ///   - body: the `application/x-www-form-urlencoded` request body (or just the SAMLResponse value).
     ///   - partnerFrameworkStatus: the `AP-Partner-Framework-Status` header value.
     ///   - mvpd: the MVPD id, when the request names one.
-    public func exchange(body: [UInt8], partnerFrameworkStatus: String?, mvpd: String? = nil) async -> Result<Profile, EnhancedError> {
-        let now = verifier.configuration.clock.now()
+    ///   - expectations: what this request's response must answer (the outstanding request's ID, the
+    ///     endpoint it was posted to).
+    public func exchange(
+        body: [UInt8], partnerFrameworkStatus: String?, mvpd: String? = nil,
+        expecting expectations: SAMLResponseVerifier.RequestExpectations = SAMLResponseVerifier.RequestExpectations()
+    ) async -> Result<Profile, EnhancedError> {
+        let now = trust.template.clock.now()
         guard let header = partnerFrameworkStatus else {
             return .failure(EnhancedError(pfs: .accessNotPresent))
         }
@@ -50,9 +62,17 @@ public struct TokenExchange: Sendable {
         } catch {
             return .failure(EnhancedError(pfs: error))
         }
+        let verifier: SAMLResponseVerifier
+        do {
+            verifier = try trust.verifier(for: provider.id)
+        } catch let error as SAMLError {
+            return .failure(EnhancedError(saml: error))
+        } catch {
+            return .failure(EnhancedError.internalError)
+        }
         do {
             let decoded = try decoder.decode(body)
-            let response = try await verifier.verify(decoded.bytes)
+            let response = try await verifier.verify(decoded, expecting: expectations)
             // v2 configurations may carry no requiredMetadataFields (the names then come per request as
             // attributesNames): the profile then carries the NameID and every attribute.
             let names = provider.requiredMetadataFields.isEmpty
@@ -60,9 +80,9 @@ public struct TokenExchange: Sendable {
             let fields = try response.fields(names, allowMissing: provider.requiredMetadataFields.isEmpty)
             return .success(Profile(mvpd: provider.id, response: response, fields: fields, mapping: mapping))
         } catch let error as SAMLError {
-            return .failure(EnhancedError(status: 400, code: "invalid_parameter_saml_response", message: "The SAML response is not valid.", details: error))
+            return .failure(EnhancedError(saml: error))
         } catch {
-            return .failure(EnhancedError(status: 400, code: "invalid_parameter_saml_response", message: "The SAML response is not valid.", details: nil))
+            return .failure(EnhancedError.internalError)
         }
     }
 }
@@ -124,6 +144,27 @@ public struct EnhancedError: Error, Sendable {
         self.message = message
         self.cause = details
     }
+
+    /// The answer for a library error, after its HTTP meaning.
+    init(saml error: SAMLError) {
+        if error.code == .trustUnknownMVPD {
+            self.init(status: 500, code: "mvpd_not_trusted", message: "No identity provider is configured for this MVPD.", details: error)
+            return
+        }
+        switch error.code.httpStatus {
+        case 413:
+            self.init(status: 413, code: "invalid_parameter_saml_response", message: "The SAML response is too large.", details: error)
+        case 503:
+            self.init(status: 503, code: "service_unavailable", message: "The service cannot verify the SAML response now; retry later.", details: error, action: "retry")
+        case 500..<600:
+            self.init(status: error.code.httpStatus, code: "internal_error", message: "The service is not configured to verify this SAML response.", details: error)
+        default:
+            self.init(status: 400, code: "invalid_parameter_saml_response", message: "The SAML response is not valid.", details: error)
+        }
+    }
+
+    /// An error that is not the library's: the server's fault, never the client's.
+    static let internalError = EnhancedError(status: 500, code: "internal_error", message: "The service failed to process the request.", details: nil)
 
     init(pfs outcome: PartnerFrameworkOutcome) {
         self.init(status: 400, code: outcome.rawValue, message: outcome.message, details: nil)

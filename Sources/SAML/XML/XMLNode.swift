@@ -15,6 +15,7 @@ enum Namespace {
     static let xmlDSig: StaticString = "http://www.w3.org/2000/09/xmldsig#"
     static let xmlEnc: StaticString = "http://www.w3.org/2001/04/xmlenc#"
     static let xml: StaticString = "http://www.w3.org/XML/1998/namespace"
+    static let samlMetadata: StaticString = "urn:oasis:names:tc:SAML:2.0:metadata"
 }
 
 /// The element children of a node, walked through the sibling pointers (no allocation).

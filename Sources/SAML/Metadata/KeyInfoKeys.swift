@@ -1,0 +1,99 @@
+internal import CSAMLShim
+
+/// The keys a metadata `ds:KeyInfo` names: every `ds:X509Data/ds:X509Certificate`, and `ds:KeyValue`
+/// holding `ds:RSAKeyValue` or xmldsig 1.1 `dsig11:ECKeyValue` (named curves P-256, P-384, P-521), turned
+/// into a DER SubjectPublicKeyInfo for OpenSSL. Metadata is trusted configuration (signed by a pinned
+/// signer or installed by the operator), unlike the KeyInfo of a response, which is never read.
+enum KeyInfoKeys {
+    static let dsig11: StaticString = "http://www.w3.org/2009/xmldsig11#"
+
+    static func read(_ keyInfo: xmlNodePtr, entityID: String) throws -> [TrustedKey] {
+        let ds = Namespace.xmlDSig
+        var keys: [TrustedKey] = []
+        func fail(_ what: String, _ error: SAMLError) -> SAMLError {
+            SAMLError(.metadataMalformed, "expected a usable \(what) for \(SAMLError.quote(entityID)), found one that is not: \(error.message)")
+        }
+        for data in keyInfo.children(ds, "X509Data") {
+            for certificate in data.children(ds, "X509Certificate") {
+                do {
+                    keys.append(try TrustedKey(der: try base64(certificate), isCertificate: true))
+                } catch let error as SAMLError {
+                    throw fail("X509Certificate", error)
+                }
+            }
+        }
+        for value in keyInfo.children(ds, "KeyValue") {
+            do {
+                if let rsa = value.firstChild(ds, "RSAKeyValue") {
+                    guard let modulus = rsa.firstChild(ds, "Modulus"), let exponent = rsa.firstChild(ds, "Exponent") else {
+                        throw SAMLError(.metadataMalformed, "expected Modulus and Exponent in RSAKeyValue")
+                    }
+                    keys.append(try TrustedKey(der: DER.rsaPublicKey(modulus: try base64(modulus), exponent: try base64(exponent)), isCertificate: false))
+                } else if let ec = value.firstChild(dsig11, "ECKeyValue") {
+                    guard let curve = ec.firstChild(dsig11, "NamedCurve")?.attribute("URI"), let point = ec.firstChild(dsig11, "PublicKey"),
+                        let oid = DER.namedCurves[XMLWhitespace.trimmed(curve)]
+                    else {
+                        throw SAMLError(.metadataMalformed, "expected a NamedCurve of P-256, P-384 or P-521 and a PublicKey in ECKeyValue")
+                    }
+                    keys.append(try TrustedKey(der: DER.ecPublicKey(curve: oid, point: try base64(point)), isCertificate: false))
+                }
+            } catch let error as SAMLError {
+                throw fail("KeyValue", error)
+            }
+        }
+        return keys
+    }
+
+    private static func base64(_ element: xmlNodePtr) throws -> [UInt8] {
+        var repairs: [SAMLResponseDecoder.Repair] = []
+        let text = element.textContent.utf8.filter { !XMLWhitespace.isWhitespace($0) }
+        return try Base64Decoding.decode(text, maximumBytes: 1 << 16, repairs: &repairs)
+    }
+}
+
+/// Just enough DER to write a SubjectPublicKeyInfo.
+enum DER {
+    /// `urn:oid:` URIs of the named curves and the DER of their object identifiers.
+    static let namedCurves: [String: [UInt8]] = [
+        "urn:oid:1.2.840.10045.3.1.7": [0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07],
+        "urn:oid:1.3.132.0.34": [0x06, 0x05, 0x2B, 0x81, 0x04, 0x00, 0x22],
+        "urn:oid:1.3.132.0.35": [0x06, 0x05, 0x2B, 0x81, 0x04, 0x00, 0x23],
+    ]
+    static let rsaEncryption: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01]
+    static let ecPublicKey: [UInt8] = [0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01]
+    static let null: [UInt8] = [0x05, 0x00]
+
+    static func rsaPublicKey(modulus: [UInt8], exponent: [UInt8]) -> [UInt8] {
+        let key = sequence(integer(modulus) + integer(exponent))
+        return sequence(sequence(rsaEncryption + null) + bitString(key))
+    }
+
+    static func ecPublicKey(curve: [UInt8], point: [UInt8]) -> [UInt8] {
+        sequence(sequence(ecPublicKey + curve) + bitString(point))
+    }
+
+    static func integer(_ magnitude: [UInt8]) -> [UInt8] {
+        var bytes = Array(magnitude.drop { $0 == 0 })
+        if bytes.isEmpty { bytes = [0] }
+        if bytes[0] & 0x80 != 0 { bytes.insert(0, at: 0) }
+        return tagged(0x02, bytes)
+    }
+
+    static func bitString(_ bytes: [UInt8]) -> [UInt8] { tagged(0x03, [0] + bytes) }
+    static func sequence(_ bytes: [UInt8]) -> [UInt8] { tagged(0x30, bytes) }
+
+    static func tagged(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+        var length: [UInt8] = []
+        var count = content.count
+        if count < 0x80 {
+            length = [UInt8(count)]
+        } else {
+            while count > 0 {
+                length.insert(UInt8(count & 0xFF), at: 0)
+                count >>= 8
+            }
+            length.insert(0x80 | UInt8(length.count), at: 0)
+        }
+        return [tag] + length + content
+    }
+}

@@ -1,0 +1,128 @@
+import Synchronization
+
+extension SAMLError.Code {
+    /// The MVPD (or tenant) has no identity provider in the trust registry: refused, never verified
+    /// with another tenant's trust. A server configuration gap, hence 500.
+    public static let trustUnknownMVPD = Self("trust.unknown-mvpd", httpStatus: 500)
+}
+
+/// An identity provider the service trusts: its entity ID and its signing keys, and nothing else.
+///
+/// A verifier built for it (``SAMLResponseVerifier/Configuration/init(identityProvider:audience:destination:inResponseTo:replay:)``)
+/// always checks that the Response and Assertion Issuer equal ``entityID`` and accepts only ``keys``.
+public struct IdentityProvider: Sendable {
+    public let entityID: String
+    /// The signing keys (several during a rotation). Never empty.
+    public let keys: [TrustedKey]
+
+    /// - Throws: ``SAMLError/Code/configurationInvalid`` for an empty entity ID,
+    ///   ``SAMLError/Code/configurationInvalidKey`` for an empty key list.
+    public init(entityID: String, keys: [TrustedKey]) throws {
+        guard !entityID.isEmpty else {
+            throw SAMLError(.configurationInvalid, "expected an IdP entity ID, found an empty one")
+        }
+        guard !keys.isEmpty else {
+            throw SAMLError(.configurationInvalidKey, "expected at least one signing key for \(SAMLError.quote(entityID)), found none")
+        }
+        self.entityID = entityID
+        self.keys = keys
+    }
+
+    /// The entity ID and signing keys of IdP metadata.
+    public init(metadata: IdentityProviderMetadata) {
+        entityID = metadata.entityID
+        keys = metadata.signingKeys
+    }
+}
+
+extension SAMLResponseVerifier.Configuration {
+    /// A configuration bound to one identity provider: its keys pinned and its entity ID required as
+    /// the Issuer of the Response and the Assertion. The safe way to build a verifier per IdP.
+    public init(
+        identityProvider: IdentityProvider, audience: ExpectedValue<String>, destination: ExpectedValue<String>,
+        inResponseTo: ExpectedValue<String> = .skip, replay: SAMLResponseVerifier.ReplayProtection
+    ) {
+        self.init(
+            trustedKeys: identityProvider.keys, issuer: .equals(identityProvider.entityID), audience: audience,
+            destination: destination, inResponseTo: inResponseTo, replay: replay)
+    }
+}
+
+/// Which identity provider each MVPD (tenant) trusts, with a verifier built for each.
+///
+/// A Token Exchange backend serves many MVPDs, each with its own IdP: a response is verified only with
+/// the verifier of the MVPD it is posted for, which pins that MVPD's IdP keys and requires that IdP's
+/// entity ID as the issuer. A response from MVPD A's IdP posted as MVPD B therefore fails
+/// (`issuer.mismatch`), whatever keys are pinned for A. An MVPD without an entry fails closed
+/// (``SAMLError/Code/trustUnknownMVPD``).
+///
+/// ``replace(_:)`` and ``update(_:for:)`` build every new verifier first and then swap the whole map under
+/// a lock: a request sees the old trust or the new one, never a mix, and nothing restarts (metadata
+/// reloads, key rotation). `Sendable`; share one per process.
+public final class TrustRegistry: Sendable {
+    /// Everything a per-IdP verifier needs besides the IdP: a configuration whose `trustedKeys` and
+    /// `issuer` are replaced for each IdP.
+    public let template: SAMLResponseVerifier.Configuration
+    private let verifiers: Mutex<[String: (identityProvider: IdentityProvider, verifier: SAMLResponseVerifier)]>
+
+    /// - Parameters:
+    ///   - identityProviders: MVPD id → its IdP.
+    ///   - template: audience, destination, replay protection, decryption keys, policies, clock, logger
+    ///     for every verifier (its `trustedKeys` and `issuer` are ignored). See
+    ///     ``SAMLResponseVerifier/Configuration/template(audience:destination:replay:)``.
+    public init(_ identityProviders: [String: IdentityProvider], template: SAMLResponseVerifier.Configuration) throws {
+        self.template = template
+        verifiers = Mutex(try Self.build(identityProviders, template: template))
+    }
+
+    /// The verifier of `mvpd`'s identity provider.
+    public func verifier(for mvpd: String) throws -> SAMLResponseVerifier {
+        guard let entry = verifiers.withLock({ $0[mvpd] }) else {
+            throw SAMLError(.trustUnknownMVPD, "expected an identity provider configured for the MVPD \(SAMLError.quote(mvpd)), found none")
+        }
+        return entry.verifier
+    }
+
+    /// The identity provider `mvpd` trusts, if any.
+    public func identityProvider(for mvpd: String) -> IdentityProvider? {
+        verifiers.withLock { $0[mvpd]?.identityProvider }
+    }
+
+    /// The MVPD ids with an identity provider, sorted.
+    public var mvpds: [String] { verifiers.withLock { Array($0.keys) }.sorted() }
+
+    /// Replaces the whole trust at once (for example after reloading every metadata file).
+    public func replace(_ identityProviders: [String: IdentityProvider]) throws {
+        let built = try Self.build(identityProviders, template: template)
+        verifiers.withLock { $0 = built }
+    }
+
+    /// Sets (or, with nil, removes) one MVPD's identity provider; the others are untouched.
+    public func update(_ identityProvider: IdentityProvider?, for mvpd: String) throws {
+        let entry = try identityProvider.map { ($0, try Self.verifier($0, template: template)) }
+        verifiers.withLock { $0[mvpd] = entry }
+    }
+
+    private static func build(
+        _ identityProviders: [String: IdentityProvider], template: SAMLResponseVerifier.Configuration
+    ) throws -> [String: (identityProvider: IdentityProvider, verifier: SAMLResponseVerifier)] {
+        try identityProviders.mapValues { ($0, try verifier($0, template: template)) }
+    }
+
+    private static func verifier(_ identityProvider: IdentityProvider, template: SAMLResponseVerifier.Configuration) throws -> SAMLResponseVerifier {
+        var configuration = template
+        configuration.trustedKeys = identityProvider.keys
+        configuration.issuer = .equals(identityProvider.entityID)
+        return try SAMLResponseVerifier(configuration)
+    }
+}
+
+extension SAMLResponseVerifier.Configuration {
+    /// A template for ``TrustRegistry``: every expectation but the IdP's (no key, issuer to be set per IdP).
+    /// Adjust its other members (decryption keys, policies, clock, logger) before building the registry.
+    public static func template(
+        audience: ExpectedValue<String>, destination: ExpectedValue<String>, replay: SAMLResponseVerifier.ReplayProtection
+    ) -> Self {
+        Self(trustedKeys: [], issuer: .skip, audience: audience, destination: destination, inResponseTo: .skip, replay: replay)
+    }
+}
