@@ -420,6 +420,94 @@ def hardening(rsa2048, sp, attacker):
         missingFields=["empty", "nil"])
 
 
+MD = "urn:oasis:names:tc:SAML:2.0:metadata"
+IDP_B = "https://idp.mvpd-b.example.com"
+
+
+def metadata_xml(entity_id, key_descriptors, valid_until="2036-01-01T00:00:00Z", suffix=""):
+    """An md:EntityDescriptor with an IDPSSODescriptor holding `key_descriptors` (XML strings)."""
+    return etree.fromstring((
+        '<md:EntityDescriptor xmlns:md="%s" xmlns:ds="%s" ID="_md%s" entityID="%s" validUntil="%s" cacheDuration="PT6H">'
+        '<md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">%s'
+        '<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="%s/sso/redirect"/>'
+        '<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="%s/sso/post"/>'
+        '</md:IDPSSODescriptor></md:EntityDescriptor>'
+        % (MD, DS, suffix, entity_id, valid_until, "".join(key_descriptors), entity_id, entity_id)).encode())
+
+
+def x509_descriptor(cert_pem, use="signing"):
+    der = x509.load_pem_x509_certificate(cert_pem).public_bytes(serialization.Encoding.DER)
+    use_attr = ' use="%s"' % use if use else ""
+    return ('<md:KeyDescriptor%s><ds:KeyInfo><ds:X509Data><ds:X509Certificate>%s</ds:X509Certificate></ds:X509Data>'
+            '</ds:KeyInfo></md:KeyDescriptor>' % (use_attr, base64.b64encode(der).decode()))
+
+
+def rsa_key_value_descriptor(cert_pem):
+    numbers = x509.load_pem_x509_certificate(cert_pem).public_key().public_numbers()
+    def b64(n):
+        return base64.b64encode(n.to_bytes((n.bit_length() + 7) // 8, "big")).decode()
+    return ('<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:KeyValue><ds:RSAKeyValue><ds:Modulus>%s</ds:Modulus>'
+            '<ds:Exponent>%s</ds:Exponent></ds:RSAKeyValue></ds:KeyValue></ds:KeyInfo></md:KeyDescriptor>' % (b64(numbers.n), b64(numbers.e)))
+
+
+def trust_per_mvpd(rsa2048, rsa4096, p256):
+    """IdP metadata for the bundled keys, a second MVPD with its own IdP, a two-MVPD configuration and trust file."""
+    os.makedirs(os.path.join(HERE, "metadata"), exist_ok=True)
+    os.makedirs(os.path.join(HERE, "exchange"), exist_ok=True)
+    signer = key_pair("metadata-signer-rsa-2048", lambda: rsa.generate_private_key(public_exponent=65537, key_size=2048))
+
+    def write(name, root):
+        open(os.path.join(HERE, "metadata", name), "wb").write(serialize(root))
+
+    write("idp-a.xml", metadata_xml(IDP, [x509_descriptor(rsa2048[1]), x509_descriptor(signer[1], use="encryption")], suffix="-a"))
+    signed = metadata_xml(IDP, [x509_descriptor(rsa2048[1])], suffix="-a-signed")
+    placeholder_md = etree.Element("{%s}Signature" % DS, nsmap={"ds": DS}, Id="placeholder")
+    signed.insert(0, placeholder_md)
+    signed_md = LegacySigner(method=methods.enveloped, signature_algorithm="rsa-sha256", digest_algorithm="sha256",
+                             c14n_algorithm=EXC).sign(signed, key=signer[0], cert=signer[1], reference_uri="#_md-a-signed", id_attribute="ID")
+    write("idp-a-signed.xml", signed_md)
+    tampered = serialize(signed_md).replace(b"/sso/post", b"/sso/evil", 1)
+    open(os.path.join(HERE, "metadata", "idp-a-signed-tampered.xml"), "wb").write(tampered)
+    write("idp-a-expired.xml", metadata_xml(IDP, [x509_descriptor(rsa2048[1])], valid_until="2026-01-01T00:00:00Z", suffix="-a-expired"))
+    # Rotation: the current certificate and the next key (RSA-4096, as a bare KeyValue); then the next one alone.
+    write("idp-a-rotation.xml", metadata_xml(IDP, [x509_descriptor(rsa2048[1]), rsa_key_value_descriptor(rsa4096[1])], suffix="-a-rot"))
+    write("idp-a-rotated.xml", metadata_xml(IDP, [rsa_key_value_descriptor(rsa4096[1])], suffix="-a-rotated"))
+    write("idp-b.xml", metadata_xml(IDP_B, [x509_descriptor(p256[1], use=None)], suffix="-b"))
+
+    # MVPD B's IdP: another entity, another key.
+    b = sign_assertion(response_xml(attributes(8), suffix="-mvpd-b", issuer=IDP_B), *p256, algorithm="ecdsa-sha256")
+    add("typical-mvpd-b-ecdsa-assertion-signed", serialize(b), "a typical response from MVPD B's IdP (its own entity ID and key)",
+        "valid", cert="ecdsa-p256", name_id="subscriber-0042",
+        config={"issuer": IDP_B, "audience": AUDIENCE, "destination": DESTINATION, "inResponseTo": REQUEST})
+    add("mvpd-a-response-verified-as-mvpd-b", serialize(sign_assertion(response_xml(attributes(8), suffix="-cross"), *rsa2048)),
+        "cross-MVPD substitution: MVPD A's response checked with MVPD B's trust (B's entity ID, B's key)", "invalid",
+        "issuer.mismatch", cert="ecdsa-p256",
+        config={"issuer": IDP_B, "audience": AUDIENCE, "destination": DESTINATION, "inResponseTo": REQUEST})
+
+    configuration = {"requestor": {"id": "REF30", "mvpds": [
+        {"id": "MVPD-A", "displayName": "MVPD A", "enablePlatformServices": True, "boardingStatus": "SUPPORTED",
+         "displayInPlatformPicker": True, "platformMappingId": "ProviderA", "requiredMetadataFields": ["NameID", "uid", "householdId"]},
+        {"id": "MVPD-B", "displayName": "MVPD B", "enablePlatformServices": True, "boardingStatus": "SUPPORTED",
+         "displayInPlatformPicker": True, "platformMappingId": "ProviderB", "requiredMetadataFields": ["NameID", "uid"]},
+        {"id": "MVPD-C", "displayName": "MVPD C (no trust configured)", "enablePlatformServices": True, "boardingStatus": "SUPPORTED",
+         "displayInPlatformPicker": True, "platformMappingId": "ProviderC", "requiredMetadataFields": ["NameID"]}]}}
+    json.dump(configuration, open(os.path.join(HERE, "exchange", "mvpd-configuration.json"), "w"), indent=1)
+    json.dump({"MVPD-A": {"metadata": "../metadata/idp-a-signed.xml", "signer": "../keys/metadata-signer-rsa-2048.cert.pem"},
+               "MVPD-B": {"issuer": IDP_B, "certificates": ["../keys/ecdsa-p256.cert.pem"]}},
+              open(os.path.join(HERE, "exchange", "trust.json"), "w"), indent=1)
+    cases = []
+    for response, origin in [("responses/typical-rsa2048-assertion-signed.xml", "MVPD-A"),
+                             ("responses/typical-mvpd-b-ecdsa-assertion-signed.xml", "MVPD-B")]:
+        for posted_as, provider in [("MVPD-A", "ProviderA"), ("MVPD-B", "ProviderB"), ("MVPD-C", "ProviderC")]:
+            match = origin == posted_as
+            cases.append({"response": response, "from": origin, "postedAs": posted_as, "providerID": provider,
+                          "expect": "valid" if match else "invalid",
+                          "status": 201 if match else (500 if posted_as == "MVPD-C" else 400),
+                          "code": None if match else ("trust.unknown-mvpd" if posted_as == "MVPD-C" else "issuer.mismatch")})
+    json.dump({"now": NOW, "audience": AUDIENCE, "inResponseTo": REQUEST, "cases": cases},
+              open(os.path.join(HERE, "exchange", "cases.json"), "w"), indent=1)
+
+
 def main():
     os.makedirs(KEYS, exist_ok=True)
     os.makedirs(OUT, exist_ok=True)
@@ -606,6 +694,7 @@ def main():
         signer="signxml + cryptography", **enc)
 
     hardening(rsa2048, sp, attacker)
+    trust_per_mvpd(rsa2048, rsa4096, p256)
 
     # Written by hand for the codec tests (see TestVectors/README.md); listed so that every file has a verdict.
     vectors.append({"id": "pretty-printed-unsigned", "file": "responses/pretty-printed-unsigned.xml",

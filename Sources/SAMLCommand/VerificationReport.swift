@@ -12,7 +12,8 @@ struct VerificationReport {
         var report = VerificationReport()
         do {
             let decoded = try SAMLResponseDecoder().decode(input)
-            let response = try decoded.bytes.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: now) }
+            var response = try decoded.bytes.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: now) }
+            response.repairs = decoded.repairs
             report.response = response
             report.skippedChecks = response.skippedChecks
             let fields = try response.fields(requiredFields, allowMissing: true)
@@ -46,6 +47,8 @@ struct VerificationReport {
             object["signed"] = [response.signedParts.contains(.response) ? "response" : nil, response.signedParts.contains(.assertion) ? "assertion" : nil].compactMap { $0 }
             object["assertionID"] = response.assertion.id
             object["notOnOrAfter"] = response.assertion.notOnOrAfter?.description ?? NSNull()
+            object["signingKeySHA256"] = response.signingKeyFingerprint
+            object["repairs"] = response.repairs.map(\.rawValue)
         }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)

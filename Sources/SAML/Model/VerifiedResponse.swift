@@ -19,7 +19,7 @@ public struct VerifiedResponse: Sendable, Hashable {
     /// Assertion's signature's when both are signed): which key of a rotation bundle is in use.
     public let signingKeyFingerprint: String
     /// What ``SAMLResponseDecoder`` repaired on the way (when verified from its ``SAMLResponseDecoder/Decoded``).
-    public internal(set) var repairs: [SAMLResponseDecoder.Repair] = []
+    public package(set) var repairs: [SAMLResponseDecoder.Repair] = []
     /// The verified assertion.
     public let assertion: VerifiedAssertion
     /// Checks not run because the configuration said `.skip` (for example `"audience"`).
