@@ -76,9 +76,10 @@ public struct SAMLResponseVerifier: Sendable {
         /// Where the current time comes from. Tests pin it with ``FixedClock`` (the bundled vectors carry
         /// the instant they verify at in their manifest's `now`).
         public var clock: any SAMLClock = SystemClock()
-        /// Where the verifier logs: `debug` for each verdict (its code, the key's fingerprint, repairs),
-        /// `trace` for each stage; never raw input (identifiers are escaped and cut to 64 bytes). No
-        /// output by default; pass the application's logger. The package configures no global logging.
+        /// Where the verifier logs: one `debug` line per verdict (the code and message of a refusal; the
+        /// key's fingerprint, the signed parts and the repairs of an acceptance); never raw input
+        /// (identifiers are escaped and cut to 64 bytes). Silent by default; pass the application's
+        /// logger. The package configures no global logging.
         public var logger = Logger(label: "swift-saml", factory: { _ in SwiftLogNoOpLogHandler() })
 
         public init(
