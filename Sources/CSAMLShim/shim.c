@@ -418,3 +418,27 @@ int saml_shim_public_key_der(xmlSecKeyPtr key, unsigned char **output, size_t *l
 void saml_shim_openssl_free(unsigned char *buffer) {
     OPENSSL_free(buffer);
 }
+
+int saml_shim_sign_root(const char *xml, int length, xmlSecKeyPtr key, unsigned char **output, int *outputLength) {
+    *output = NULL;
+    *outputLength = 0;
+    xmlDocPtr doc = xmlReadMemory(xml, length, NULL, "UTF-8", XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (doc == NULL) {
+        return -1;
+    }
+    int ecdsa = xmlSecKeyDataCheckId(xmlSecKeyGetValue(key), xmlSecOpenSSLKeyDataEcdsaId);
+    int result = -1;
+    xmlNodePtr root = xmlDocGetRootElement(doc);
+    if (root != NULL && saml_shim_sign_element(doc, root, key, ecdsa) == 0) {
+        xmlChar *buffer = NULL;
+        int size = 0;
+        xmlDocDumpMemoryEnc(doc, &buffer, &size, "UTF-8");
+        if (buffer != NULL) {
+            *output = (unsigned char *)buffer;
+            *outputLength = size;
+            result = 0;
+        }
+    }
+    xmlFreeDoc(doc);
+    return result;
+}

@@ -138,6 +138,12 @@ void saml_shim_free_buffer(unsigned char *buffer);
 int saml_shim_sign_encrypt_response(const char *xml, int length, xmlSecKeyPtr key, int signAssertion, int signResponse,
                                     xmlSecKeyPtr recipient, unsigned char **output, int *outputLength);
 
+/// Parses `xml` (safe options) and signs its root element (an AuthnRequest or AttributeQuery with an ID
+/// and an Issuer) with an enveloped signature placed after the Issuer: exclusive C14N, SHA-256,
+/// RSA-SHA256 or ECDSA-SHA256 after the key's type, the certificate in KeyInfo. Serialises into a buffer
+/// freed with `saml_shim_free_buffer`. 0 on success.
+int saml_shim_sign_root(const char *xml, int length, xmlSecKeyPtr key, unsigned char **output, int *outputLength);
+
 /// Prepares canonicalisation klasses that test node visibility cheaply for the node sets of a SAML
 /// signature (see fast_c14n.c). Called once by `saml_shim_initialize`.
 int saml_shim_install_fast_c14n(void);

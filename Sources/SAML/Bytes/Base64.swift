@@ -11,6 +11,8 @@ package enum Base64 {
         /// The standard alphabet after the Adobe Pass cookbook's percent-encoding, which changes exactly
         /// `+` to `%2B`, `/` to `%2F` and `=` to `%3D`.
         package static let cookbookPercentEncoded = Alphabet(escaping: Array("+/=".utf8))
+        /// The standard alphabet, padded.
+        package static let standard = Alphabet(escaping: [])
 
         private init(escaping escaped: [UInt8]) {
             func write(_ symbol: UInt8) -> (UInt32, Int) {
@@ -26,6 +28,15 @@ package enum Base64 {
     }
 
     private static let symbols: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// The standard, padded encoding of `bytes`.
+    package static func encode(_ bytes: [UInt8], alphabet: Alphabet = .standard) -> String {
+        let capacity = encodedLength(bytes.count) * alphabet.maximumSymbolLength + 4 * alphabet.maximumSymbolLength + 4
+        let output = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+            count = bytes.withUnsafeBytes { encode($0, into: buffer, alphabet: alphabet) }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
 
     /// The length of the padded standard encoding of `count` bytes.
     package static func encodedLength(_ count: Int) -> Int { (count + 2) / 3 * 4 }

@@ -125,6 +125,11 @@ extension SAMLError.Code {
     /// A request ID is expected, and no signed part (the signed Response, or the signed assertion's
     /// bearer confirmation) carries an `InResponseTo`.
     public static let inResponseToMissing = Self("in-response-to.missing")
+    /// With a state store: the signed `InResponseTo` names no outstanding request (never issued by this
+    /// service, expired, or already answered).
+    public static let inResponseToNotOutstanding = Self("in-response-to.not-outstanding")
+    /// With a state store that refuses them: a response without `InResponseTo` (IdP-initiated).
+    public static let inResponseToUnsolicited = Self("in-response-to.unsolicited")
     /// `Conditions/@NotOnOrAfter` has passed (beyond the skew).
     public static let timeExpired = Self("time.expired")
     /// `Conditions/@NotBefore` is in the future (beyond the skew).

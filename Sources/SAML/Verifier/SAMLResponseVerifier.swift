@@ -26,6 +26,19 @@ public struct SAMLResponseVerifier: Sendable {
         case cache(any ReplayCache)
         /// Do not check; reported in ``VerifiedResponse/skippedChecks``.
         case skip
+        /// Replay detection and outstanding requests in one shared store: a response is accepted only
+        /// if its signed `InResponseTo` names an outstanding request of this store, consumed atomically
+        /// with the recording of its assertion ID. A response without `InResponseTo` (IdP-initiated) is
+        /// refused unless `unsolicited` is ``UnsolicitedResponses/allow``.
+        case store(any SAMLStateStore, unsolicited: UnsolicitedResponses = .refuse)
+    }
+
+    /// Whether responses that answer no request (IdP-initiated) are accepted with a state store.
+    public enum UnsolicitedResponses: Sendable, Hashable {
+        /// Refused with `in-response-to.unsolicited` (the default: SP-initiated flows only).
+        case refuse
+        /// Accepted (their assertion IDs still go through replay detection).
+        case allow
     }
 
     /// What the bearer confirmation's `Recipient` must be. SAML Core 2.4.1.2 allows the location the
@@ -172,19 +185,7 @@ public struct SAMLResponseVerifier: Sendable {
             let now = configuration.clock.now()
             var (response, expiry) = try xml.withUnsafeBytes { try verifyDocument($0, now: now) }
             response.repairs = repairs
-            if case .cache(let cache) = configuration.replay {
-                let fresh: Bool
-                do {
-                    fresh = try await cache.insertIfAbsent(response.assertion.id, expiry: expiry, now: now)
-                } catch let error as SAMLError {
-                    throw error
-                } catch {
-                    throw SAMLError(.storeUnavailable, "expected the replay cache to answer, found it failing (\(type(of: error))): refused, not accepted")
-                }
-                guard fresh else {
-                    throw SAMLError(.replayDetected, "expected an assertion not seen before, found \(SAMLError.quote(response.assertion.id)) again")
-                }
-            }
+            try await recordUse(of: response, expiry: expiry, now: now)
             logger.debug(
                 "SAML response accepted",
                 metadata: [
@@ -197,6 +198,44 @@ public struct SAMLResponseVerifier: Sendable {
         } catch let error as SAMLError {
             logger.debug("SAML response refused", metadata: ["saml.code": "\(error.code)", "saml.reason": "\(error.message)"])
             throw error
+        }
+    }
+
+    /// Replay detection, and the consumption of the outstanding request with a state store.
+    private func recordUse(of response: VerifiedResponse, expiry: SAMLInstant, now: SAMLInstant) async throws {
+        let assertionID = response.assertion.id
+        func replayed() -> SAMLError {
+            SAMLError(.replayDetected, "expected an assertion not seen before, found \(SAMLError.quote(assertionID)) again")
+        }
+        do {
+            switch configuration.replay {
+            case .skip:
+                return
+            case .cache(let cache):
+                guard try await cache.insertIfAbsent(assertionID, expiry: expiry, now: now) else { throw replayed() }
+            case .store(let store, let unsolicited):
+                guard let requestID = response.inResponseTo else {
+                    guard unsolicited == .allow else {
+                        throw SAMLError(.inResponseToUnsolicited, "expected a response to an outstanding request (signed InResponseTo), found an unsolicited one")
+                    }
+                    guard try await store.insertIfAbsent(assertionID, expiry: expiry, now: now) else { throw replayed() }
+                    return
+                }
+                switch try await store.consume(request: requestID, assertion: assertionID, expiry: expiry, now: now) {
+                case .accepted:
+                    return
+                case .replayed:
+                    throw replayed()
+                case .requestNotOutstanding:
+                    throw SAMLError(
+                        .inResponseToNotOutstanding,
+                        "expected InResponseTo to name an outstanding request, found \(SAMLError.quote(requestID)) (never issued, expired or already answered)")
+                }
+            }
+        } catch let error as SAMLError {
+            throw error
+        } catch {
+            throw SAMLError(.storeUnavailable, "expected the state store to answer, found it failing (\(type(of: error))): refused, not accepted")
         }
     }
 
@@ -339,6 +378,7 @@ public struct SAMLResponseVerifier: Sendable {
         if configuration.requireBearerConfirmation, acceptedRecipients == nil { skipped.append("recipient") }
         if configuration.inResponseTo == .skip { skipped.append("in-response-to") }
         if case .skip = configuration.replay { skipped.append("replay") }
+        if case .store(_, .allow) = configuration.replay { skipped.append("unsolicited") }
         if configuration.maximumAge == nil { skipped.append("issue-instant-age") }
         if !configuration.requireBearerConfirmation { skipped.append("subject-confirmation") }
         return skipped

@@ -1,0 +1,122 @@
+internal import CSAMLShim
+
+/// A SAML 2.0 request of the partner flow: what REST API v2 `sessions/sso/{partner}` answers as
+/// `authenticationRequest.request` (Base64), with a fresh unpredictable ID that the service records as
+/// outstanding (``SAMLStateStore/recordOutstandingRequest(_:expiry:)``) so that only a response to it is
+/// accepted later.
+public struct SAMLRequest: Sendable, Hashable {
+    /// `samlp:AuthnRequest` (the default) or `samlp:AttributeQuery` for the named attributes.
+    public enum Kind: Sendable, Hashable {
+        case authnRequest
+        /// An attribute query about `subject` (a NameID value, when the service knows it) for `attributes`.
+        case attributeQuery(attributes: [String], subject: String? = nil)
+    }
+
+    /// `_` followed by 32 hexadecimal digits from the system's cryptographic random source.
+    public let id: String
+    public let issueInstant: SAMLInstant
+    /// The request document (signed when a key was given).
+    public let xml: [UInt8]
+
+    /// Standard Base64 of ``xml``, as the API carries it.
+    public var base64: String { Base64.encode(xml) }
+
+    /// Builds a request.
+    ///
+    /// - Parameters:
+    ///   - issuer: the SP's entity ID.
+    ///   - destination: the IdP endpoint the request is for.
+    ///   - assertionConsumerServiceURL: where the response is to be posted (AuthnRequest only).
+    ///   - signingKey: the SP's key; the request is then signed (enveloped, exclusive C14N, SHA-256).
+    public init(
+        _ kind: Kind = .authnRequest, issuer: String, destination: String, assertionConsumerServiceURL: String? = nil,
+        issuedAt now: SAMLInstant = .now(), signingKey: SigningKey? = nil
+    ) throws {
+        var random = SystemRandomNumberGenerator()
+        id = "_" + (0..<16).map { _ in SAMLError.hex(UInt8.random(in: 0...255, using: &random)).lowercased() }.joined()
+        issueInstant = now
+        let common = #"ID="\#(id)" Version="2.0" IssueInstant="\#(now)" Destination="\#(XMLEscaping.attribute(destination))""#
+        let issuerElement = "<saml:Issuer>\(XMLEscaping.text(issuer))</saml:Issuer>"
+        let namespaces = #"xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion""#
+        var text: String
+        switch kind {
+        case .authnRequest:
+            let acs = assertionConsumerServiceURL.map {
+                #" AssertionConsumerServiceURL="\#(XMLEscaping.attribute($0))" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST""#
+            } ?? ""
+            text = "<samlp:AuthnRequest \(namespaces) \(common)\(acs)>\(issuerElement)"
+                + #"<samlp:NameIDPolicy AllowCreate="true"/></samlp:AuthnRequest>"#
+        case .attributeQuery(let attributes, let subject):
+            let subjectElement = subject.map { "<saml:Subject><saml:NameID>\(XMLEscaping.text($0))</saml:NameID></saml:Subject>" } ?? ""
+            let attributeElements = attributes.map {
+                #"<saml:Attribute Name="\#(XMLEscaping.attribute($0))" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic"/>"#
+            }.joined()
+            text = "<samlp:AttributeQuery \(namespaces) \(common)>\(issuerElement)\(subjectElement)\(attributeElements)</samlp:AttributeQuery>"
+        }
+        let unsigned = Array(text.utf8)
+        guard let signingKey else {
+            xml = unsigned
+            return
+        }
+        var output: UnsafeMutablePointer<UInt8>?
+        var length: Int32 = 0
+        let status = unsigned.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { saml_shim_sign_root($0.baseAddress, Int32($0.count), signingKey.handle.key, &output, &length) }
+        }
+        defer { saml_shim_free_buffer(output) }
+        guard status == 0, let output else {
+            throw SAMLError(.configurationInvalidKey, "expected the SP signing key to sign the request, found it cannot")
+        }
+        xml = Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+}
+
+/// A private key (with its certificate, carried in KeyInfo) that the service signs with.
+public struct SigningKey: Sendable {
+    let handle: KeyHandle
+
+    /// An unencrypted PEM private key and, optionally, its PEM certificate.
+    public init(privateKeyPEM: [UInt8], certificatePEM: [UInt8]? = nil) throws {
+        try XMLSecRuntime.initialize()
+        let certificate = certificatePEM ?? []
+        let loaded = privateKeyPEM.withUnsafeBufferPointer { key in
+            certificate.withUnsafeBufferPointer { cert in
+                saml_shim_signing_key_load(key.baseAddress, key.count, cert.count > 0 ? cert.baseAddress : nil, cert.count)
+            }
+        }
+        guard let loaded else {
+            throw SAMLError(.configurationInvalidKey, "expected an unencrypted PEM private key (and its PEM certificate), found something OpenSSL cannot load")
+        }
+        handle = KeyHandle(key: loaded, certificateDER: nil)
+    }
+}
+
+/// Escaping for values written into XML.
+enum XMLEscaping {
+    static func text(_ value: String) -> String {
+        var out = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    static func attribute(_ value: String) -> String {
+        text(value).replacingQuotes()
+    }
+}
+
+extension String {
+    fileprivate func replacingQuotes() -> String {
+        var out = ""
+        for scalar in unicodeScalars {
+            if scalar == "\"" { out += "&quot;" } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
+    }
+}
