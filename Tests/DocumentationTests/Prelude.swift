@@ -27,6 +27,7 @@ var verifier: SAMLResponseVerifier { fatalError("documentation only") }
 var trust: TrustRegistry { fatalError("documentation only") }
 var exchange: TokenExchange { fatalError("documentation only") }
 var logger: Logger { fatalError("documentation only") }
+var idp: IdentityProvider { fatalError("documentation only") }
 func log(_ message: String) {}
 func respond(_ status: Int, _ body: [UInt8]) {}
 

@@ -3,14 +3,14 @@
 import AppleSSO
 import SAML
 
-// README.md, line 48
+// README.md, line 52
 func readme_1() async throws {
 
     let value = Cookbook.encode(samlAttributeQueryResponse)   // normalised, Base64, percent-encoded
     let body = "SAMLResponse=" + value                        // do not URL-encode it again
 }
 
-// README.md, line 57
+// README.md, line 61
 func readme_2() async throws {
 
     let decoder = SAMLResponseDecoder()            // 4 MiB input cap, 1 MiB decoded cap, repairs double encoding
@@ -23,7 +23,7 @@ func readme_2() async throws {
     }
 }
 
-// README.md, line 75
+// README.md, line 79
 func readme_3() async throws {
 
     let idp = IdentityProvider(metadata: try IdentityProviderMetadata.read(
@@ -42,7 +42,7 @@ func readme_3() async throws {
     print(response.assertion.notOnOrAfter as Any)             // conditions, issuer, NameID, session index, attributes
 }
 
-// README.md, line 118
+// README.md, line 122
 func readme_4() async throws {
 
     var template = SAMLResponseVerifier.Configuration.template(
@@ -59,6 +59,20 @@ func readme_4() async throws {
     case .failure(let error): respond(error.status, error.json)   // status from the code: 400, 413, 500, 503
     }
     try trust.replace(try TrustFile.load(contentsOf: "trust.json"))   // reload (rotation): atomic, no restart
+}
+
+// README.md, line 154
+func readme_5() async throws {
+
+    let store = InMemoryStateStore()          // or PostgresStateStore(try .init(url: "postgres://saml@db:5432/tokens"))
+    let request = try SAMLRequest(.attributeQuery(attributes: ["uid", "NameID"]), issuer: "https://saml.sp.auth.adobe.com",
+                                  destination: "https://idp.mvpd.example.com/saml/query")
+    try await store.recordOutstandingRequest(request.id, expiry: .now() + .seconds(300))
+    print(request.base64)                     // authenticationRequest.request of sessions/sso/{partner}
+    let verifier = try SAMLResponseVerifier(.init(
+        identityProvider: idp, audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip,
+        replay: .store(store)))
+    let response = try await verifier.verify(decoded)   // in-response-to.not-outstanding, replay.detected, ...
 }
 
 // Sources/AppleSSO/AppleSSO.docc/AppleSSO.md, line 10
