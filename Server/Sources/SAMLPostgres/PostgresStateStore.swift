@@ -127,7 +127,7 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
 
     public func recordOutstandingRequest(_ requestID: String, expiry: SAMLInstant) async throws {
         let expires = expiry.millisecondsSinceEpoch
-        try await bounded("record an outstanding request") {
+        _ = try await bounded("record an outstanding request") {
             try await self.client.query(
                 """
                 INSERT INTO saml_outstanding_requests (id, expires_at) VALUES (\(requestID), \(expires))
@@ -186,6 +186,10 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
                 }
             } catch let rollback as Rollback {
                 return rollback.outcome
+            } catch let error as PostgresTransactionError {
+                // The closure's Rollback, rolled back cleanly: its outcome. Anything else fails closed.
+                if let rollback = error.closureError as? Rollback, error.rollbackError == nil { return rollback.outcome }
+                throw error
             }
         }
     }
@@ -263,31 +267,37 @@ enum Deadline {
     static func race<T: Sendable>(
         _ timeout: Duration, _ body: @escaping @Sendable () async throws -> T, onTimeout: @escaping @Sendable () -> Error
     ) async throws -> T {
-        let state = Mutex<(CheckedContinuation<T, Error>?, [Task<Void, Never>])>((nil, []))
-        @Sendable func finish(_ result: Result<T, Error>) {
-            let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, Error>?, [Task<Void, Never>]) in
-                let taken = state.0
-                state.0 = nil
-                return (taken, state.1)
-            }
-            guard let continuation else { return }
-            continuation.resume(with: result)
-            tasks.forEach { $0.cancel() }
-        }
+        let race = Race<T>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                state.withLock { $0.0 = continuation }
+                race.state.withLock { $0.0 = continuation }
                 let work = Task {
-                    do { finish(.success(try await body())) } catch { finish(.failure(error)) }
+                    do { race.finish(.success(try await body())) } catch { race.finish(.failure(error)) }
                 }
                 let timer = Task {
                     try? await Task.sleep(for: timeout)
-                    finish(.failure(onTimeout()))
+                    race.finish(.failure(onTimeout()))
                 }
-                state.withLock { $0.1 = [work, timer] }
+                race.state.withLock { $0.1 = [work, timer] }
             }
         } onCancel: {
-            finish(.failure(CancellationError()))
+            race.finish(.failure(CancellationError()))
         }
+    }
+}
+
+/// The state of one race: the continuation, resumed once, and the two tasks to cancel then.
+private final class Race<T: Sendable>: Sendable {
+    let state = Mutex<(CheckedContinuation<T, Error>?, [Task<Void, Never>])>((nil, []))
+
+    func finish(_ result: Result<T, Error>) {
+        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, Error>?, [Task<Void, Never>]) in
+            let taken = state.0
+            state.0 = nil
+            return (taken, state.1)
+        }
+        guard let continuation else { return }
+        continuation.resume(with: result)
+        tasks.forEach { $0.cancel() }
     }
 }

@@ -40,7 +40,7 @@ struct StoreOptions: ParsableArguments {
 
 func fail(_ error: SAMLError, json: Bool = false) -> Never {
     if !json { FileHandle.standardError.write(Data("error: \(error.code): \(error.message)\n".utf8)) }
-    exit(1)
+    Foundation.exit(1)
 }
 
 func read(_ path: String) throws -> [UInt8] {
@@ -162,7 +162,7 @@ struct ExchangeCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(profile.json + [0x0A]))
         case .failure(let error):
             FileHandle.standardOutput.write(Data(error.json + [0x0A]))
-            exit(1)
+            Foundation.exit(1)
         }
     }
 }

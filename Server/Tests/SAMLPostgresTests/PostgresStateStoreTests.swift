@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import SAML
 import SAMLMockIdP
 import SAMLPostgres
@@ -6,11 +9,16 @@ import Testing
 
 /// Against a real PostgreSQL server, started by `scripts/postgres-tests` (which `.ci/run` runs). Without
 /// `SAML_POSTGRES_URL` the suite is skipped, except under CI, where that is a failure.
-@Suite("PostgreSQL state store", .serialized, .enabled(if: PostgresStateStoreTests.configured))
-struct PostgresStateStoreTests {
+enum PostgresEnvironment {
     static let url = ProcessInfo.processInfo.environment["SAML_POSTGRES_URL"]
     static let control = ProcessInfo.processInfo.environment["SAML_POSTGRES_CTL"]
     static var configured: Bool { url != nil }
+}
+
+@Suite("PostgreSQL state store", .serialized, .enabled(if: PostgresEnvironment.configured))
+struct PostgresStateStoreTests {
+    static let url = PostgresEnvironment.url
+    static let control = PostgresEnvironment.control
     static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("TestVectors")
     static let provider = try! MockIdentityProvider(
@@ -146,7 +154,7 @@ struct PostgresStateStoreTests {
     }
 
     @Test("the database stopped mid-run: every verification fails closed with store.unavailable, then recovers by itself",
-          .enabled(if: PostgresStateStoreTests.control != nil))
+          .enabled(if: PostgresEnvironment.control != nil))
     func databaseOutage() async throws {
         let a = try await Self.instance(timeout: .seconds(1)), b = try await Self.instance(timeout: .seconds(1))
         defer { a.task.cancel(); b.task.cancel() }
@@ -179,14 +187,10 @@ struct PostgresStateStoreTests {
         #expect(recovered.allSatisfy { $0 == "accepted" }, "\(recovered)")
     }
 
+    /// Stops or starts the server (the pg_ctl command of scripts/postgres-tests), its output discarded.
     static func pgctl(_ action: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(control!) \(action)"]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "pg_ctl \(action)")
+        let status = system("\(control!) \(action) >/dev/null 2>&1 </dev/null")
+        #expect(status == 0, "pg_ctl \(action)")
     }
 }
 
@@ -203,7 +207,7 @@ struct PostgresConfigurationTests {
     @Test("under CI the database tests are not skipped")
     func notSkippedInCI() {
         if ProcessInfo.processInfo.environment["CI"] != nil {
-            #expect(PostgresStateStoreTests.configured, "run through scripts/postgres-tests")
+            #expect(PostgresEnvironment.configured, "run through scripts/postgres-tests")
         }
     }
 }
