@@ -195,7 +195,7 @@ struct TrustPerMVPDTests {
 
     @Test("the decoder's repairs and the verifying key travel with the verified response")
     func repairsAndKey() async throws {
-        let verifier = try SAMLResponseVerifier(try Vector.typicalConfiguration())
+        let verifier = try SAMLResponseVerifier(try Self.typicalConfiguration())
         let xml = try Self.file("responses/typical-rsa2048-assertion-signed.xml")
         let value = Cookbook.encode(String(decoding: xml, as: UTF8.self)).replacingOccurrences(of: "%", with: "%25")
         let decoded = try SAMLResponseDecoder().decode(Array(("SAMLResponse=" + value).utf8))
@@ -216,9 +216,8 @@ struct TrustPerMVPDTests {
     }
 }
 
-extension Vector {
-    /// The typical vector's configuration, without its Foundation-free helpers (AppleSSOTests has no
-    /// access to SAMLVerifierTests).
+extension TrustPerMVPDTests {
+    /// The typical vector's configuration (AppleSSOTests cannot see SAMLVerifierTests' helpers).
     static func typicalConfiguration() throws -> SAMLResponseVerifier.Configuration {
         var configuration = SAMLResponseVerifier.Configuration(
             identityProvider: try IdentityProvider(
@@ -228,5 +227,3 @@ extension Vector {
         return configuration
     }
 }
-
-enum Vector {}
