@@ -109,19 +109,7 @@ public struct MockIdentityProvider: Sendable {
         }.joined()
     }
 
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { XMLEscaping.escape(text) }
 }
 
 /// Owns the signing key. `@unchecked Sendable`: never mutated after loading; each signature works on

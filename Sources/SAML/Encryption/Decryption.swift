@@ -202,15 +202,9 @@ struct KeyTransport {
         // xmlenc 1.1 rsa-oaep names another.
         mask = uri == EncryptionAlgorithmPolicy.rsaOAEP11
             ? try lookup(Self.masks, method?.firstChild(Decryption.xenc11, "MGF"), "MGF") : SAML_SHIM_DIGEST_SHA1
-        // xs:base64Binary: XML whitespace (spaces included) may sit anywhere in the text.
-        func base64(_ element: xmlNodePtr, maximumBytes: Int) throws -> [UInt8] {
-            var repairs: [SAMLResponseDecoder.Repair] = []
-            let text = element.textContent.utf8.filter { !XMLWhitespace.isWhitespace($0) }
-            return try Base64Decoding.decode(text, maximumBytes: maximumBytes, repairs: &repairs)
-        }
         do {
-            label = try method?.firstChild(xenc, "OAEPparams").map { try base64($0, maximumBytes: 1024) } ?? []
-            cipher = try base64(try Decryption.cipherValue(of: encryptedKey, in: name), maximumBytes: 2048)
+            label = try method?.firstChild(xenc, "OAEPparams").map { try $0.base64Content(maximumBytes: 1024) } ?? []
+            cipher = try Decryption.cipherValue(of: encryptedKey, in: name).base64Content(maximumBytes: 2048)
         } catch let error as SAMLError where error.code == .decodeInvalidBase64 || error.code == .decodeTruncatedBase64 || error.code == .decodeTooLarge {
             throw SAMLError(.structureMissingElement, "expected the EncryptedKey of the \(name) to carry a Base64 RSA ciphertext, found none")
         }

@@ -45,9 +45,7 @@ enum KeyInfoKeys {
     }
 
     private static func base64(_ element: xmlNodePtr) throws -> [UInt8] {
-        var repairs: [SAMLResponseDecoder.Repair] = []
-        let text = element.textContent.utf8.filter { !XMLWhitespace.isWhitespace($0) }
-        return try Base64Decoding.decode(text, maximumBytes: 1 << 16, repairs: &repairs)
+        try element.base64Content(maximumBytes: 1 << 16)
     }
 }
 

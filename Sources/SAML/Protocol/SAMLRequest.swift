@@ -35,21 +35,21 @@ public struct SAMLRequest: Sendable, Hashable {
         var random = SystemRandomNumberGenerator()
         id = "_" + (0..<16).map { _ in SAMLError.hex(UInt8.random(in: 0...255, using: &random)).lowercased() }.joined()
         issueInstant = now
-        let common = #"ID="\#(id)" Version="2.0" IssueInstant="\#(now)" Destination="\#(XMLEscaping.attribute(destination))""#
-        let issuerElement = "<saml:Issuer>\(XMLEscaping.text(issuer))</saml:Issuer>"
+        let common = #"ID="\#(id)" Version="2.0" IssueInstant="\#(now)" Destination="\#(XMLEscaping.escape(destination))""#
+        let issuerElement = "<saml:Issuer>\(XMLEscaping.escape(issuer))</saml:Issuer>"
         let namespaces = #"xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion""#
         var text: String
         switch kind {
         case .authnRequest:
             let acs = assertionConsumerServiceURL.map {
-                #" AssertionConsumerServiceURL="\#(XMLEscaping.attribute($0))" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST""#
+                #" AssertionConsumerServiceURL="\#(XMLEscaping.escape($0))" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST""#
             } ?? ""
             text = "<samlp:AuthnRequest \(namespaces) \(common)\(acs)>\(issuerElement)"
                 + #"<samlp:NameIDPolicy AllowCreate="true"/></samlp:AuthnRequest>"#
         case .attributeQuery(let attributes, let subject):
-            let subjectElement = subject.map { "<saml:Subject><saml:NameID>\(XMLEscaping.text($0))</saml:NameID></saml:Subject>" } ?? ""
+            let subjectElement = subject.map { "<saml:Subject><saml:NameID>\(XMLEscaping.escape($0))</saml:NameID></saml:Subject>" } ?? ""
             let attributeElements = attributes.map {
-                #"<saml:Attribute Name="\#(XMLEscaping.attribute($0))" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic"/>"#
+                #"<saml:Attribute Name="\#(XMLEscaping.escape($0))" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic"/>"#
             }.joined()
             text = "<samlp:AttributeQuery \(namespaces) \(common)>\(issuerElement)\(subjectElement)\(attributeElements)</samlp:AttributeQuery>"
         }
@@ -91,31 +91,18 @@ public struct SigningKey: Sendable {
     }
 }
 
-/// Escaping for values written into XML.
-enum XMLEscaping {
-    static func text(_ value: String) -> String {
+/// Escaping for values written into XML text or into double-quoted attribute values.
+package enum XMLEscaping {
+    package static func escape(_ value: String) -> String {
         var out = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
+        for character in value {
+            switch character {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
-            default: out.unicodeScalars.append(scalar)
+            case "\"": out += "&quot;"
+            default: out.append(character)
             }
-        }
-        return out
-    }
-
-    static func attribute(_ value: String) -> String {
-        text(value).replacingQuotes()
-    }
-}
-
-extension String {
-    fileprivate func replacingQuotes() -> String {
-        var out = ""
-        for scalar in unicodeScalars {
-            if scalar == "\"" { out += "&quot;" } else { out.unicodeScalars.append(scalar) }
         }
         return out
     }

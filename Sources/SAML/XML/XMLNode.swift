@@ -79,6 +79,14 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
         XMLWhitespace.trimmed(Text.concatenated(pointee.children, textOnly: true))
     }
 
+    /// The bytes of an `xs:base64Binary` element (CipherValue, X509Certificate, Modulus...): its text
+    /// content with XML whitespace, spaces included, allowed anywhere.
+    func base64Content(maximumBytes: Int) throws -> [UInt8] {
+        var repairs: [SAMLResponseDecoder.Repair] = []
+        let text = textContent.utf8.filter { !XMLWhitespace.isWhitespace($0) }
+        return try Base64Decoding.decode(text, maximumBytes: maximumBytes, repairs: &repairs)
+    }
+
     /// Every node of the subtree (elements, text, comments, ...), this one included, in document order,
     /// with its depth (1 for this node); `body` returns false to skip a node's children. A walk over the
     /// tree's own pointers, without allocation.
