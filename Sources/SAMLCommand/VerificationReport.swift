@@ -13,7 +13,7 @@ struct VerificationReport {
         do {
             let decoded = try SAMLResponseDecoder().decode(input)
             var response = try decoded.bytes.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: now) }
-            response.repairs = decoded.repairs
+            response.repairs = decoded.repairs + response.repairs
             report.response = response
             report.skippedChecks = response.skippedChecks
             let fields = try response.fields(requiredFields, allowMissing: true)

@@ -60,12 +60,19 @@ public struct SAMLResponseDecoder: Sendable {
         case xml
     }
 
-    /// A deviation from the cookbook's encoding that the decoder repaired.
+    /// A deviation from the cookbook's encoding that was repaired: by the decoder (`decode.*`), or by the
+    /// verifier's recovery of signed content the cookbook's normalisation damaged (`signature.*`).
     public enum Repair: String, Sendable, Hashable {
         /// The value had been URL-encoded twice.
         case doubleURLEncoding = "decode.repaired-double-url-encoding"
         /// Spaces in the Base64 were read as `+`.
         case spaceAsPlus = "decode.repaired-space-as-plus"
+        /// The verifier restored the whitespace between signed elements that the cookbook's normalisation
+        /// had collapsed, and the signature verified over the restored bytes (docs/recovery.md).
+        case signedWhitespaceRestored = "signature.restored-whitespace"
+        /// The verifier restored the line breaks of signed Base64 (SignatureValue, X509Certificate,
+        /// CipherValue, ...) that the cookbook's normalisation had deleted, and the signature verified.
+        case signedBase64LineBreaksRestored = "signature.restored-base64-line-breaks"
     }
 
     /// The decoded document and how it arrived.

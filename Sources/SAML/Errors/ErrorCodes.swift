@@ -86,6 +86,12 @@ extension SAMLError.Code {
     public static let signatureDigestMismatch = Self("signature.digest-mismatch")
     /// The digests match but the signature value does not verify with any pinned key.
     public static let signatureInvalid = Self("signature.invalid")
+    /// A digest or the `SignedInfo` signature fails on a document that bears the marks of the Adobe Pass
+    /// cookbook's whitespace normalisation (no newline anywhere; whitespace between elements collapsed to
+    /// one space, or Base64 longer than a line unbroken), and no reconstruction of the signer's layout
+    /// verifies: the message names the part (the Reference digest or `SignedInfo`) and the marks seen. The
+    /// device or the IdP changed more than whitespace between elements and Base64 line breaks (docs/recovery.md).
+    public static let signatureNormalisationDamage = Self("signature.normalisation-damage")
     /// The signature value does not verify, and the certificate it carries is not one of the pinned ones.
     public static let signatureUntrustedKey = Self("signature.untrusted-key")
     /// xmlsec could not process the signature (missing parts, bad encoding).

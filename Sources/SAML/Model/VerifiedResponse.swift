@@ -18,7 +18,9 @@ public struct VerifiedResponse: Sendable, Hashable {
     /// The SHA-256 fingerprint of the pinned key that verified it (``TrustedKey/fingerprint``; the
     /// Assertion's signature's when both are signed): which key of a rotation bundle is in use.
     public let signingKeyFingerprint: String
-    /// What ``SAMLResponseDecoder`` repaired on the way (when verified from its ``SAMLResponseDecoder/Decoded``).
+    /// What was repaired on the way: by ``SAMLResponseDecoder`` (when verified from its
+    /// ``SAMLResponseDecoder/Decoded``), then by the recovery of signed content damaged by the cookbook's
+    /// whitespace normalisation (``SAMLResponseVerifier/Configuration/recoversNormalisationDamage``).
     public package(set) var repairs: [SAMLResponseDecoder.Repair] = []
     /// The verified assertion.
     public let assertion: VerifiedAssertion

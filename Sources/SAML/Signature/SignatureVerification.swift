@@ -2,49 +2,81 @@ internal import CSAMLShim
 
 /// Verifies one `ds:Signature` with xmlsec against the pinned keys, each tried with a fresh context.
 enum SignatureVerification {
+    /// What one verification of a signature against every pinned key found.
+    enum Outcome {
+        /// The signature verified with this key.
+        case valid(TrustedKey)
+        /// A Reference's digest did not match (xmlsec then leaves the signature value unchecked).
+        case digestMismatch
+        /// The digests matched; the signature value verified with no pinned key.
+        case signatureInvalid
+        /// xmlsec could not process the signature.
+        case processingFailed
+    }
+
+    /// Returns the pinned key that verified the signature.
+    ///
     /// - Parameter fastCanonicalization: use the cheap visibility test of fast_c14n.c (the default); the
     ///   tests run both and compare.
-    /// Returns the pinned key that verified the signature.
     @discardableResult
     static func verify(signature: xmlNodePtr, keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool = true) throws -> TrustedKey {
-        var sawDigestMismatch = false
-        var sawProcessingFailure = false
+        let outcome = try attempt(signature: signature, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
+        if case .valid(let key) = outcome { return key }
+        throw failure(outcome, signature: signature, keys: keys)
+    }
+
+    /// One verification with every pinned key in turn.
+    ///
+    /// - Throws: ``SAMLError/Code/idDuplicate`` when xmlsec registered an ID the structure checks had not.
+    static func attempt(signature: xmlNodePtr, keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool = true) throws -> Outcome {
+        var outcome = Outcome.signatureInvalid
         for key in keys {
             switch saml_shim_dsig_verify(signature, key.handle.key, algorithms.allowsSHA1 ? 1 : 0, fastCanonicalization ? 1 : 0) {
             case SAML_SHIM_DSIG_VALID:
-                return key
+                return .valid(key)
             case SAML_SHIM_DSIG_IDS_CHANGED:
                 throw SAMLError(.idDuplicate, "expected xmlsec to register no ID the structure checks had not, found it adding one")
             case SAML_SHIM_DSIG_DIGEST_MISMATCH:
-                sawDigestMismatch = true
+                outcome = .digestMismatch
             case SAML_SHIM_DSIG_SIGNATURE_INVALID:
                 break
             default:
-                sawProcessingFailure = true
+                if case .signatureInvalid = outcome { outcome = .processingFailed }
             }
         }
-        let parent = signature.pointee.parent.map { xmlNodePtr($0).qualifiedDescription } ?? "document"
-        if sawDigestMismatch {
-            throw SAMLError(
+        return outcome
+    }
+
+    /// The error that reports a failed ``attempt(signature:keys:algorithms:fastCanonicalization:)``.
+    static func failure(_ outcome: Outcome, signature: xmlNodePtr, keys: [TrustedKey]) -> SAMLError {
+        let parent = signedElementDescription(signature)
+        switch outcome {
+        case .digestMismatch:
+            return SAMLError(
                 .signatureDigestMismatch,
                 "expected the digest of the signed \(parent) to match its Reference, found different content "
                     + "(changed after signing, e.g. by whitespace normalisation)"
             )
-        }
-        if sawProcessingFailure {
-            throw SAMLError(.signatureMalformed, "expected a signature xmlsec can process, found one it cannot (on \(parent))")
-        }
-        if let carried = carriedCertificate(signature), !keys.contains(where: { $0.certificateDER == carried }) {
-            throw SAMLError(
-                .signatureUntrustedKey,
-                "expected a signature by a pinned key, found one that does not verify and carries a certificate "
-                    + "that is not pinned (on \(parent))"
+        case .processingFailed:
+            return SAMLError(.signatureMalformed, "expected a signature xmlsec can process, found one it cannot (on \(parent))")
+        case .valid, .signatureInvalid:
+            if let carried = carriedCertificate(signature), !keys.contains(where: { $0.certificateDER == carried }) {
+                return SAMLError(
+                    .signatureUntrustedKey,
+                    "expected a signature by a pinned key, found one that does not verify and carries a certificate "
+                        + "that is not pinned (on \(parent))"
+                )
+            }
+            return SAMLError(
+                .signatureInvalid,
+                "expected a signature value that verifies with one of \(keys.count) pinned key(s), found none that does (on \(parent))"
             )
         }
-        throw SAMLError(
-            .signatureInvalid,
-            "expected a signature value that verifies with one of \(keys.count) pinned key(s), found none that does (on \(parent))"
-        )
+    }
+
+    /// `prefix:name` of the element a signature sits in, for messages.
+    static func signedElementDescription(_ signature: xmlNodePtr) -> String {
+        signature.pointee.parent.map { xmlNodePtr($0).qualifiedDescription } ?? "document"
     }
 
     /// The DER of the first ds:X509Certificate in the signature's KeyInfo; only for diagnostics.

@@ -24,6 +24,8 @@ final class DocumentStructure {
     private var identifiers = Set<String>()
     /// The fingerprint of the pinned key that verified the last signature (the Assertion's when both).
     var signingKeyFingerprint = ""
+    /// What the recovery of cookbook-damaged signed content restored (``SignatureRecovery``).
+    var repairs: [SAMLResponseDecoder.Repair] = []
     /// The document the decrypted assertion lives in.
     private(set) var decryptedAssertionTree: XMLTree?
 

@@ -6,4 +6,7 @@
 public struct ParsedResponse {
     let tree: XMLTree
     let structure: DocumentStructure
+    /// No newline, carriage return or tab byte anywhere: what the Adobe Pass cookbook's normalisation
+    /// leaves (and what recovery requires before it tries anything).
+    let cookbookShaped: Bool
 }

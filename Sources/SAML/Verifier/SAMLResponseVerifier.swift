@@ -84,6 +84,13 @@ public struct SAMLResponseVerifier: Sendable {
         public var maximumAge: Duration? = .seconds(600)
         /// Whether a bearer SubjectConfirmation is required (SAML Web SSO profile). Default true.
         public var requireBearerConfirmation: Bool = true
+        /// Whether a signature that fails on a document bearing the marks of the Adobe Pass cookbook's
+        /// whitespace normalisation (no newline anywhere) is retried over reconstructions of the signer's
+        /// layout: indentation between elements and Base64 line breaks, at most
+        /// 24 xmlsec runs per signature. xmlsec decides every candidate, so a
+        /// recovered response is exactly what the IdP signed; the repairs are listed in
+        /// ``VerifiedResponse/repairs``. Default true; docs/recovery.md.
+        public var recoversNormalisationDamage = true
         /// Parser caps.
         public var parserLimits = XMLParserLimits()
         /// Where the current time comes from. Tests pin it with ``FixedClock`` (the bundled vectors carry
@@ -184,7 +191,7 @@ public struct SAMLResponseVerifier: Sendable {
         do {
             let now = configuration.clock.now()
             var (response, expiry) = try xml.withUnsafeBytes { try verifyDocument($0, now: now) }
-            response.repairs = repairs
+            response.repairs = repairs + response.repairs
             try await recordUse(of: response, expiry: expiry, now: now)
             logger.debug(
                 "SAML response accepted",
@@ -192,7 +199,7 @@ public struct SAMLResponseVerifier: Sendable {
                     "saml.assertion-id": "\(SAMLError.quote(response.assertion.id))",
                     "saml.key-sha256": "\(response.signingKeyFingerprint)",
                     "saml.signed": "\(response.signedParts.description)",
-                    "saml.repairs": "\(repairs.map(\.rawValue).joined(separator: ","))",
+                    "saml.repairs": "\(response.repairs.map(\.rawValue).joined(separator: ","))",
                 ])
             return response
         } catch let error as SAMLError {
@@ -250,7 +257,10 @@ public struct SAMLResponseVerifier: Sendable {
     @_spi(Stages)
     public func parse(_ xml: UnsafeRawBufferPointer) throws -> ParsedResponse {
         let tree = try SafeXMLParser.parse(xml, limits: configuration.parserLimits)
-        return ParsedResponse(tree: tree, structure: try DocumentStructure(tree))
+        let cookbookShaped = xml.baseAddress.map { bytes in
+            [0x0A, 0x0D, 0x09].allSatisfy { memchr(bytes, $0, xml.count) == nil }
+        } ?? false
+        return ParsedResponse(tree: tree, structure: try DocumentStructure(tree), cookbookShaped: cookbookShaped)
     }
 
     /// Stage 2: every signature present must satisfy the profile and verify; then the policy decides
@@ -266,12 +276,32 @@ public struct SAMLResponseVerifier: Sendable {
         // signature (made with that other IdP's key) is tried: the code says what happened.
         try IssuerPolicy.checkNamedIssuers(response: structure.response, assertion: structure.assertion, expected: configuration.issuer)
         var signed: SignedParts = []
+        let recoverable = configuration.recoversNormalisationDamage && parsed.cookbookShaped
         func verify(_ signature: xmlNodePtr, on parent: xmlNodePtr, as part: SignedParts) throws {
             try SignatureProfile.check(signature: signature, parent: parent, document: parent.pointee.doc, algorithms: configuration.algorithms)
-            let key = try SignatureVerification.verify(
-                signature: signature, keys: configuration.trustedKeys, algorithms: configuration.algorithms,
-                fastCanonicalization: fastCanonicalization)
-            structure.signingKeyFingerprint = key.fingerprint
+            let keys = configuration.trustedKeys
+            let clock = ContinuousClock()
+            let started = clock.now
+            let outcome = try SignatureVerification.attempt(
+                signature: signature, keys: keys, algorithms: configuration.algorithms, fastCanonicalization: fastCanonicalization)
+            switch outcome {
+            case .valid(let key):
+                structure.signingKeyFingerprint = key.fingerprint
+            case .digestMismatch where recoverable, .signatureInvalid where recoverable:
+                let recovered = try SignatureRecovery.recover(
+                    signature: signature, failed: outcome, failedDuration: clock.now - started, keys: keys,
+                    algorithms: configuration.algorithms, fastCanonicalization: fastCanonicalization)
+                structure.signingKeyFingerprint = recovered.key.fingerprint
+                structure.repairs += recovered.repairs.filter { !structure.repairs.contains($0) }
+                configuration.logger.debug(
+                    "SAML signature recovered from the cookbook's normalisation",
+                    metadata: [
+                        "saml.signed": "\(parent.qualifiedDescription)", "saml.layout": "\(recovered.style.description)",
+                        "saml.candidates": "\(recovered.candidatesTried)",
+                    ])
+            default:
+                throw SignatureVerification.failure(outcome, signature: signature, keys: keys)
+            }
             signed.insert(part)
         }
         if let signature = structure.responseSignature {
@@ -353,6 +383,7 @@ public struct SAMLResponseVerifier: Sendable {
             inResponseTo: inResponseTo,
             signedParts: signed,
             signingKeyFingerprint: parsed.structure.signingKeyFingerprint,
+            repairs: parsed.structure.repairs,
             assertion: verifiedAssertion,
             skippedChecks: skippedChecks
         )

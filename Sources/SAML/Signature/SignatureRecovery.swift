@@ -1,0 +1,532 @@
+internal import CSAMLShim
+
+/// Undoes the Adobe Pass cookbook's whitespace normalisation on signed content, with the signature as
+/// the proof (docs/recovery.md).
+///
+/// The cookbook's client deletes every newline and collapses runs of spaces and tabs before it encodes
+/// the response. What that does to a signed document is regular: Base64 that a signer wrapped into lines
+/// is joined, and the indentation between elements becomes one space (or nothing, where there was only a
+/// newline). When a signature fails on a document that bears those marks, this rebuilds candidates of the
+/// signed bytes (the layouts real signers write) in the parsed tree and lets xmlsec verify each, by the
+/// same path as any verification: the first candidate under which every digest and the signature value
+/// verify is, by the collision resistance of the digest and the signature, what the IdP signed, and the
+/// response is read from that tree. Bounded by ``maximumCandidates`` xmlsec runs per signature and a time
+/// budget.
+enum SignatureRecovery {
+    /// The most xmlsec runs spent on one signature (both stages together).
+    static let maximumCandidates = 24
+    /// The time budget of one signature's recovery: this multiple of the failed verification's duration,
+    /// plus ``budgetAllowance``. A guard: the candidate cap binds first unless building candidates is slow.
+    static let budgetMultiple = 32
+    static let budgetAllowance = Duration.milliseconds(10)
+
+    /// How a signer laid out the Base64 of one kind of element: lines of `width` characters separated by
+    /// `\n`, optionally a line break before the first and after the last; values not longer than `width`
+    /// are written on one line, without breaks (what every observed signer does).
+    struct Wrapping: Hashable {
+        var width: Int
+        var leadingBreak = false
+        var trailingBreak = false
+    }
+
+    /// The Base64 layouts of the signers observed (values: SignatureValue, DigestValue, CipherValue, ...;
+    /// certificates: X509Certificate, X509CRL). `nil`: left on one line.
+    struct Base64Layout: Hashable {
+        var values: Wrapping?
+        var certificates: Wrapping?
+        /// The line breaks were `\r\n` written as `&#13;\n` (Santuario, the JDK): each surviving `\r`
+        /// marks where a `\n` was deleted.
+        var carriageReturns = false
+
+        static let unchanged = Base64Layout()
+        /// In order of trial.
+        static let signers: [Base64Layout] = [
+            // libxmlsec1 1.2 (xmlsec1 tool, pysaml2, Debian's python-xmlsec builds).
+            Base64Layout(values: Wrapping(width: 64), certificates: Wrapping(width: 64)),
+            // libxmlsec1 1.3 (python-xmlsec wheels), xml-security-c (OpenSAML C++, Shibboleth SP).
+            Base64Layout(values: Wrapping(width: 64), certificates: Wrapping(width: 64, trailingBreak: true)),
+            // signxml and others that copy the PEM body: certificate lines of 64, values on one line.
+            Base64Layout(values: nil, certificates: Wrapping(width: 64, trailingBreak: true)),
+            // MIME width without the carriage returns (Santuario with \n, PingFederate without the breaks around).
+            Base64Layout(values: Wrapping(width: 76), certificates: Wrapping(width: 76)),
+            // PingFederate: MIME lines with a break before and after.
+            Base64Layout(
+                values: Wrapping(width: 76, leadingBreak: true, trailingBreak: true),
+                certificates: Wrapping(width: 76, leadingBreak: true, trailingBreak: true)),
+            Base64Layout(values: Wrapping(width: 64, trailingBreak: true), certificates: Wrapping(width: 64, trailingBreak: true)),
+        ]
+    }
+
+    /// One reconstruction of the signed content.
+    struct Style: Hashable {
+        /// The unit of indentation restored where a whitespace-only text between elements is now one space.
+        var indentation: [UInt8]?
+        /// Where a newline is restored between elements that touch now.
+        var newlines = Newlines.none
+        /// A newline restored before the document element's end tag (where an indented document has one
+        /// with no indentation after it, which the cookbook deleted entirely).
+        var documentEndNewline = false
+        var base64 = Base64Layout.unchanged
+
+        enum Newlines: Hashable {
+            case none
+            /// Inside `ds:Signature` subtrees (libxmlsec1's and xml-security-c's templates put one before,
+            /// between and after each child).
+            case signatures
+            /// Wherever elements touch in element-only content (serialisers that end some lines without
+            /// indenting the next, in a document that is indented elsewhere).
+            case everywhere
+        }
+
+        static let indentations: [[UInt8]] = [Array("  ".utf8), Array("    ".utf8), [0x09]]
+
+        var repairs: [SAMLResponseDecoder.Repair] {
+            var repairs: [SAMLResponseDecoder.Repair] = []
+            if indentation != nil || newlines != .none || documentEndNewline { repairs.append(.signedWhitespaceRestored) }
+            if base64 != .unchanged { repairs.append(.signedBase64LineBreaksRestored) }
+            return repairs
+        }
+
+        var description: String {
+            var parts: [String] = []
+            if let indentation {
+                parts.append("indentation by " + (indentation == [0x09] ? "tabs" : "\(indentation.count) spaces"))
+            }
+            switch newlines {
+            case .none: break
+            case .signatures: parts.append("newlines between ds:Signature elements")
+            case .everywhere: parts.append("newlines between elements")
+            }
+            if documentEndNewline { parts.append("a newline before the document's end tag") }
+            if base64.carriageReturns { parts.append("Base64 lines ending in &#13;") }
+            if let values = base64.values { parts.append("Base64 values in lines of \(values.width)") }
+            if let certificates = base64.certificates { parts.append("certificates in lines of \(certificates.width)") }
+            return parts.joined(separator: ", ")
+        }
+    }
+
+    /// The damage classes a region bears, named in a diagnosis.
+    struct Marks {
+        var collapsedIndentation = false
+        var joinedBase64 = false
+        var carriageReturns = false
+
+        var isEmpty: Bool { !collapsedIndentation && !joinedBase64 && !carriageReturns }
+
+        var description: String {
+            var parts: [String] = []
+            if collapsedIndentation { parts.append("whitespace between elements collapsed to one space") }
+            if joinedBase64 { parts.append("Base64 longer than a line with no line break") }
+            if carriageReturns { parts.append("Base64 with carriage returns and no line feeds") }
+            return parts.joined(separator: "; ")
+        }
+    }
+
+    /// What a successful recovery found.
+    struct Recovered {
+        var key: TrustedKey
+        var style: Style
+        var repairs: [SAMLResponseDecoder.Repair]
+        var candidatesTried: Int
+    }
+
+    /// Tries the reconstructions of the content signed by `signature` after a failed verification whose
+    /// outcome was `failed` and which took `failedDuration`. On success the tree holds the verified
+    /// reconstruction; on failure it is as it was.
+    ///
+    /// - Throws: ``SAMLError/Code/signatureNormalisationDamage`` when the failing part bears the
+    ///   cookbook's marks and no candidate verifies; otherwise the error of the failed verification.
+    static func recover(
+        signature: xmlNodePtr, failed: SignatureVerification.Outcome, failedDuration: Duration,
+        keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool
+    ) throws -> Recovered {
+        let clock = ContinuousClock()
+        let deadline = clock.now + failedDuration * budgetMultiple + budgetAllowance
+        guard let parent = signature.pointee.parent, parent.pointee.type == XML_ELEMENT_NODE,
+            let signedInfo = signature.firstChild(Namespace.xmlDSig, "SignedInfo")
+        else {
+            throw SignatureVerification.failure(failed, signature: signature, keys: keys)
+        }
+        var tried = 0
+        var kept: [Edit] = []
+        var winner: Style?
+        var outcome = failed
+        func attempt() throws -> SignatureVerification.Outcome {
+            tried += 1
+            return try SignatureVerification.attempt(
+                signature: signature, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
+        }
+        func withinBounds() -> Bool { tried < maximumCandidates && clock.now < deadline }
+
+        // Stage 1: the signed element's content (a Reference digest failed).
+        if case .digestMismatch = outcome {
+            // A signed Assertion inside a signed Response is recovered first, with its own signature as the
+            // proof: its edits stay, and its layout is the first one tried for the rest.
+            let learnt = recoverNested(
+                in: parent, besides: signature, failedDuration: failedDuration, keys: keys, algorithms: algorithms,
+                fastCanonicalization: fastCanonicalization)
+            let region = Region(root: parent, excluding: signature)
+            var seen = Set<Plan>()
+            for style in region.candidates(preferring: learnt) where withinBounds() {
+                let plan = region.plan(style)
+                guard !plan.isEmpty, seen.insert(plan).inserted else { continue }
+                let edits = plan.apply()
+                outcome = try attempt()
+                if case .digestMismatch = outcome {
+                    Edit.revert(edits)
+                    continue
+                }
+                kept = edits
+                winner = style
+                break
+            }
+            if case .digestMismatch = outcome {
+                throw diagnosis(
+                    region.marks, failed: failed, part: "the Reference digest of the signed \(SignatureVerification.signedElementDescription(signature))",
+                    tried: tried, signature: signature, keys: keys)
+            }
+        }
+        // Stage 2: ds:SignedInfo (the digests match; the signature value does not verify).
+        if case .signatureInvalid = outcome {
+            let region = Region(root: signedInfo, excluding: nil)
+            var seen = Set<Plan>()
+            for style in region.candidates(preferring: winner) where withinBounds() {
+                let plan = region.plan(style)
+                guard !plan.isEmpty, seen.insert(plan).inserted else { continue }
+                let edits = plan.apply()
+                outcome = try attempt()
+                if case .valid = outcome {
+                    kept += edits
+                    winner = merged(winner, style)
+                    break
+                }
+                Edit.revert(edits)
+            }
+        }
+        guard case .valid(let key) = outcome, let winner else {
+            Edit.revert(kept)
+            let marks = Region(root: signedInfo, excluding: nil).marks
+            if case .signatureInvalid = outcome {
+                throw diagnosis(
+                    marks, failed: outcome, part: "the ds:SignedInfo of the signature on \(SignatureVerification.signedElementDescription(signature))",
+                    tried: tried, signature: signature, keys: keys)
+            }
+            throw SignatureVerification.failure(outcome, signature: signature, keys: keys)
+        }
+        return Recovered(key: key, style: winner, repairs: winner.repairs, candidatesTried: tried)
+    }
+
+    /// Recovers the signatures nested in `element` that fail; returns the layout of the last one recovered.
+    private static func recoverNested(
+        in element: xmlNodePtr, besides signature: xmlNodePtr, failedDuration: Duration, keys: [TrustedKey],
+        algorithms: AlgorithmPolicy, fastCanonicalization: Bool
+    ) -> Style? {
+        var learnt: Style?
+        for nested in element.descendants(where: { $0 != signature && $0.is(Namespace.xmlDSig, "Signature") }) {
+            guard let nestedParent = nested.pointee.parent, let document = nested.pointee.doc,
+                (try? SignatureProfile.check(signature: nested, parent: nestedParent, document: document, algorithms: algorithms)) != nil,
+                let outcome = try? SignatureVerification.attempt(
+                    signature: nested, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
+            else { continue }
+            switch outcome {
+            case .digestMismatch, .signatureInvalid:
+                if let recovered = try? recover(
+                    signature: nested, failed: outcome, failedDuration: failedDuration, keys: keys, algorithms: algorithms,
+                    fastCanonicalization: fastCanonicalization)
+                {
+                    learnt = recovered.style
+                }
+            case .valid, .processingFailed:
+                continue
+            }
+        }
+        return learnt
+    }
+
+    private static func merged(_ content: Style?, _ signedInfo: Style) -> Style {
+        guard var content else { return signedInfo }
+        content.indentation = content.indentation ?? signedInfo.indentation
+        if content.newlines == .none { content.newlines = signedInfo.newlines }
+        if content.base64 == .unchanged { content.base64 = signedInfo.base64 }
+        return content
+    }
+
+    private static func diagnosis(
+        _ marks: Marks, failed: SignatureVerification.Outcome, part: String, tried: Int, signature: xmlNodePtr, keys: [TrustedKey]
+    ) -> SAMLError {
+        guard !marks.isEmpty else { return SignatureVerification.failure(failed, signature: signature, keys: keys) }
+        return SAMLError(
+            .signatureNormalisationDamage,
+            "expected \(part) to verify once the cookbook's whitespace normalisation was undone, found \(marks.description) "
+                + "and no reconstruction that verifies (\(tried) tried): changed by more than that normalisation "
+                + "(text or attribute values, or after signing)"
+        )
+    }
+
+    // MARK: The tree
+
+    /// The part of the tree a digest or the SignedInfo signature covers, and what the cookbook left in it.
+    struct Region {
+        /// Whitespace-only texts between elements, now spaces, with the depth of the line they begin.
+        var spaceGaps: [(node: xmlNodePtr, level: Int)] = []
+        /// Places where two elements (or an element and its parent's tag) touch in element-only content:
+        /// `before` nil for the end of the parent; `inSignature` inside a `ds:Signature` subtree.
+        var emptyGaps: [(parent: xmlNodePtr, before: xmlNodePtr?, inSignature: Bool)] = []
+        /// The document element, when its end tag follows an element: an indented document has a newline
+        /// there, with no indentation, which the cookbook deleted entirely.
+        var documentEnd: xmlNodePtr?
+        /// Base64 texts of XML-DSig and XML Encryption elements, and whether they hold certificates.
+        var base64Texts: [(node: xmlNodePtr, certificate: Bool, length: Int)] = []
+        var marks = Marks()
+
+        init(root: xmlNodePtr, excluding excluded: xmlNodePtr?) {
+            var rootDepth = 0
+            var ancestor = root.pointee.parent
+            while let current = ancestor, current.pointee.type == XML_ELEMENT_NODE {
+                rootDepth += 1
+                ancestor = current.pointee.parent
+            }
+            var signatureDepth: Int?  // the walk depth of the ds:Signature being walked, if any
+            if root.is(Namespace.xmlDSig, "SignedInfo") { signatureDepth = 0 }
+            root.walk { node, depth in
+                if let start = signatureDepth, start > 0, depth <= start { signatureDepth = nil }
+                if node == excluded { return false }
+                guard node.isElement else { return false }
+                if signatureDepth == nil, node.is(Namespace.xmlDSig, "Signature") { signatureDepth = depth }
+                let level = rootDepth + depth - 1  // the element's depth in the document (root element 0)
+                if let kind = Self.base64Kind(node) {
+                    collectBase64(node, certificate: kind)
+                    return false
+                }
+                collectGaps(node, level: level, inSignature: signatureDepth != nil, excluded: excluded)
+                return true
+            }
+        }
+
+        private static func base64Kind(_ element: xmlNodePtr) -> Bool? {
+            guard let ns = element.pointee.ns?.pointee.href, let name = element.pointee.name else { return nil }
+            let local = String(cString: name)
+            if xmlStrEqual(ns, Namespace.xmlDSig.utf8Start) != 0 {
+                switch local {
+                case "X509Certificate", "X509CRL": return true
+                case "SignatureValue", "DigestValue", "X509SKI", "Modulus", "Exponent", "P", "Q", "G", "Y", "J", "Seed", "PgenCounter":
+                    return false
+                default: return nil
+                }
+            }
+            if xmlStrEqual(ns, Namespace.xmlEnc.utf8Start) != 0, local == "CipherValue" || local == "OAEPparams" {
+                return false
+            }
+            return nil
+        }
+
+        private mutating func collectBase64(_ element: xmlNodePtr, certificate: Bool) {
+            guard let text = element.pointee.children, text.pointee.next == nil, text.pointee.type == XML_TEXT_NODE,
+                let content = text.pointee.content
+            else { return }
+            var length = 0
+            var carriageReturns = false
+            var byte = content
+            while byte.pointee != 0 {
+                switch byte.pointee {
+                case 0x0D: carriageReturns = true
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="):
+                    length += 1
+                default: return  // spaces or other bytes: not a layout this recovery knows
+                }
+                byte += 1
+            }
+            if carriageReturns { marks.carriageReturns = true }
+            if length > 64 { marks.joinedBase64 = true }
+            base64Texts.append((text, certificate, length))
+        }
+
+        private mutating func collectGaps(_ element: xmlNodePtr, level: Int, inSignature: Bool, excluded: xmlNodePtr?) {
+            var hasElement = false
+            var child = element.pointee.children
+            while let current = child {
+                switch current.pointee.type {
+                case XML_ELEMENT_NODE:
+                    hasElement = true
+                case XML_TEXT_NODE:
+                    guard Text.isBlank(current.pointee.content) else { return }  // mixed content: left alone
+                default:
+                    break
+                }
+                child = current.pointee.next
+            }
+            guard hasElement else { return }
+            child = element.pointee.children
+            var previousIsText = false
+            while let current = child {
+                child = current.pointee.next
+                if current.pointee.type == XML_TEXT_NODE {
+                    // Blank text other than spaces was restored already (by a nested signature's recovery).
+                    if Self.isSpaces(current.pointee.content) {
+                        spaceGaps.append((current, current.pointee.next == nil ? level : level + 1))
+                        marks.collapsedIndentation = true
+                    }
+                    previousIsText = true
+                    continue
+                }
+                if !previousIsText { emptyGaps.append((element, current, inSignature)) }
+                previousIsText = false
+            }
+            if !previousIsText {
+                if level == 0 { documentEnd = element } else { emptyGaps.append((element, nil, inSignature)) }
+            }
+        }
+
+        private static func isSpaces(_ content: UnsafeMutablePointer<xmlChar>?) -> Bool {
+            guard var byte = content, byte.pointee != 0 else { return false }
+            while byte.pointee != 0 {
+                guard byte.pointee == 0x20 else { return false }
+                byte += 1
+            }
+            return true
+        }
+
+        /// The styles worth trying, in order: each dimension's options that occur in this region, the
+        /// preferred style's (learnt from a nested signature or the content) first.
+        func candidates(preferring preferred: Style? = nil) -> [Style] {
+            var indentations: [[UInt8]?] = spaceGaps.isEmpty ? [nil] : Style.indentations
+            var newlines: [Style.Newlines] = [.none]
+            if emptyGaps.contains(where: \.inSignature) { newlines.insert(.signatures, at: 0) }
+            if !spaceGaps.isEmpty, emptyGaps.contains(where: { !$0.inSignature }) { newlines.append(.everywhere) }
+            let documentEnds = documentEnd != nil && !spaceGaps.isEmpty ? [true, false] : [false]
+            var layouts: [Base64Layout] =
+                marks.carriageReturns
+                ? [Base64Layout(carriageReturns: true)]
+                : marks.joinedBase64 ? Base64Layout.signers + [.unchanged] : [.unchanged]
+            if let preferred {
+                Self.moveToFront(preferred.indentation, in: &indentations)
+                Self.moveToFront(preferred.newlines, in: &newlines)
+                Self.moveToFront(preferred.base64, in: &layouts)
+            }
+            var styles: [Style] = []
+            for indentation in indentations {
+                for newline in newlines {
+                    for documentEnd in documentEnds {
+                        for layout in layouts {
+                            styles.append(Style(indentation: indentation, newlines: newline, documentEndNewline: documentEnd, base64: layout))
+                        }
+                    }
+                }
+            }
+            return styles
+        }
+
+        private static func moveToFront<T: Equatable>(_ value: T, in options: inout [T]) {
+            guard let index = options.firstIndex(of: value), index > 0 else { return }
+            options.insert(options.remove(at: index), at: 0)
+        }
+
+        /// The edits that turn this region into `style`.
+        func plan(_ style: Style) -> Plan {
+            var plan = Plan()
+            if let unit = style.indentation {
+                for (node, level) in spaceGaps {
+                    var text: [UInt8] = [0x0A]
+                    for _ in 0..<level { text += unit }
+                    plan.contents.append(.init(node: node, content: text))
+                }
+            }
+            if style.newlines != .none {
+                plan.insertions = emptyGaps.filter { style.newlines == .everywhere || $0.inSignature }
+                    .map { .init(parent: $0.parent, before: $0.before) }
+            }
+            if style.documentEndNewline, let documentEnd {
+                plan.insertions.append(.init(parent: documentEnd, before: nil))
+            }
+            if style.base64 != .unchanged {
+                for (node, certificate, length) in base64Texts {
+                    guard let content = node.pointee.content else { continue }
+                    let bytes = Array(UnsafeBufferPointer(start: content, count: strlen(content)))
+                    let rewritten: [UInt8]
+                    if style.base64.carriageReturns {
+                        guard bytes.contains(0x0D) else { continue }
+                        rewritten = bytes.flatMap { $0 == 0x0D ? [0x0D, 0x0A] : [$0] }
+                    } else if let wrapping = certificate ? style.base64.certificates : style.base64.values, length > wrapping.width,
+                        !bytes.contains(0x0D)
+                    {
+                        rewritten = Self.wrapped(bytes, wrapping)
+                    } else {
+                        continue
+                    }
+                    plan.contents.append(.init(node: node, content: rewritten))
+                }
+            }
+            return plan
+        }
+
+        private static func wrapped(_ bytes: [UInt8], _ wrapping: Wrapping) -> [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + bytes.count / wrapping.width + 2)
+            if wrapping.leadingBreak { out.append(0x0A) }
+            var start = 0
+            while start < bytes.count {
+                if start > 0 { out.append(0x0A) }
+                out += bytes[start..<min(start + wrapping.width, bytes.count)]
+                start += wrapping.width
+            }
+            if wrapping.trailingBreak { out.append(0x0A) }
+            return out
+        }
+    }
+
+    /// A set of edits to the tree, compared by value so that two styles with the same effect are tried once.
+    struct Plan: Hashable {
+        struct Content: Hashable {
+            var node: xmlNodePtr
+            var content: [UInt8]
+        }
+        struct Insertion: Hashable {
+            var parent: xmlNodePtr
+            var before: xmlNodePtr?
+        }
+        var contents: [Content] = []
+        var insertions: [Insertion] = []
+
+        var isEmpty: Bool { contents.isEmpty && insertions.isEmpty }
+
+        /// Applies the plan; returns what undoes it.
+        func apply() -> [Edit] {
+            var edits: [Edit] = []
+            for change in contents {
+                guard let old = change.node.pointee.content else { continue }
+                edits.append(.replaced(change.node, Array(UnsafeBufferPointer(start: old, count: strlen(old)))))
+                change.content.withUnsafeBufferPointer { xmlNodeSetContentLen(change.node, $0.baseAddress, Int32($0.count)) }
+            }
+            for insertion in insertions {
+                guard let text = xmlNewDocTextLen(insertion.parent.pointee.doc, "\n", 1) else { continue }
+                // Neighbours are elements (the gap is empty), so libxml2 merges no text nodes here.
+                if let before = insertion.before {
+                    xmlAddPrevSibling(before, text)
+                } else {
+                    xmlAddChild(insertion.parent, text)
+                }
+                edits.append(.inserted(text))
+            }
+            return edits
+        }
+    }
+
+    /// One applied change, and how to undo it.
+    enum Edit {
+        case replaced(xmlNodePtr, [UInt8])
+        case inserted(xmlNodePtr)
+
+        static func revert(_ edits: [Edit]) {
+            for edit in edits.reversed() {
+                switch edit {
+                case .replaced(let node, let content):
+                    content.withUnsafeBufferPointer { xmlNodeSetContentLen(node, $0.baseAddress, Int32($0.count)) }
+                case .inserted(let node):
+                    xmlUnlinkNode(node)
+                    xmlFreeNode(node)
+                }
+            }
+        }
+    }
+}
