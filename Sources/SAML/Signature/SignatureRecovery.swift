@@ -47,6 +47,8 @@ enum SignatureRecovery {
             Base64Layout(values: Wrapping(width: 64), certificates: Wrapping(width: 64, trailingBreak: true)),
             // signxml and others that copy the PEM body: certificate lines of 64, values on one line.
             Base64Layout(values: nil, certificates: Wrapping(width: 64, trailingBreak: true)),
+            // Okta and others: certificates in MIME lines, values on one line.
+            Base64Layout(values: nil, certificates: Wrapping(width: 76)),
             // MIME width without the carriage returns (Santuario with \n, PingFederate without the breaks around).
             Base64Layout(values: Wrapping(width: 76), certificates: Wrapping(width: 76)),
             // PingFederate: MIME lines with a break before and after.
@@ -76,6 +78,11 @@ enum SignatureRecovery {
             /// Wherever elements touch in element-only content (serialisers that end some lines without
             /// indenting the next, in a document that is indented elsewhere).
             case everywhere
+            /// xmlseclibs' template (SimpleSAMLphp, php-saml and the toolkits whose fixtures it made):
+            /// `<ds:Signature>\n  <ds:SignedInfo>` with `\n    ` before SignatureMethod and `\n  ` before
+            /// the Reference (appended after the template's closing indentation), `\n` before KeyInfo and
+            /// before `</ds:Signature>`; nothing elsewhere in the signature.
+            case xmlseclibs
         }
 
         static let indentations: [[UInt8]] = [Array("  ".utf8), Array("    ".utf8), [0x09]]
@@ -96,6 +103,7 @@ enum SignatureRecovery {
             case .none: break
             case .signatures: parts.append("newlines between ds:Signature elements")
             case .everywhere: parts.append("newlines between elements")
+            case .xmlseclibs: parts.append("xmlseclibs' signature template")
             }
             if documentEndNewline { parts.append("a newline before the document's end tag") }
             if base64.carriageReturns { parts.append("Base64 lines ending in &#13;") }
@@ -268,7 +276,10 @@ enum SignatureRecovery {
     /// The part of the tree a digest or the SignedInfo signature covers, and what the cookbook left in it.
     struct Region {
         /// Whitespace-only texts between elements, now spaces, with the depth of the line they begin.
-        var spaceGaps: [(node: xmlNodePtr, level: Int)] = []
+        var spaceGaps: [(node: xmlNodePtr, level: Int, inSignature: Bool)] = []
+        /// A ds:SignedInfo laid out as xmlseclibs' template leaves it after the cookbook:
+        /// `<ds:SignedInfo><ds:CanonicalizationMethod/> <ds:SignatureMethod/> <ds:Reference>`.
+        var xmlseclibsShape = false
         /// Places where two elements (or an element and its parent's tag) touch in element-only content:
         /// `before` nil for the end of the parent; `inSignature` inside a `ds:Signature` subtree.
         var emptyGaps: [(parent: xmlNodePtr, before: xmlNodePtr?, inSignature: Bool)] = []
@@ -364,7 +375,7 @@ enum SignatureRecovery {
                 if current.pointee.type == XML_TEXT_NODE {
                     // Blank text other than spaces was restored already (by a nested signature's recovery).
                     if Self.isSpaces(current.pointee.content) {
-                        spaceGaps.append((current, current.pointee.next == nil ? level : level + 1))
+                        spaceGaps.append((current, current.pointee.next == nil ? level : level + 1, inSignature))
                         marks.collapsedIndentation = true
                     }
                     previousIsText = true
@@ -375,6 +386,12 @@ enum SignatureRecovery {
             }
             if !previousIsText {
                 if level == 0 { documentEnd = element } else { emptyGaps.append((element, nil, inSignature)) }
+            }
+            if element.is(Namespace.xmlDSig, "SignedInfo"), let first = element.pointee.children,
+                first.is(Namespace.xmlDSig, "CanonicalizationMethod"), let gap = first.pointee.next, Self.isSpaces(gap.pointee.content),
+                let method = gap.pointee.next, method.is(Namespace.xmlDSig, "SignatureMethod")
+            {
+                xmlseclibsShape = true
             }
         }
 
@@ -394,6 +411,8 @@ enum SignatureRecovery {
             var newlines: [Style.Newlines] = [.none]
             if emptyGaps.contains(where: \.inSignature) { newlines.insert(.signatures, at: 0) }
             if !spaceGaps.isEmpty, emptyGaps.contains(where: { !$0.inSignature }) { newlines.append(.everywhere) }
+            if xmlseclibsShape { newlines.insert(.xmlseclibs, at: 0) }
+            if xmlseclibsShape, !spaceGaps.contains(where: { !$0.inSignature }) { indentations = [nil] }
             let documentEnds = documentEnd != nil && !spaceGaps.isEmpty ? [true, false] : [false]
             var layouts: [Base64Layout] =
                 marks.carriageReturns
@@ -425,16 +444,29 @@ enum SignatureRecovery {
         /// The edits that turn this region into `style`.
         func plan(_ style: Style) -> Plan {
             var plan = Plan()
-            if let unit = style.indentation {
-                for (node, level) in spaceGaps {
-                    var text: [UInt8] = [0x0A]
-                    for _ in 0..<level { text += unit }
-                    plan.contents.append(.init(node: node, content: text))
+            for (node, level, inSignature) in spaceGaps {
+                if style.newlines == .xmlseclibs, inSignature {
+                    if let text = Self.xmlseclibsGap(parent: node.pointee.parent, before: node.pointee.next) {
+                        plan.contents.append(.init(node: node, content: text))
+                        continue
+                    }
                 }
+                guard let unit = style.indentation else { continue }
+                var text: [UInt8] = [0x0A]
+                for _ in 0..<level { text += unit }
+                plan.contents.append(.init(node: node, content: text))
             }
-            if style.newlines != .none {
+            switch style.newlines {
+            case .none:
+                break
+            case .signatures, .everywhere:
                 plan.insertions = emptyGaps.filter { style.newlines == .everywhere || $0.inSignature }
                     .map { .init(parent: $0.parent, before: $0.before) }
+            case .xmlseclibs:
+                plan.insertions = emptyGaps.filter {
+                    $0.inSignature && $0.parent.is(Namespace.xmlDSig, "Signature")
+                        && ($0.before == nil || $0.before!.is(Namespace.xmlDSig, "KeyInfo"))
+                }.map { .init(parent: $0.parent, before: $0.before) }
             }
             if style.documentEndNewline, let documentEnd {
                 plan.insertions.append(.init(parent: documentEnd, before: nil))
@@ -458,6 +490,16 @@ enum SignatureRecovery {
                 }
             }
             return plan
+        }
+
+        /// The whitespace xmlseclibs' template leaves before `before` in `parent`, where it leaves any.
+        private static func xmlseclibsGap(parent: xmlNodePtr?, before: xmlNodePtr?) -> [UInt8]? {
+            guard let parent, let before else { return nil }
+            if parent.is(Namespace.xmlDSig, "Signature"), before.is(Namespace.xmlDSig, "SignedInfo") { return Array("\n  ".utf8) }
+            guard parent.is(Namespace.xmlDSig, "SignedInfo") else { return nil }
+            if before.is(Namespace.xmlDSig, "SignatureMethod") { return Array("\n    ".utf8) }
+            if before.is(Namespace.xmlDSig, "Reference") { return Array("\n  ".utf8) }
+            return nil
         }
 
         private static func wrapped(_ bytes: [UInt8], _ wrapping: Wrapping) -> [UInt8] {
