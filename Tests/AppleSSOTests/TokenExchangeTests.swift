@@ -21,9 +21,10 @@ struct TokenExchangeTests {
     static let now = SAMLInstant(xmlDateTime: "2026-11-21T12:01:00Z")!
     static let granted = PartnerFrameworkStatus(accessStatus: .granted, providerID: "Cablevision", expirationMilliseconds: 1_900_000_000_000)
 
-    static func exchange(certificate: String = "keys/rsa-2048.cert.pem") throws -> TokenExchange {
+    static func exchange(certificate: String = "keys/rsa-2048.cert.pem", recovery: Bool = true) throws -> TokenExchange {
         var template = SAMLResponseVerifier.Configuration.template(
             audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .cache(InMemoryReplayCache()))
+        template.recoversNormalisationDamage = recovery
         template.inResponseTo = .equals("_aq-3f9a1b2c")
         template.clock = FixedClock(now)
         let idp = try IdentityProvider(entityID: "https://idp.mvpd.example.com", keys: try TrustedKey.all(pem: try file(certificate)))
@@ -67,10 +68,17 @@ struct TokenExchangeTests {
         #expect(profile.attributes.count == 1 + 15)
     }
 
-    @Test("a pretty-printed signed response damaged by the cookbook's normalisation is refused as a digest mismatch")
-    func normalisationDamageIsReported() async throws {
+    @Test("a pretty-printed signed response damaged by the cookbook's normalisation is recovered")
+    func normalisationDamageIsRecovered() async throws {
         let body = Self.deviceBody(try Self.file("responses/pretty-printed-assertion-signed.xml"))
-        let result = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue)
+        let profile = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue).get()
+        #expect(profile.attributes.first?.key == "userID")
+    }
+
+    @Test("with recovery off, the same response is refused as a digest mismatch")
+    func normalisationDamageIsReportedWithoutRecovery() async throws {
+        let body = Self.deviceBody(try Self.file("responses/pretty-printed-assertion-signed.xml"))
+        let result = try await Self.exchange(recovery: false).exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue)
         guard case .failure(let error) = result else { Issue.record("expected a rejection"); return }
         #expect(error.code == "invalid_parameter_saml_response")
         #expect(error.cause?.code == .signatureDigestMismatch)
