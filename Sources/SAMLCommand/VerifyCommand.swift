@@ -81,6 +81,9 @@ struct VerifierOptions: ParsableArguments {
     @Option(help: "The oldest IssueInstant accepted, in seconds before now (not checked when absent).")
     var maxAge: Int?
 
+    @Flag(help: "Do not undo the cookbook's whitespace normalisation when a signature fails (docs/recovery.md).")
+    var noRecovery = false
+
     @Flag(help: "Accept SHA-1 digests and RSA-SHA1 signatures (weaker; most IdPs in the field still use them).")
     var allowSHA1 = false
 
@@ -139,6 +142,7 @@ struct VerifierOptions: ParsableArguments {
         )
         if !recipients.isEmpty { configuration.recipients = .anyOf(recipients) }
         configuration.algorithms = allowSHA1 ? .allowingSHA1 : .strict
+        configuration.recoversNormalisationDamage = !noRecovery
         configuration.clockSkew = .seconds(skew)
         configuration.maximumAge = maxAge.map { .seconds($0) }
         for path in spKeys {
