@@ -165,6 +165,21 @@ enum SignatureRecovery {
                 signature: signature, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
         }
         func withinBounds() -> Bool { tried < maximumCandidates && clock.now < deadline }
+        /// Tries the region's candidates until `done` accepts an outcome; that candidate's edits stay.
+        func search(_ region: Region, preferring: Style?, done: (SignatureVerification.Outcome) -> Bool) throws
+            -> (edits: [Edit], style: Style, outcome: SignatureVerification.Outcome)?
+        {
+            var seen = Set<Plan>()
+            for style in region.candidates(preferring: preferring) where withinBounds() {
+                let plan = region.plan(style)
+                guard !plan.isEmpty, seen.insert(plan).inserted else { continue }
+                let edits = plan.apply()
+                let result = try attempt()
+                if done(result) { return (edits, style, result) }
+                Edit.revert(edits)
+            }
+            return nil
+        }
 
         // Stage 1: the signed element's content (a Reference digest failed).
         if case .digestMismatch = outcome {
@@ -174,41 +189,20 @@ enum SignatureRecovery {
                 in: parent, besides: signature, failedDuration: failedDuration, keys: keys, algorithms: algorithms,
                 fastCanonicalization: fastCanonicalization)
             let region = Region(root: parent, excluding: signature)
-            var seen = Set<Plan>()
-            for style in region.candidates(preferring: learnt) where withinBounds() {
-                let plan = region.plan(style)
-                guard !plan.isEmpty, seen.insert(plan).inserted else { continue }
-                let edits = plan.apply()
-                outcome = try attempt()
-                if case .digestMismatch = outcome {
-                    Edit.revert(edits)
-                    continue
-                }
-                kept = edits
-                winner = style
-                break
-            }
-            if case .digestMismatch = outcome {
+            guard let found = try search(region, preferring: learnt, done: { if case .digestMismatch = $0 { false } else { true } }) else {
                 throw diagnosis(
                     region.marks, failed: failed, part: "the Reference digest of the signed \(SignatureVerification.signedElementDescription(signature))",
                     tried: tried, signature: signature, keys: keys)
             }
+            (kept, winner, outcome) = (found.edits, found.style, found.outcome)
         }
         // Stage 2: ds:SignedInfo (the digests match; the signature value does not verify).
         if case .signatureInvalid = outcome {
             let region = Region(root: signedInfo, excluding: nil)
-            var seen = Set<Plan>()
-            for style in region.candidates(preferring: winner) where withinBounds() {
-                let plan = region.plan(style)
-                guard !plan.isEmpty, seen.insert(plan).inserted else { continue }
-                let edits = plan.apply()
-                outcome = try attempt()
-                if case .valid = outcome {
-                    kept += edits
-                    winner = merged(winner, style)
-                    break
-                }
-                Edit.revert(edits)
+            if let found = try search(region, preferring: winner, done: { if case .valid = $0 { true } else { false } }) {
+                kept += found.edits
+                winner = merged(winner, found.style)
+                outcome = found.outcome
             }
         }
         guard case .valid(let key) = outcome, let winner else {
