@@ -76,8 +76,8 @@ struct ConformanceTests {
         }
         #expect(wronglyAccepted.isEmpty, "\(wronglyAccepted)")
         print("cookbook-normalised corpus: \(validBefore)/\(valid) valid responses verify without recovery, \(validAfter)/\(valid) with; unrecovered: \(unrecovered)")
-        // Measured 2026-11-23: 17/50 without recovery, 37/50 with (docs/recovery.md lists what is left).
-        #expect(validAfter >= 37, "\(unrecovered)")
+        // Measured 2026-11-23: 17/50 without recovery, 45/50 with (docs/recovery.md lists what is left).
+        #expect(validAfter * 10 >= valid * 9, "\(unrecovered)")
     }
 
     /// SAML Profiles 4.1.4.2 and Bindings 3.5.5.2 requirements that the corpus's verdicts do not make.

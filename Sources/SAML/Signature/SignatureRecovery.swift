@@ -29,16 +29,35 @@ enum SignatureRecovery {
         var trailingBreak = false
     }
 
-    /// The Base64 layouts of the signers observed (values: SignatureValue, DigestValue, CipherValue, ...;
-    /// certificates: X509Certificate, X509CRL). `nil`: left on one line.
+    /// What a Base64 element holds: signers lay the kinds out differently.
+    enum Base64Kind {
+        /// SignatureValue, DigestValue, X509SKI.
+        case value
+        /// X509Certificate, X509CRL and the numbers of RSAKeyValue / DSAKeyValue.
+        case key
+        /// CipherValue, OAEPparams (XML Encryption).
+        case cipher
+    }
+
+    /// The Base64 layouts of the signers observed. `nil`: left on one line.
     struct Base64Layout: Hashable {
         var values: Wrapping?
         var certificates: Wrapping?
+        /// XML Encryption's values; `nil` here means laid out as ``values``.
+        var ciphers: Wrapping??
         /// The line breaks were `\r\n` written as `&#13;\n` (Santuario, the JDK): each surviving `\r`
         /// marks where a `\n` was deleted.
         var carriageReturns = false
 
         static let unchanged = Base64Layout()
+
+        func wrapping(_ kind: Base64Kind) -> Wrapping? {
+            switch kind {
+            case .value: values
+            case .key: certificates
+            case .cipher: ciphers ?? values
+            }
+        }
         /// In order of trial.
         static let signers: [Base64Layout] = [
             // libxmlsec1 1.2 (xmlsec1 tool, pysaml2, Debian's python-xmlsec builds).
@@ -51,10 +70,10 @@ enum SignatureRecovery {
             Base64Layout(values: nil, certificates: Wrapping(width: 76)),
             // MIME width without the carriage returns (Santuario with \n, PingFederate without the breaks around).
             Base64Layout(values: Wrapping(width: 76), certificates: Wrapping(width: 76)),
-            // PingFederate: MIME lines with a break before and after.
+            // PingFederate: MIME lines with a break before and after (its encrypter's without).
             Base64Layout(
                 values: Wrapping(width: 76, leadingBreak: true, trailingBreak: true),
-                certificates: Wrapping(width: 76, leadingBreak: true, trailingBreak: true)),
+                certificates: Wrapping(width: 76, leadingBreak: true, trailingBreak: true), ciphers: Wrapping(width: 76)),
             Base64Layout(values: Wrapping(width: 64, trailingBreak: true), certificates: Wrapping(width: 64, trailingBreak: true)),
         ]
     }
@@ -80,8 +99,8 @@ enum SignatureRecovery {
             case everywhere
             /// xmlseclibs' template (SimpleSAMLphp, php-saml and the toolkits whose fixtures it made):
             /// `<ds:Signature>\n  <ds:SignedInfo>` with `\n    ` before SignatureMethod and `\n  ` before
-            /// the Reference (appended after the template's closing indentation), `\n` before KeyInfo and
-            /// before `</ds:Signature>`; nothing elsewhere in the signature.
+            /// the Reference (appended after the template's closing indentation), `\n` before KeyInfo (or
+            /// before `</ds:Signature>` when there is none); nothing elsewhere in the signature.
             case xmlseclibs
         }
 
@@ -280,8 +299,8 @@ enum SignatureRecovery {
         /// The document element, when its end tag follows an element: an indented document has a newline
         /// there, with no indentation, which the cookbook deleted entirely.
         var documentEnd: xmlNodePtr?
-        /// Base64 texts of XML-DSig and XML Encryption elements, and whether they hold certificates.
-        var base64Texts: [(node: xmlNodePtr, certificate: Bool, length: Int)] = []
+        /// Base64 texts of XML-DSig and XML Encryption elements.
+        var base64Texts: [(node: xmlNodePtr, kind: Base64Kind, length: Int)] = []
         var marks = Marks()
 
         init(root: xmlNodePtr, excluding excluded: xmlNodePtr?) {
@@ -300,7 +319,7 @@ enum SignatureRecovery {
                 if signatureDepth == nil, node.is(Namespace.xmlDSig, "Signature") { signatureDepth = depth }
                 let level = rootDepth + depth - 1  // the element's depth in the document (root element 0)
                 if let kind = Self.base64Kind(node) {
-                    collectBase64(node, certificate: kind)
+                    collectBase64(node, kind: kind)
                     return false
                 }
                 collectGaps(node, level: level, inSignature: signatureDepth != nil, excluded: excluded)
@@ -308,24 +327,23 @@ enum SignatureRecovery {
             }
         }
 
-        private static func base64Kind(_ element: xmlNodePtr) -> Bool? {
+        private static func base64Kind(_ element: xmlNodePtr) -> Base64Kind? {
             guard let ns = element.pointee.ns?.pointee.href, let name = element.pointee.name else { return nil }
             let local = String(cString: name)
             if xmlStrEqual(ns, Namespace.xmlDSig.utf8Start) != 0 {
                 switch local {
-                case "X509Certificate", "X509CRL": return true
-                case "SignatureValue", "DigestValue", "X509SKI", "Modulus", "Exponent", "P", "Q", "G", "Y", "J", "Seed", "PgenCounter":
-                    return false
+                case "X509Certificate", "X509CRL", "Modulus", "Exponent", "P", "Q", "G", "Y", "J", "Seed", "PgenCounter": return .key
+                case "SignatureValue", "DigestValue", "X509SKI": return .value
                 default: return nil
                 }
             }
             if xmlStrEqual(ns, Namespace.xmlEnc.utf8Start) != 0, local == "CipherValue" || local == "OAEPparams" {
-                return false
+                return .cipher
             }
             return nil
         }
 
-        private mutating func collectBase64(_ element: xmlNodePtr, certificate: Bool) {
+        private mutating func collectBase64(_ element: xmlNodePtr, kind: Base64Kind) {
             guard let text = element.pointee.children, text.pointee.next == nil, text.pointee.type == XML_TEXT_NODE,
                 let content = text.pointee.content
             else { return }
@@ -344,7 +362,7 @@ enum SignatureRecovery {
             }
             if carriageReturns { marks.carriageReturns = true }
             if length > 64 { marks.joinedBase64 = true }
-            base64Texts.append((text, certificate, length))
+            base64Texts.append((text, kind, length))
         }
 
         private mutating func collectGaps(_ element: xmlNodePtr, level: Int, inSignature: Bool, excluded: xmlNodePtr?) {
@@ -387,6 +405,11 @@ enum SignatureRecovery {
             {
                 xmlseclibsShape = true
             }
+            if element.is(Namespace.xmlEnc, "CipherData"), let first = element.pointee.children, Self.isSpaces(first.pointee.content),
+                let value = first.pointee.next, value.is(Namespace.xmlEnc, "CipherValue")
+            {
+                xmlseclibsShape = true
+            }
         }
 
         private static func isSpaces(_ content: UnsafeMutablePointer<xmlChar>?) -> Bool {
@@ -406,12 +429,15 @@ enum SignatureRecovery {
             if emptyGaps.contains(where: \.inSignature) { newlines.insert(.signatures, at: 0) }
             if !spaceGaps.isEmpty, emptyGaps.contains(where: { !$0.inSignature }) { newlines.append(.everywhere) }
             if xmlseclibsShape { newlines.insert(.xmlseclibs, at: 0) }
-            if xmlseclibsShape, !spaceGaps.contains(where: { !$0.inSignature }) { indentations = [nil] }
-            let documentEnds = documentEnd != nil && !spaceGaps.isEmpty ? [true, false] : [false]
+            if xmlseclibsShape, spaceGaps.allSatisfy({ Self.xmlseclibsGap(parent: $0.node.pointee.parent, before: $0.node.pointee.next) != nil }) {
+                indentations = [nil]
+            }
+            let documentEnds = documentEnd != nil && spaceGaps.contains(where: { !$0.inSignature }) ? [true, false] : [false]
             var layouts: [Base64Layout] =
                 marks.carriageReturns
                 ? [Base64Layout(carriageReturns: true)]
                 : marks.joinedBase64 ? Base64Layout.signers + [.unchanged] : [.unchanged]
+            if xmlseclibsShape { Self.moveToFront(Base64Layout.unchanged, in: &layouts) }  // xmlseclibs writes Base64 on one line
             if let preferred {
                 Self.moveToFront(preferred.indentation, in: &indentations)
                 Self.moveToFront(preferred.newlines, in: &newlines)
@@ -430,16 +456,17 @@ enum SignatureRecovery {
             return styles
         }
 
+        /// Puts `value` first among `options`, adding it when absent (a nested signature proved it).
         private static func moveToFront<T: Equatable>(_ value: T, in options: inout [T]) {
-            guard let index = options.firstIndex(of: value), index > 0 else { return }
-            options.insert(options.remove(at: index), at: 0)
+            options.removeAll { $0 == value }
+            options.insert(value, at: 0)
         }
 
         /// The edits that turn this region into `style`.
         func plan(_ style: Style) -> Plan {
             var plan = Plan()
             for (node, level, inSignature) in spaceGaps {
-                if style.newlines == .xmlseclibs, inSignature {
+                if style.newlines == .xmlseclibs {
                     if let text = Self.xmlseclibsGap(parent: node.pointee.parent, before: node.pointee.next) {
                         plan.contents.append(.init(node: node, content: text))
                         continue
@@ -457,23 +484,26 @@ enum SignatureRecovery {
                 plan.insertions = emptyGaps.filter { style.newlines == .everywhere || $0.inSignature }
                     .map { .init(parent: $0.parent, before: $0.before) }
             case .xmlseclibs:
-                plan.insertions = emptyGaps.filter {
-                    $0.inSignature && $0.parent.is(Namespace.xmlDSig, "Signature")
-                        && ($0.before == nil || $0.before!.is(Namespace.xmlDSig, "KeyInfo"))
+                // The template's closing `\n` ends up before KeyInfo when one is appended, else before the end tag.
+                plan.insertions = emptyGaps.filter { gap in
+                    if gap.before == nil, gap.parent.is(Namespace.xmlEnc, "EncryptedData") { return true }
+                    guard gap.inSignature, gap.parent.is(Namespace.xmlDSig, "Signature") else { return false }
+                    guard let before = gap.before else { return gap.parent.firstChild(Namespace.xmlDSig, "KeyInfo") == nil }
+                    return before.is(Namespace.xmlDSig, "KeyInfo")
                 }.map { .init(parent: $0.parent, before: $0.before) }
             }
             if style.documentEndNewline, let documentEnd {
                 plan.insertions.append(.init(parent: documentEnd, before: nil))
             }
             if style.base64 != .unchanged {
-                for (node, certificate, length) in base64Texts {
+                for (node, kind, length) in base64Texts {
                     guard let content = node.pointee.content else { continue }
                     let bytes = Array(UnsafeBufferPointer(start: content, count: strlen(content)))
                     let rewritten: [UInt8]
                     if style.base64.carriageReturns {
                         guard bytes.contains(0x0D) else { continue }
                         rewritten = bytes.flatMap { $0 == 0x0D ? [0x0D, 0x0A] : [$0] }
-                    } else if let wrapping = certificate ? style.base64.certificates : style.base64.values, length > wrapping.width,
+                    } else if let wrapping = style.base64.wrapping(kind), length > wrapping.width,
                         !bytes.contains(0x0D)
                     {
                         rewritten = Self.wrapped(bytes, wrapping)
@@ -488,7 +518,11 @@ enum SignatureRecovery {
 
         /// The whitespace xmlseclibs' template leaves before `before` in `parent`, where it leaves any.
         private static func xmlseclibsGap(parent: xmlNodePtr?, before: xmlNodePtr?) -> [UInt8]? {
-            guard let parent, let before else { return nil }
+            guard let parent else { return nil }
+            // Its encryption template: `<xenc:EncryptedData>\n   <xenc:CipherData>\n      <xenc:CipherValue/>\n   </xenc:CipherData>\n</xenc:EncryptedData>`.
+            if parent.is(Namespace.xmlEnc, "CipherData") { return Array((before == nil ? "\n   " : "\n      ").utf8) }
+            guard let before else { return nil }
+            if parent.is(Namespace.xmlEnc, "EncryptedData"), before.is(Namespace.xmlEnc, "CipherData") { return Array("\n   ".utf8) }
             if parent.is(Namespace.xmlDSig, "Signature"), before.is(Namespace.xmlDSig, "SignedInfo") { return Array("\n  ".utf8) }
             guard parent.is(Namespace.xmlDSig, "SignedInfo") else { return nil }
             if before.is(Namespace.xmlDSig, "SignatureMethod") { return Array("\n    ".utf8) }
