@@ -71,7 +71,7 @@ let package = Package(
         // Verification tests use Foundation (JSON manifests), so they stay apart from the C-level tests.
         .testTarget(
             name: "SAMLVerifierTests",
-            dependencies: ["SAML", "SAMLMockIdP", "AppleSSO"]
+            dependencies: ["SAML", "SAMLMockIdP", "AppleSSO", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "AppleSSOTests",

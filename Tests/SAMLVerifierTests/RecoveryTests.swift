@@ -1,6 +1,8 @@
 import AppleSSO
 import Foundation
+import Logging
 import SAML
+import Synchronization
 import Testing
 
 /// Responses as real IdP implementations serialise them (TestVectors/recovery/, made by signxml,
@@ -24,13 +26,14 @@ struct RecoveryTests {
         return try! JSONDecoder().decode(Manifest.self, from: Data(contentsOf: url))
     }()
 
-    static func verifier(recovery: Bool = true) throws -> SAMLResponseVerifier {
+    static func verifier(recovery: Bool = true, logger: Logger? = nil) throws -> SAMLResponseVerifier {
         let config = manifest.config
         var configuration = SAMLResponseVerifier.Configuration(
             trustedKeys: try TrustedKey.all(pem: Array(Data(contentsOf: Vector.root.appendingPathComponent(manifest.cert)))),
             issuer: .equals(config["issuer"]!), audience: .equals(config["audience"]!),
             destination: .equals(config["destination"]!), inResponseTo: .equals(config["inResponseTo"]!), replay: .skip)
         configuration.recoversNormalisationDamage = recovery
+        if let logger { configuration.logger = logger }
         return try SAMLResponseVerifier(configuration)
     }
 
@@ -107,5 +110,52 @@ struct RecoveryTests {
         let error = try #require(throws: SAMLError.self) { try Self.verify(try Self.device(Array(text.utf8))) }
         #expect(error.code == .signatureNormalisationDamage)
         #expect(error.message.contains("ds:SignedInfo"))
+    }
+
+    @Test("a recovery is logged at debug level with the layout that verified, and listed as repairs")
+    func recoveryIsLogged() async throws {
+        let records = LogRecords()
+        var logger = Logger(label: "test", factory: { _ in CapturingLogHandler(records: records) })
+        logger.logLevel = .debug
+        let entry = try #require(Self.manifest.vectors.first { $0.id == "xmlsec1-both" })
+        let decoded = try Self.device(try Self.raw(entry))
+        var configuration = try Self.verifier(logger: logger).configuration
+        configuration.clock = FixedClock(try #require(SAMLInstant(xmlDateTime: Self.manifest.now)))
+        let response = try await SAMLResponseVerifier(configuration).verify(decoded)
+        #expect(response.repairs == [.signedWhitespaceRestored, .signedBase64LineBreaksRestored])
+        let messages = records.all
+        let recovery = try #require(messages.first { $0.message.contains("recovered") })
+        #expect(recovery.level == .debug)
+        #expect(recovery.metadata["saml.layout"]?.contains("lines of 64") == true)
+        let accepted = try #require(messages.first { $0.message == "SAML response accepted" })
+        #expect(accepted.metadata["saml.repairs"] == "signature.restored-whitespace,signature.restored-base64-line-breaks")
+    }
+}
+
+final class LogRecords: Sendable {
+    struct Record: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+    private let records = Mutex<[Record]>([])
+    func append(_ record: Record) { records.withLock { $0.append(record) } }
+    var all: [Record] { records.withLock { $0 } }
+}
+
+struct CapturingLogHandler: LogHandler {
+    let records: LogRecords
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        records.append(.init(
+            level: event.level, message: "\(event.message)",
+            metadata: (event.metadata ?? [:]).mapValues { "\($0)" }))
     }
 }

@@ -27,6 +27,10 @@ enum SignatureRecovery {
         var width: Int
         var leadingBreak = false
         var trailingBreak = false
+
+        var description: String {
+            "lines of \(width)" + (leadingBreak ? ", a break before" : "") + (trailingBreak ? ", a break after" : "")
+        }
     }
 
     /// What a Base64 element holds: signers lay the kinds out differently.
@@ -122,12 +126,13 @@ enum SignatureRecovery {
             case .none: break
             case .signatures: parts.append("newlines between ds:Signature elements")
             case .everywhere: parts.append("newlines between elements")
-            case .xmlseclibs: parts.append("xmlseclibs' signature template")
+            case .xmlseclibs: parts.append("xmlseclibs' templates")
             }
             if documentEndNewline { parts.append("a newline before the document's end tag") }
             if base64.carriageReturns { parts.append("Base64 lines ending in &#13;") }
-            if let values = base64.values { parts.append("Base64 values in lines of \(values.width)") }
-            if let certificates = base64.certificates { parts.append("certificates in lines of \(certificates.width)") }
+            if let values = base64.values { parts.append("signature values in " + values.description) }
+            if let certificates = base64.certificates { parts.append("certificates and keys in " + certificates.description) }
+            if let ciphers = base64.ciphers { parts.append("ciphertext " + (ciphers.map { "in " + $0.description } ?? "on one line")) }
             return parts.joined(separator: ", ")
         }
     }
