@@ -134,7 +134,9 @@ static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1, int fastC14N
     return 0;
 }
 
-saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N) {
+// One verification; with `referenceBytes`, also a copy of what xmlsec digested for the first Reference.
+static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N,
+                                                unsigned char **referenceBytes, size_t *referenceLength) {
     xmlSecDSigCtxPtr ctx = xmlSecDSigCtxCreate(NULL);
     if (ctx == NULL) {
         return SAML_SHIM_DSIG_PROCESSING_FAILED;
@@ -142,6 +144,9 @@ saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr p
     saml_shim_dsig_result result = SAML_SHIM_DSIG_PROCESSING_FAILED;
     if (saml_shim_configure(ctx, allowSHA1, fastC14N) < 0) {
         goto done;
+    }
+    if (referenceBytes != NULL) {
+        ctx->flags |= XMLSEC_DSIG_FLAGS_STORE_SIGNEDINFO_REFERENCES;
     }
     ctx->signKey = xmlSecKeyDuplicate(pinnedKey);
     if (ctx->signKey == NULL) {
@@ -154,6 +159,17 @@ saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr p
     if ((signature->doc != NULL && signature->doc->ids != NULL ? xmlHashSize((xmlHashTablePtr)signature->doc->ids) : 0) != ids) {
         result = SAML_SHIM_DSIG_IDS_CHANGED;
         goto done;
+    }
+    if (referenceBytes != NULL && xmlSecPtrListGetSize(&(ctx->signedInfoReferences)) > 0) {
+        xmlSecDSigReferenceCtxPtr reference = (xmlSecDSigReferenceCtxPtr)xmlSecPtrListGetItem(&(ctx->signedInfoReferences), 0);
+        xmlSecBufferPtr buffer = reference != NULL ? xmlSecDSigReferenceCtxGetPreDigestBuffer(reference) : NULL;
+        if (buffer != NULL && xmlSecBufferGetSize(buffer) > 0) {
+            *referenceLength = xmlSecBufferGetSize(buffer);
+            *referenceBytes = xmlMalloc(*referenceLength);
+            if (*referenceBytes != NULL) {
+                memcpy(*referenceBytes, xmlSecBufferGetData(buffer), *referenceLength);
+            }
+        }
     }
     if (verified < 0) {
         goto done;
@@ -175,6 +191,17 @@ saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr p
 done:
     xmlSecDSigCtxDestroy(ctx);
     return result;
+}
+
+saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N) {
+    return saml_shim_dsig_run(signature, pinnedKey, allowSHA1, fastC14N, NULL, NULL);
+}
+
+saml_shim_dsig_result saml_shim_dsig_reference_bytes(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N,
+                                                     unsigned char **bytes, size_t *length) {
+    *bytes = NULL;
+    *length = 0;
+    return saml_shim_dsig_run(signature, pinnedKey, allowSHA1, fastC14N, bytes, length);
 }
 
 xmlSecKeyPtr saml_shim_signing_key_load(const unsigned char *keyPEM, size_t keyLength,

@@ -3,8 +3,8 @@ import Foundation
 /// The Adobe Pass cookbook's own client code, verbatim but for the optional chaining, kept here as the
 /// oracle the library's implementation is compared with (source: the Apple SSO cookbooks,
 /// `../shared/seeds/README.md`).
-enum CookbookOracle {
-    static func normalize(_ input: String) -> String {
+public enum CookbookOracle {
+    public static func normalize(_ input: String) -> String {
         var samlResponse: String? = input
         // Remove new lines, new tabs and spaces.
         samlResponse = samlResponse?.replacingOccurrences(
@@ -14,7 +14,7 @@ enum CookbookOracle {
         return samlResponse!
     }
 
-    static func encode(_ input: String) -> String {
+    public static func encode(_ input: String) -> String {
         var samlResponse: String? = normalize(input)
         // Base64 encode.
         samlResponse = samlResponse?.data(using: .utf8)?.base64EncodedString(options: [])

@@ -121,6 +121,12 @@ typedef enum {
 /// canonicalisations use the cheap visibility test of fast_c14n.c (same output; the tests compare both).
 saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N);
 
+/// `saml_shim_dsig_verify`, also returning in `*bytes` (free with `saml_shim_free_buffer`) the canonical
+/// bytes xmlsec digested for the first Reference, NULL when it did not get that far. For the differential
+/// canonicalisation fuzz target and tests.
+saml_shim_dsig_result saml_shim_dsig_reference_bytes(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N,
+                                                     unsigned char **bytes, size_t *length);
+
 /// Loads a private key (PEM) and attaches its certificate (PEM, optional), for signing. NULL on failure.
 xmlSecKeyPtr saml_shim_signing_key_load(const unsigned char *keyPEM, size_t keyLength,
                                         const unsigned char *certificatePEM, size_t certificateLength);

@@ -470,7 +470,7 @@ enum SignatureRecovery {
         /// The edits that turn this region into `style`.
         func plan(_ style: Style) -> Plan {
             var plan = Plan()
-            for (node, level, inSignature) in spaceGaps {
+            for (node, level, _) in spaceGaps {
                 if style.newlines == .xmlseclibs {
                     if let text = Self.xmlseclibsGap(parent: node.pointee.parent, before: node.pointee.next) {
                         plan.contents.append(.init(node: node, content: text))

@@ -324,6 +324,23 @@ public struct SAMLResponseVerifier: Sendable {
         return signed
     }
 
+    /// The canonical bytes xmlsec digests for the Reference of each signature present (Response, then a
+    /// plain Assertion), with the first pinned key; nil where xmlsec did not get that far. For the tests
+    /// and the fuzz target that compare the canonicalisation fast path with libxmlsec1's own.
+    @_spi(Stages)
+    public func canonicalReferenceBytes(_ parsed: ParsedResponse, fastCanonicalization: Bool) -> [[UInt8]?] {
+        let signatures = [parsed.structure.responseSignature, parsed.structure.assertionSignature].compactMap { $0 }
+        return signatures.map { signature in
+            var bytes: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            _ = saml_shim_dsig_reference_bytes(
+                signature, configuration.trustedKeys[0].handle.key, configuration.algorithms.allowsSHA1 ? 1 : 0,
+                fastCanonicalization ? 1 : 0, &bytes, &length)
+            defer { saml_shim_free_buffer(bytes) }
+            return bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        }
+    }
+
     /// EncryptedID (in Subject) and EncryptedAttribute (in AttributeStatements) become NameID and Attribute.
     private func decryptIdentifiersAndAttributes(in assertion: xmlNodePtr) throws {
         let saml = Namespace.samlAssertion

@@ -1,0 +1,32 @@
+import FuzzSupport
+@_spi(Stages) import SAML
+
+// The canonicalisation fast path (fast_c14n.c) against libxmlsec1's stock one on the same document:
+// the same verdict, and the same canonical bytes of every signed reference.
+let verifier = Fuzz.verifier(recovery: false)
+
+func verdict(_ input: UnsafeRawBufferPointer, fast: Bool) -> String {
+    do {
+        let parsed = try verifier.parse(input)
+        _ = try verifier.verifySignatures(parsed, fastCanonicalization: fast)
+        return "valid"
+    } catch let error as SAMLError {
+        return error.code.identifier
+    } catch {
+        return "\(error)"
+    }
+}
+
+Fuzz.run { data, count in
+    let input = UnsafeRawBufferPointer(Fuzz.bytes(data, count))
+    let fast = verdict(input, fast: true)
+    let stock = verdict(input, fast: false)
+    Fuzz.require(fast == stock, "fast canonicalisation says \(fast), stock xmlsec says \(stock)")
+    if let references = try? verifier.parse(input) {
+        let fastBytes = verifier.canonicalReferenceBytes(references, fastCanonicalization: true)
+        let parsedAgain = try? verifier.parse(input)
+        let stockBytes = parsedAgain.map { verifier.canonicalReferenceBytes($0, fastCanonicalization: false) }
+        Fuzz.require(stockBytes == nil || fastBytes == stockBytes!, "fast and stock canonical bytes differ")
+    }
+    return 0
+}

@@ -1,0 +1,1 @@
+../../../Tests/AppleSSOTests/CookbookOracle.swift
