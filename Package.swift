@@ -54,6 +54,15 @@ let package = Package(
             name: "SAMLBench",
             dependencies: ["SAML", "CSAMLBaseline"]
         ),
+        // Allocation-failure injection (docs/fuzzing.md): a test executable; no product links it.
+        .target(
+            name: "CSAMLFaultInjection",
+            dependencies: ["CLibXML2", "CXMLSec"]
+        ),
+        .executableTarget(
+            name: "SAMLFaultInjection",
+            dependencies: ["SAML", "AppleSSO", "CSAMLFaultInjection"]
+        ),
         .executableTarget(
             name: "SAMLCommand",
             dependencies: [

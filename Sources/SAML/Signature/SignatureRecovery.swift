@@ -17,8 +17,8 @@ enum SignatureRecovery {
     static let maximumCandidates = 24
     /// The time budget of one signature's recovery: this multiple of the failed verification's duration,
     /// plus ``budgetAllowance``. A guard: the candidate cap binds first unless building candidates is slow.
-    static let budgetMultiple = 32
-    static let budgetAllowance = Duration.milliseconds(10)
+    static let budgetMultiple = 64
+    static let budgetAllowance = Duration.milliseconds(50)
 
     /// How a signer laid out the Base64 of one kind of element: lines of `width` characters separated by
     /// `\n`, optionally a line break before the first and after the last; values not longer than `width`
