@@ -42,9 +42,14 @@ let package = Package(
             name: "AppleSSO",
             dependencies: ["SAML"]
         ),
+        // The mock IdP's signing and encryption C, apart from the shim the verifier uses.
+        .target(
+            name: "CSAMLMockShim",
+            dependencies: ["CSAMLShim"]
+        ),
         .target(
             name: "SAMLMockIdP",
-            dependencies: ["SAML", "CSAMLShim"]
+            dependencies: ["SAML", "CSAMLShim", "CSAMLMockShim"]
         ),
         .target(
             name: "CSAMLBaseline",

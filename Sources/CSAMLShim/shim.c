@@ -262,7 +262,12 @@ static void saml_shim_unwrap_base64(xmlNodePtr node) {
     }
 }
 
-static int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, int ecdsa) {
+void saml_shim_compact_for_transport(xmlNodePtr node) {
+    saml_shim_strip_blank_text(node);
+    saml_shim_unwrap_base64(node);
+}
+
+int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, int ecdsa) {
     static const char *assertionNs = "urn:oasis:names:tc:SAML:2.0:assertion";
     xmlAttrPtr id = xmlHasProp(element, (const xmlChar *)"ID");
     xmlNodePtr issuer = saml_shim_child(element, "Issuer", assertionNs);
@@ -311,103 +316,6 @@ static int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPt
     if (result == 0) {
         saml_shim_unwrap_base64(signature);
     }
-    return result;
-}
-
-// Encrypts `assertion` in place (see saml_shim_sign_encrypt_response).
-static int saml_shim_encrypt_assertion(xmlDocPtr doc, xmlNodePtr assertion, xmlSecKeyPtr recipient) {
-    static const xmlChar assertionNs[] = "urn:oasis:names:tc:SAML:2.0:assertion";
-    unsigned char sessionKey[32];
-    if (RAND_bytes(sessionKey, sizeof(sessionKey)) != 1) {
-        return -1;
-    }
-    int result = -1;
-    xmlSecEncCtxPtr dataCtx = NULL;
-    xmlSecEncCtxPtr keyCtx = NULL;
-    xmlNodePtr container = xmlNewDocNode(doc, NULL, (const xmlChar *)"EncryptedAssertion", NULL);
-    xmlNsPtr ns = container != NULL ? xmlNewNs(container, assertionNs, (const xmlChar *)"saml") : NULL;
-    xmlNodePtr encData = xmlSecTmplEncDataCreate(doc, xmlSecOpenSSLTransformAes256GcmId, NULL, xmlSecTypeEncElement, NULL, NULL);
-    if (container == NULL || ns == NULL || encData == NULL) {
-        goto done;
-    }
-    xmlSetNs(container, ns);
-    if (xmlSecTmplEncDataEnsureCipherValue(encData) == NULL) {
-        goto done;
-    }
-    // The assertion moves into the container first, so that the EncryptedData takes its place there.
-    xmlReplaceNode(assertion, container);
-    xmlAddChild(container, assertion);
-    dataCtx = xmlSecEncCtxCreate(NULL);
-    if (dataCtx == NULL) {
-        goto done;
-    }
-    dataCtx->encKey = xmlSecKeyReadMemory(xmlSecOpenSSLKeyDataAesId, sessionKey, sizeof(sessionKey));
-    if (dataCtx->encKey == NULL || xmlSecEncCtxXmlEncrypt(dataCtx, encData, assertion) < 0) {
-        goto done;
-    }
-    encData = NULL;  // now in the tree, in place of the assertion
-    xmlNodePtr placed = xmlSecFindChild(container, xmlSecNodeEncryptedData, xmlSecEncNs);
-    xmlNodePtr keyInfo = placed != NULL ? xmlSecTmplEncDataEnsureKeyInfo(placed, NULL) : NULL;
-    xmlNodePtr encKey = keyInfo != NULL ? xmlSecTmplKeyInfoAddEncryptedKey(keyInfo, xmlSecOpenSSLTransformRsaOaepId, NULL, NULL, NULL) : NULL;
-    if (encKey == NULL || xmlSecTmplEncDataEnsureCipherValue(encKey) == NULL) {
-        goto done;
-    }
-    keyCtx = xmlSecEncCtxCreate(NULL);
-    if (keyCtx == NULL) {
-        goto done;
-    }
-    keyCtx->mode = xmlEncCtxModeEncryptedKey;
-    keyCtx->encKey = xmlSecKeyDuplicate(recipient);
-    if (keyCtx->encKey == NULL || xmlSecEncCtxBinaryEncrypt(keyCtx, encKey, sessionKey, sizeof(sessionKey)) < 0) {
-        goto done;
-    }
-    saml_shim_strip_blank_text(container);
-    saml_shim_unwrap_base64(container);
-    result = 0;
-done:
-    OPENSSL_cleanse(sessionKey, sizeof(sessionKey));
-    if (encData != NULL) {
-        xmlFreeNode(encData);
-    }
-    if (dataCtx != NULL) {
-        xmlSecEncCtxDestroy(dataCtx);
-    }
-    if (keyCtx != NULL) {
-        xmlSecEncCtxDestroy(keyCtx);
-    }
-    return result;
-}
-
-int saml_shim_sign_encrypt_response(const char *xml, int length, xmlSecKeyPtr key, int signAssertion, int signResponse,
-                                    xmlSecKeyPtr recipient, unsigned char **output, int *outputLength) {
-    int ecdsa = xmlSecKeyDataCheckId(xmlSecKeyGetValue(key), xmlSecOpenSSLKeyDataEcdsaId);
-    *output = NULL;
-    *outputLength = 0;
-    xmlDocPtr doc = xmlReadMemory(xml, length, NULL, "UTF-8", XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (doc == NULL) {
-        return -1;
-    }
-    int result = -1;
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    xmlNodePtr assertion = root != NULL ? saml_shim_child(root, "Assertion", "urn:oasis:names:tc:SAML:2.0:assertion") : NULL;
-    // The assertion first (its signature covers the plaintext), then its encryption, then the Response
-    // (whose signature covers the ciphertext).
-    if (assertion == NULL
-        || (signAssertion && saml_shim_sign_element(doc, assertion, key, ecdsa) < 0)
-        || (recipient != NULL && saml_shim_encrypt_assertion(doc, assertion, recipient) < 0)
-        || (signResponse && saml_shim_sign_element(doc, root, key, ecdsa) < 0)) {
-        goto done;
-    }
-    xmlChar *buffer = NULL;
-    int size = 0;
-    xmlDocDumpMemoryEnc(doc, &buffer, &size, "UTF-8");
-    if (buffer != NULL) {
-        *output = (unsigned char *)buffer;
-        *outputLength = size;
-        result = 0;
-    }
-done:
-    xmlFreeDoc(doc);
     return result;
 }
 

@@ -1,4 +1,5 @@
 internal import CSAMLShim
+internal import CSAMLMockShim
 import SAML
 
 /// A mock MVPD identity provider: builds MVPD-shaped SAML responses with fresh IDs and times and signs
@@ -53,7 +54,7 @@ public struct MockIdentityProvider: Sendable {
         var length: Int32 = 0
         let status = xml.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { chars in
-                saml_shim_sign_encrypt_response(
+                saml_mock_sign_encrypt_response(
                     chars.baseAddress, Int32(chars.count), key.key, placement != .response ? 1 : 0, placement != .assertion ? 1 : 0,
                     recipient.map { xmlSecKeyPtr($0.opaqueKey) }, &output, &length)
             }

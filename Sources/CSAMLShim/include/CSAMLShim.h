@@ -131,18 +131,17 @@ saml_shim_dsig_result saml_shim_dsig_reference_bytes(xmlNodePtr signature, xmlSe
 xmlSecKeyPtr saml_shim_signing_key_load(const unsigned char *keyPEM, size_t keyLength,
                                         const unsigned char *certificatePEM, size_t certificateLength);
 
-/// Frees a buffer returned by `saml_shim_sign_encrypt_response`.
+/// Frees a buffer returned by `saml_shim_sign_root`, `saml_shim_dsig_reference_bytes` or the mock shim.
 void saml_shim_free_buffer(unsigned char *buffer);
 
-/// Parses a SAML response (safe options), signs its Assertion and/or its Response with enveloped
-/// signatures (exclusive C14N, SHA-256, RSA-SHA256 or ECDSA-SHA256 after the key's type, the certificate in
-/// KeyInfo), each placed right after the element's Issuer; with `recipient` (a key loaded from the SP's
-/// certificate, or NULL) the signed Assertion is then encrypted to it: a fresh AES-256-GCM session key,
-/// RSA-OAEP (mgf1p) key transport, the EncryptedKey inside the EncryptedData's KeyInfo, all inside
-/// saml:EncryptedAssertion. Serialises the result into a buffer the caller frees with
-/// `saml_shim_free_buffer`. Returns 0 on success. For the mock IdP of `saml generate`.
-int saml_shim_sign_encrypt_response(const char *xml, int length, xmlSecKeyPtr key, int signAssertion, int signResponse,
-                                    xmlSecKeyPtr recipient, unsigned char **output, int *outputLength);
+/// Signs `element` (with an ID and a saml:Issuer child) with an enveloped signature placed after the
+/// Issuer: exclusive C14N, SHA-256, RSA-SHA256 or ECDSA-SHA256 (`ecdsa` non-zero), the certificate in
+/// KeyInfo; the signature is then compacted (`saml_shim_compact_for_transport`). 0 on success.
+int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, int ecdsa);
+
+/// Removes the blank text xmlsec's templates put between elements and the line breaks of its Base64, in
+/// `node`'s subtree: what the IdP signs then survives the cookbook's normalisation unchanged.
+void saml_shim_compact_for_transport(xmlNodePtr node);
 
 /// Parses `xml` (safe options) and signs its root element (an AuthnRequest or AttributeQuery with an ID
 /// and an Issuer) with an enveloped signature placed after the Issuer: exclusive C14N, SHA-256,
