@@ -24,6 +24,23 @@ struct VerifierBehaviourTests {
         #expect(response.skippedChecks == ["replay"])
     }
 
+    @Test("a signature xmlsec cannot process says why, in the libraries' words and without the document's bytes")
+    func malformedSignatureCarriesTheReason() throws {
+        let vector = Vector.named("typical-rsa2048-assertion-signed")
+        var text = String(decoding: vector.bytes, as: UTF8.self)
+        let start = try #require(text.range(of: "<ds:SignatureValue>"))
+        text.replaceSubrange(start.upperBound..<text.index(start.upperBound, offsetBy: 10), with: "!!!!******")
+        let verifier = try SAMLResponseVerifier(try vector.configuration())
+        let error = try #require(throws: SAMLError.self) {
+            try Array(text.utf8).withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: vector.instant) }
+        }
+        #expect(error.code == .signatureMalformed)
+        #expect(error.message.contains("xmlsec: xmlSecBase64CtxDecodeByte: invalid data"), "\(error.message)")
+        #expect(!error.message.contains("!!!!"))
+        // Collected per call: the next verification on this thread reports nothing of it.
+        #expect(throws: Never.self) { _ = try vector.verify() }
+    }
+
     @Test("lists every missing field, or returns them when the caller allows it")
     func reportsMissingFields() throws {
         let response = try typical.verify()

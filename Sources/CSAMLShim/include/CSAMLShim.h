@@ -113,6 +113,14 @@ typedef enum {
     SAML_SHIM_DSIG_IDS_CHANGED = 4,
 } saml_shim_dsig_result;
 
+/// Starts collecting, on this thread, the reasons xmlsec and OpenSSL give for a failure (clears them).
+void saml_shim_errors_begin(void);
+
+/// Copies the reasons collected on this thread since `saml_shim_errors_begin` into `output` (at most
+/// `capacity` bytes, NUL-terminated): up to four `function: reason` entries separated by "; ", each made
+/// only of the libraries' fixed texts (never the document's bytes). Clears them. Returns the length.
+size_t saml_shim_errors_take(char *output, size_t capacity);
+
 /// Verifies one ds:Signature with a fresh xmlSecDSigCtx whose signing key is a duplicate of `pinnedKey`
 /// (ds:KeyInfo is never consulted: no keys manager, key preset). Only same-document references; the
 /// reference transforms are limited to enveloped-signature, the canonicalisations and the digests of

@@ -10,8 +10,8 @@ enum SignatureVerification {
         case digestMismatch
         /// The digests matched; the signature value verified with no pinned key.
         case signatureInvalid
-        /// xmlsec could not process the signature.
-        case processingFailed
+        /// xmlsec could not process the signature, for the reasons it and OpenSSL gave (``CLibraryErrors``).
+        case processingFailed(reasons: String)
     }
 
     /// Returns the pinned key that verified the signature.
@@ -30,6 +30,7 @@ enum SignatureVerification {
     /// - Throws: ``SAMLError/Code/idDuplicate`` when xmlsec registered an ID the structure checks had not.
     static func attempt(signature: xmlNodePtr, keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool = true) throws -> Outcome {
         var outcome = Outcome.signatureInvalid
+        CLibraryErrors.begin()
         for key in keys {
             switch saml_shim_dsig_verify(signature, key.handle.key, algorithms.allowsSHA1 ? 1 : 0, fastCanonicalization ? 1 : 0) {
             case SAML_SHIM_DSIG_VALID:
@@ -41,7 +42,7 @@ enum SignatureVerification {
             case SAML_SHIM_DSIG_SIGNATURE_INVALID:
                 break
             default:
-                if case .signatureInvalid = outcome { outcome = .processingFailed }
+                if case .signatureInvalid = outcome { outcome = .processingFailed(reasons: CLibraryErrors.take()) }
             }
         }
         return outcome
@@ -57,8 +58,11 @@ enum SignatureVerification {
                 "expected the digest of the signed \(parent) to match its Reference, found different content "
                     + "(changed after signing, e.g. by whitespace normalisation)"
             )
-        case .processingFailed:
-            return SAMLError(.signatureMalformed, "expected a signature xmlsec can process, found one it cannot (on \(parent))")
+        case .processingFailed(let reasons):
+            return SAMLError(
+                .signatureMalformed,
+                "expected a signature xmlsec can process, found one it cannot (on \(parent))"
+                    + (reasons.isEmpty ? "" : "; xmlsec: \(reasons)"))
         case .valid, .signatureInvalid:
             if let carried = carriedCertificate(signature), !keys.contains(where: { $0.certificateDER == carried }) {
                 return SAMLError(
