@@ -67,10 +67,10 @@ public struct DocumentOutline: Sendable, Hashable {
         let assertions = root.descendants { $0.is(saml, "Assertion") }.map { node in
             let conditions = node.firstChild(saml, "Conditions")
             return Assertion(
-                path: path(node), id: node.attribute("ID"), issuer: IssuerPolicy.issuer(of: node),
+                path: path(node), id: node.attribute("ID"), issuer: ResponseContentReader.issuer(of: node)?.value,
                 nameID: node.firstChild(saml, "Subject")?.firstChild(saml, "NameID")?.textContent,
                 notBefore: conditions?.attribute("NotBefore"), notOnOrAfter: conditions?.attribute("NotOnOrAfter"),
-                audiences: AudiencePolicy.audiences(conditions: conditions).flatMap { $0 },
+                audiences: (conditions.map(ResponseContentReader.audiences(of:)) ?? []).flatMap { $0 },
                 attributeNames: node.children(saml, "AttributeStatement").flatMap { $0.children(saml, "Attribute") }
                     .map { $0.attribute("Name") ?? "" }
             )
@@ -100,7 +100,7 @@ public struct DocumentOutline: Sendable, Hashable {
         return DocumentOutline(
             root: root.qualifiedDescription, version: root.attribute("Version"), destination: root.attribute("Destination"),
             inResponseTo: root.attribute("InResponseTo"), issueInstant: root.attribute("IssueInstant"),
-            issuer: IssuerPolicy.issuer(of: root), status: status, assertions: assertions,
+            issuer: ResponseContentReader.issuer(of: root)?.value, status: status, assertions: assertions,
             encryptedAssertions: root.descendants { $0.is(saml, "EncryptedAssertion") }.count,
             signatures: signatures, identifiers: identifiers
         )

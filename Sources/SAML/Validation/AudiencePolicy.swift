@@ -1,18 +1,9 @@
-internal import CSAMLShim
-
 /// SAML Core 2.5.1.4: every AudienceRestriction must name the service's audience (for Adobe Pass,
 /// `https://saml.sp.auth.adobe.com`), and when an audience is expected at least one restriction must exist.
 enum AudiencePolicy {
-    static func audiences(conditions: xmlNodePtr?) -> [[String]] {
-        guard let conditions else { return [] }
-        return conditions.children(Namespace.samlAssertion, "AudienceRestriction").map { restriction in
-            restriction.children(Namespace.samlAssertion, "Audience").map(\.textContent)
-        }
-    }
-
-    static func check(conditions: xmlNodePtr?, expected: ExpectedValue<String>) throws {
+    static func check(_ conditions: ResponseContent.Conditions?, expected: ExpectedValue<String>) throws {
         guard let audience = expected.expected else { return }
-        let restrictions = audiences(conditions: conditions)
+        let restrictions = conditions?.audienceRestrictions ?? []
         guard !restrictions.isEmpty else {
             throw SAMLError(.audienceMismatch, "expected an AudienceRestriction naming \(SAMLError.quote(audience)), found none")
         }

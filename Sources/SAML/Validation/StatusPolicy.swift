@@ -1,22 +1,17 @@
-internal import CSAMLShim
-
-/// SAML Core 3.2.2.2: the top-level StatusCode must be Success; otherwise report it and its sub-status.
+/// SAML Core 3.2.2.2: the response's top-level status must be Success.
 enum StatusPolicy {
     static let success = "urn:oasis:names:tc:SAML:2.0:status:Success"
 
-    static func check(response: xmlNodePtr) throws {
-        guard let status = response.firstChild(Namespace.samlProtocol, "Status"),
-            let code = status.firstChild(Namespace.samlProtocol, "StatusCode")
-        else {
+    static func check(_ status: ResponseContent.Status?) throws {
+        guard let status else {
             throw SAMLError(.structureMissingElement, "expected samlp:Status/samlp:StatusCode, found none")
         }
-        let value = code.attribute("Value") ?? ""
-        guard value != success else { return }
-        var found = SAMLError.quote(value)
-        if let sub = code.firstChild(Namespace.samlProtocol, "StatusCode")?.attribute("Value") {
-            found += " / " + SAMLError.quote(sub)
+        guard status.code != success else { return }
+        var found = SAMLError.quote(status.code)
+        if let subcode = status.subcode {
+            found += " / " + SAMLError.quote(subcode)
         }
-        if let message = status.firstChild(Namespace.samlProtocol, "StatusMessage")?.textContent, !message.isEmpty {
+        if let message = status.message, !message.isEmpty {
             found += " (" + SAMLError.quote(message) + ")"
         }
         throw SAMLError(.statusNotSuccess, "expected status \(success), found \(found)")

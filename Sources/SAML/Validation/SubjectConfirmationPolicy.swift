@@ -1,5 +1,3 @@
-internal import CSAMLShim
-
 /// SAML Profiles 4.1.4.2 (Web Browser SSO): the assertion needs a bearer SubjectConfirmation whose
 /// SubjectConfirmationData has a `NotOnOrAfter` still in the future, no `NotBefore` in the future, a
 /// `Recipient` among the accepted ones when the service configures them (SAML Core 2.4.1.2 allows the
@@ -16,21 +14,19 @@ enum SubjectConfirmationPolicy {
 
     /// - Parameter recipients: the accepted `Recipient` values; nil when not checked.
     static func check(
-        subject: xmlNodePtr?,
+        _ confirmations: [ResponseContent.Confirmation],
         recipients: [String]?,
         inResponseTo: ExpectedValue<String>,
         context: ValidationContext
     ) throws -> Confirmed {
-        let confirmations = (subject?.children(Namespace.samlAssertion, "SubjectConfirmation") ?? [])
-            .filter { $0.attribute("Method").map(XMLWhitespace.trimmed) == bearer }
+        let confirmations = confirmations.filter { $0.method == bearer }
         guard !confirmations.isEmpty else {
             throw SAMLError(.subjectConfirmationMissing, "expected a bearer SubjectConfirmation, found none")
         }
         var firstFailure: SAMLError?
         for confirmation in confirmations {
             do {
-                return try checkData(confirmation.firstChild(Namespace.samlAssertion, "SubjectConfirmationData"),
-                                     recipients: recipients, inResponseTo: inResponseTo, context: context)
+                return try checkData(confirmation.data, recipients: recipients, inResponseTo: inResponseTo, context: context)
             } catch let error as SAMLError {
                 if firstFailure == nil { firstFailure = error }
             }
@@ -39,7 +35,7 @@ enum SubjectConfirmationPolicy {
     }
 
     private static func checkData(
-        _ data: xmlNodePtr?,
+        _ data: ResponseContent.ConfirmationData?,
         recipients: [String]?,
         inResponseTo: ExpectedValue<String>,
         context: ValidationContext
@@ -48,7 +44,7 @@ enum SubjectConfirmationPolicy {
             throw SAMLError(.subjectConfirmationIncomplete, "expected SubjectConfirmationData in the bearer SubjectConfirmation, found none")
         }
         if let recipients {
-            guard let found = data.attribute("Recipient") else {
+            guard let found = data.recipient else {
                 throw SAMLError(.subjectConfirmationIncomplete, "expected a Recipient on the bearer SubjectConfirmationData, found none")
             }
             guard recipients.contains(XMLWhitespace.trimmed(found)) else {
@@ -56,7 +52,7 @@ enum SubjectConfirmationPolicy {
                 throw SAMLError(.subjectConfirmationRecipient, "expected Recipient \(accepted), found \(SAMLError.quote(found))")
             }
         }
-        guard let notOnOrAfter = try TimeWindowPolicy.instant(data, "NotOnOrAfter") else {
+        guard let notOnOrAfter = try TimeWindowPolicy.instant(data.notOnOrAfter) else {
             throw SAMLError(.subjectConfirmationIncomplete, "expected a NotOnOrAfter on the bearer SubjectConfirmationData, found none")
         }
         if context.now - context.skew >= notOnOrAfter {
@@ -65,10 +61,10 @@ enum SubjectConfirmationPolicy {
                 "expected now before the confirmation's NotOnOrAfter \(notOnOrAfter), found now = \(context.now)"
             )
         }
-        if let notBefore = try TimeWindowPolicy.instant(data, "NotBefore"), context.now + context.skew < notBefore {
+        if let notBefore = try TimeWindowPolicy.instant(data.notBefore), context.now + context.skew < notBefore {
             throw SAMLError(.subjectConfirmationExpired, "expected the confirmation's NotBefore \(notBefore) to have passed, found now = \(context.now)")
         }
-        let found = data.attribute("InResponseTo").map(XMLWhitespace.trimmed)
+        let found = data.inResponseTo
         if let requestID = inResponseTo.expected, let found, found != requestID {
             throw SAMLError(
                 .subjectConfirmationInResponseTo,

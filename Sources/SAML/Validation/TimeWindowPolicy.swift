@@ -1,13 +1,11 @@
-internal import CSAMLShim
-
 /// SAML Core 2.5.1.2: `NotBefore <= now < NotOnOrAfter`, each widened by the clock skew; and the
 /// IssueInstant of Response and Assertion neither in the future beyond the skew nor older than the
 /// maximum age.
 enum TimeWindowPolicy {
-    static func instant(_ element: xmlNodePtr, _ attribute: StaticString) throws -> SAMLInstant? {
-        guard let text = element.attribute(attribute) else { return nil }
-        guard let instant = SAMLInstant(xmlDateTime: text) else {
-            throw SAMLError(.timeMalformed, "expected an xs:dateTime in \(element.qualifiedDescription)/@\(attribute), found \(SAMLError.quote(text))")
+    static func instant(_ attribute: ResponseContent.Instant?) throws -> SAMLInstant? {
+        guard let attribute else { return nil }
+        guard let instant = SAMLInstant(xmlDateTime: attribute.text) else {
+            throw SAMLError(.timeMalformed, "expected an xs:dateTime in \(attribute.location), found \(SAMLError.quote(attribute.text))")
         }
         return instant
     }
@@ -19,9 +17,9 @@ enum TimeWindowPolicy {
     }
 
     @discardableResult
-    static func checkConditions(_ conditions: xmlNodePtr?, context: ValidationContext) throws -> Window {
+    static func checkConditions(_ conditions: ResponseContent.Conditions?, context: ValidationContext) throws -> Window {
         guard let conditions else { return Window() }
-        let window = Window(notBefore: try instant(conditions, "NotBefore"), notOnOrAfter: try instant(conditions, "NotOnOrAfter"))
+        let window = Window(notBefore: try instant(conditions.notBefore), notOnOrAfter: try instant(conditions.notOnOrAfter))
         if let notBefore = window.notBefore, context.now + context.skew < notBefore {
             throw SAMLError(.timeNotYetValid, "expected NotBefore \(notBefore) to have passed, found now = \(context.now) (skew \(context.skew))")
         }
@@ -33,9 +31,11 @@ enum TimeWindowPolicy {
 
     /// Returns the IssueInstant, as checked.
     @discardableResult
-    static func checkIssueInstant(_ element: xmlNodePtr, maximumAge: Duration?, context: ValidationContext) throws -> SAMLInstant {
-        guard let issued = try instant(element, "IssueInstant") else {
-            throw SAMLError(.structureMissingElement, "expected \(element.qualifiedDescription)/@IssueInstant, found none")
+    static func checkIssueInstant(
+        _ issueInstant: ResponseContent.Instant?, of element: String, maximumAge: Duration?, context: ValidationContext
+    ) throws -> SAMLInstant {
+        guard let issued = try instant(issueInstant) else {
+            throw SAMLError(.structureMissingElement, "expected \(element)/@IssueInstant, found none")
         }
         if context.now + context.skew < issued {
             throw SAMLError(.timeIssueInstant, "expected IssueInstant \(issued) not in the future, found now = \(context.now)")

@@ -44,7 +44,7 @@ final class DocumentStructure {
         }
         guard let single = scan.assertions.first ?? scan.encrypted.first else {
             // An IdP's error Response carries no assertion (Profiles 4.1.4.2): report its status.
-            try StatusPolicy.check(response: root)
+            try StatusPolicy.check(ResponseContentReader.status(of: root))
             throw SAMLError(.assertionMissing, "expected one Assertion, found none")
         }
         guard single.pointee.parent == root else {

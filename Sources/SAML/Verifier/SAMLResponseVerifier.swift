@@ -274,7 +274,9 @@ public struct SAMLResponseVerifier: Sendable {
         let structure = parsed.structure
         // Whose response is this? An Issuer that names another IdP is reported as such before its
         // signature (made with that other IdP's key) is tried: the code says what happened.
-        try IssuerPolicy.checkNamedIssuers(response: structure.response, assertion: structure.assertion, expected: configuration.issuer)
+        try IssuerPolicy.checkNamedIssuers(
+            response: ResponseContentReader.issuer(of: structure.response)?.value,
+            assertion: structure.assertion.flatMap(ResponseContentReader.issuer(of:))?.value, expected: configuration.issuer)
         var signed: SignedParts = []
         let recoverable = configuration.recoversNormalisationDamage && parsed.cookbookShaped
         func verify(_ signature: xmlNodePtr, on parent: xmlNodePtr, as part: SignedParts) throws {
@@ -370,33 +372,36 @@ public struct SAMLResponseVerifier: Sendable {
             throw SAMLError(.assertionMissing, "expected a verified Assertion, found none (verifySignatures first)")
         }
         let context = ValidationContext(now: now, skew: configuration.clockSkew)
-        let conditions = assertion.firstChild(Namespace.samlAssertion, "Conditions")
-        try StatusPolicy.check(response: response)
-        try IssuerPolicy.check(response: response, assertion: assertion, expected: configuration.issuer)
-        try DestinationPolicy.check(response: response, responseSigned: signed.contains(.response), expected: configuration.destination)
-        try InResponseToPolicy.checkResponseAttribute(response, expected: configuration.inResponseTo)
-        let window = try TimeWindowPolicy.checkConditions(conditions, context: context)
-        try TimeWindowPolicy.checkIssueInstant(response, maximumAge: configuration.maximumAge, context: context)
-        let issued = try TimeWindowPolicy.checkIssueInstant(assertion, maximumAge: configuration.maximumAge, context: context)
-        try AudiencePolicy.check(conditions: conditions, expected: configuration.audience)
+        // Everything below reads this value, built from the verified elements only.
+        let content = ResponseContentReader.read(response: response, assertion: assertion)
+        let responseSigned = signed.contains(.response)
+        try StatusPolicy.check(content.status)
+        try IssuerPolicy.check(response: content.issuer, assertion: content.assertion.issuer, expected: configuration.issuer)
+        try DestinationPolicy.check(destination: content.destination, responseSigned: responseSigned, expected: configuration.destination)
+        try InResponseToPolicy.checkResponseAttribute(content.inResponseTo, expected: configuration.inResponseTo)
+        let window = try TimeWindowPolicy.checkConditions(content.assertion.conditions, context: context)
+        try TimeWindowPolicy.checkIssueInstant(content.issueInstant, of: content.name, maximumAge: configuration.maximumAge, context: context)
+        let issued = try TimeWindowPolicy.checkIssueInstant(
+            content.assertion.issueInstant, of: content.assertion.name, maximumAge: configuration.maximumAge, context: context)
+        try AudiencePolicy.check(content.assertion.conditions, expected: configuration.audience)
         var confirmed: SubjectConfirmationPolicy.Confirmed?
         if configuration.requireBearerConfirmation {
             confirmed = try SubjectConfirmationPolicy.check(
-                subject: assertion.firstChild(Namespace.samlAssertion, "Subject"),
+                content.assertion.confirmations,
                 recipients: acceptedRecipients,
                 inResponseTo: configuration.inResponseTo,
                 context: context
             )
         }
         let inResponseTo = try InResponseToPolicy.check(
-            response: response, responseSigned: signed.contains(.response), confirmationInResponseTo: confirmed?.inResponseTo,
+            onResponse: content.inResponseTo, responseSigned: responseSigned, confirmationInResponseTo: confirmed?.inResponseTo,
             expected: configuration.inResponseTo)
 
-        let verifiedAssertion = try AssertionExtraction.read(assertion, conditions: conditions, window: window, issued: issued)
+        let verifiedAssertion = try AssertionExtraction.read(content.assertion, window: window, issued: issued)
         let verified = VerifiedResponse(
-            responseID: response.attribute("ID") ?? "",
-            responseIssuer: IssuerPolicy.issuer(of: response),
-            destination: signed.contains(.response) ? response.attribute("Destination") : nil,
+            responseID: content.id,
+            responseIssuer: content.issuer?.value,
+            destination: responseSigned ? content.destination : nil,
             inResponseTo: inResponseTo,
             signedParts: signed,
             signingKeyFingerprint: parsed.structure.signingKeyFingerprint,

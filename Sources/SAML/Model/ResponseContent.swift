@@ -1,0 +1,78 @@
+/// What the protocol checks and the extraction read of a verified Response and its Assertion, as plain
+/// values. The verifier builds it (``ResponseContentReader``) from the elements the signatures covered,
+/// after they verified; the policies of `Validation/` and ``AssertionExtraction`` work on it alone, without
+/// a C pointer, and can be tested with values written by hand.
+struct ResponseContent: Sendable, Hashable {
+    /// A `saml:Issuer`: its text (trimmed of XML whitespace) and `Format`.
+    struct Issuer: Sendable, Hashable {
+        var value: String
+        var format: String?
+    }
+
+    /// `samlp:Status`: the top-level code, the second-level one, the message (trimmed).
+    struct Status: Sendable, Hashable {
+        var code: String
+        var subcode: String?
+        var message: String?
+    }
+
+    /// An attribute that holds an `xs:dateTime`, as written, with where it was found (for messages).
+    struct Instant: Sendable, Hashable {
+        var text: String
+        /// For example `saml:Conditions/@NotBefore`.
+        var location: String
+    }
+
+    /// A `saml:SubjectConfirmation`.
+    struct Confirmation: Sendable, Hashable {
+        /// `Method`, trimmed.
+        var method: String?
+        var data: ConfirmationData?
+    }
+
+    /// `saml:SubjectConfirmationData`.
+    struct ConfirmationData: Sendable, Hashable {
+        /// As written (compared trimmed).
+        var recipient: String?
+        var notBefore: Instant?
+        var notOnOrAfter: Instant?
+        /// Trimmed.
+        var inResponseTo: String?
+    }
+
+    /// `saml:Conditions`.
+    struct Conditions: Sendable, Hashable {
+        var notBefore: Instant?
+        var notOnOrAfter: Instant?
+        /// The `Audience` texts of each `AudienceRestriction`.
+        var audienceRestrictions: [[String]]
+    }
+
+    struct Assertion: Sendable, Hashable {
+        /// `prefix:Assertion` as written, for messages.
+        var name: String
+        var id: String
+        var issuer: Issuer?
+        var issueInstant: Instant?
+        var nameID: NameID?
+        var confirmations: [Confirmation]
+        var conditions: Conditions?
+        /// The first `AuthnStatement`'s `SessionIndex` and `AuthnInstant`.
+        var sessionIndex: String?
+        var authnInstant: Instant?
+        var attributes: [SAMLAttribute]
+    }
+
+    /// `prefix:Response` as written, for messages.
+    var name: String
+    var id: String
+    var issuer: Issuer?
+    /// As written (compared trimmed).
+    var destination: String?
+    /// Trimmed.
+    var inResponseTo: String?
+    var issueInstant: Instant?
+    /// Nil when `samlp:Status/samlp:StatusCode` is absent.
+    var status: Status?
+    var assertion: Assertion
+}

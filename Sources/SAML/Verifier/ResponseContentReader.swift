@@ -1,0 +1,133 @@
+internal import CSAMLShim
+
+/// Reads ``ResponseContent`` from the verified Response and Assertion elements: the one place where the
+/// protocol checks' inputs come out of the libxml2 tree.
+enum ResponseContentReader {
+    static let xsi: StaticString = "http://www.w3.org/2001/XMLSchema-instance"
+
+    static func read(response: xmlNodePtr, assertion: xmlNodePtr) -> ResponseContent {
+        ResponseContent(
+            name: response.qualifiedDescription,
+            id: response.attribute("ID") ?? "",
+            issuer: issuer(of: response),
+            destination: response.attribute("Destination"),
+            inResponseTo: response.attribute("InResponseTo").map(XMLWhitespace.trimmed),
+            issueInstant: instant(response, "IssueInstant"),
+            status: status(of: response),
+            assertion: read(assertion: assertion)
+        )
+    }
+
+    private static func read(assertion: xmlNodePtr) -> ResponseContent.Assertion {
+        let saml = Namespace.samlAssertion
+        let subject = assertion.firstChild(saml, "Subject")
+        let authn = assertion.firstChild(saml, "AuthnStatement")
+        var attributes: [SAMLAttribute] = []
+        for statement in assertion.children(saml, "AttributeStatement") {
+            for attribute in statement.children(saml, "Attribute") {
+                attributes.append(
+                    SAMLAttribute(
+                        name: attribute.attribute("Name") ?? "",
+                        friendlyName: attribute.attribute("FriendlyName"),
+                        nameFormat: attribute.attribute("NameFormat"),
+                        attributeValues: attribute.children(saml, "AttributeValue").map(attributeValue)
+                    )
+                )
+            }
+        }
+        return ResponseContent.Assertion(
+            name: assertion.qualifiedDescription,
+            id: assertion.attribute("ID") ?? "",
+            issuer: issuer(of: assertion),
+            issueInstant: instant(assertion, "IssueInstant"),
+            nameID: subject?.firstChild(saml, "NameID").map { node in
+                NameID(
+                    value: node.textContent, format: node.attribute("Format"), nameQualifier: node.attribute("NameQualifier"),
+                    spNameQualifier: node.attribute("SPNameQualifier"))
+            },
+            confirmations: (subject?.children(saml, "SubjectConfirmation") ?? []).map { confirmation in
+                ResponseContent.Confirmation(
+                    method: confirmation.attribute("Method").map(XMLWhitespace.trimmed),
+                    data: confirmation.firstChild(saml, "SubjectConfirmationData").map { data in
+                        ResponseContent.ConfirmationData(
+                            recipient: data.attribute("Recipient"), notBefore: instant(data, "NotBefore"),
+                            notOnOrAfter: instant(data, "NotOnOrAfter"),
+                            inResponseTo: data.attribute("InResponseTo").map(XMLWhitespace.trimmed))
+                    })
+            },
+            conditions: assertion.firstChild(saml, "Conditions").map { conditions in
+                ResponseContent.Conditions(
+                    notBefore: instant(conditions, "NotBefore"), notOnOrAfter: instant(conditions, "NotOnOrAfter"),
+                    audienceRestrictions: audiences(of: conditions))
+            },
+            sessionIndex: authn?.attribute("SessionIndex"),
+            authnInstant: authn.flatMap { instant($0, "AuthnInstant") },
+            attributes: attributes
+        )
+    }
+
+    /// The element's `saml:Issuer`, if any.
+    static func issuer(of element: xmlNodePtr) -> ResponseContent.Issuer? {
+        element.firstChild(Namespace.samlAssertion, "Issuer").map { .init(value: $0.textContent, format: $0.attribute("Format")) }
+    }
+
+    /// `samlp:Status` of a Response; nil without `samlp:Status/samlp:StatusCode`.
+    static func status(of response: xmlNodePtr) -> ResponseContent.Status? {
+        guard let status = response.firstChild(Namespace.samlProtocol, "Status"),
+            let code = status.firstChild(Namespace.samlProtocol, "StatusCode")
+        else { return nil }
+        return ResponseContent.Status(
+            code: code.attribute("Value") ?? "",
+            subcode: code.firstChild(Namespace.samlProtocol, "StatusCode")?.attribute("Value"),
+            message: status.firstChild(Namespace.samlProtocol, "StatusMessage")?.textContent)
+    }
+
+    /// The `Audience` texts of each `AudienceRestriction` of a `saml:Conditions`.
+    static func audiences(of conditions: xmlNodePtr) -> [[String]] {
+        conditions.children(Namespace.samlAssertion, "AudienceRestriction").map { restriction in
+            restriction.children(Namespace.samlAssertion, "Audience").map(\.textContent)
+        }
+    }
+
+    private static func instant(_ element: xmlNodePtr, _ attribute: StaticString) -> ResponseContent.Instant? {
+        element.attribute(attribute).map { .init(text: $0, location: "\(element.qualifiedDescription)/@\(attribute)") }
+    }
+
+    /// An AttributeValue exactly as signed: `xsi:nil`, text (untrimmed), or element content serialised.
+    static func attributeValue(_ node: xmlNodePtr) -> SAMLAttributeValue {
+        let type = xmlHasNsProp(node, "type", xsi.utf8Start)?.value
+        if let null = xmlHasNsProp(node, "nil", xsi.utf8Start).map({ XMLWhitespace.trimmed($0.value) }), null == "true" || null == "1" {
+            return SAMLAttributeValue(string: "", content: .null, type: type)
+        }
+        guard node.elementChildren.contains(where: { _ in true }) else {
+            return SAMLAttributeValue(string: Text.string(Text.concatenated(node.pointee.children, textOnly: true)), content: .text, type: type)
+        }
+        return SAMLAttributeValue(string: serializedContent(of: node), content: .xml, type: type)
+    }
+
+    /// The element content as self-contained XML: each element child serialised from a scratch document
+    /// (so that it declares the namespaces it uses), text as escaped text.
+    private static func serializedContent(of node: xmlNodePtr) -> String {
+        guard let scratch = xmlNewDoc("1.0"), let buffer = xmlBufferCreate() else { return "" }
+        defer {
+            xmlBufferFree(buffer)
+            xmlFreeDoc(scratch)
+        }
+        var child = node.pointee.children
+        while let current = child {
+            child = current.pointee.next
+            switch current.pointee.type {
+            case XML_ELEMENT_NODE:
+                guard let copy = xmlDocCopyNode(current, scratch, 1) else { continue }
+                if let previous = xmlDocSetRootElement(scratch, copy) { xmlFreeNode(previous) }
+                xmlNodeDump(buffer, scratch, copy, 0, 0)
+            case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
+                xmlNodeDump(buffer, node.pointee.doc, current, 0, 0)
+            default:
+                continue
+            }
+        }
+        guard let content = xmlBufferContent(buffer) else { return "" }
+        return String(cString: content)
+    }
+}
