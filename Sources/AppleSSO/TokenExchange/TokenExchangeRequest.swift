@@ -1,3 +1,5 @@
+import SAML
+
 /// An HTTP request to send, as plain parts (no HTTP client dependency).
 public struct HTTPRequestParts: Sendable, Hashable {
     public var method: String
@@ -87,8 +89,7 @@ enum FormEncoding {
                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
-                let hex = Array("0123456789ABCDEF".unicodeScalars)
-                out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 0x0F)])
+                out += "%" + Hex.string([byte])
             }
         }
         return out

@@ -6,16 +6,8 @@ import Darwin
 
 /// Byte-level helpers shared by the decoding stages.
 enum ASCII {
-    static func isWhitespace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
-    }
-
     static func trimmingWhitespace(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
-        var start = bytes.startIndex
-        var end = bytes.endIndex
-        while start < end, isWhitespace(bytes[start]) { start += 1 }
-        while end > start, isWhitespace(bytes[end - 1]) { end -= 1 }
-        return bytes[start..<end]
+        bytes[XMLWhitespace.trimmedRange(bytes)]
     }
 
     /// `memchr`: whether `byte` occurs in `bytes`.

@@ -40,7 +40,7 @@ enum PercentDecoding {
         while i < input.count {
             let byte = input[i]
             if byte == UInt8(ascii: "%") {
-                guard i + 2 < input.count, let high = hexValue(input[i + 1]), let low = hexValue(input[i + 2]) else {
+                guard i + 2 < input.count, let high = Hex.value(input[i + 1]), let low = Hex.value(input[i + 2]) else {
                     let excerpt = input[i..<min(i + 3, input.count)]
                     throw SAMLError(
                         .decodeInvalidPercentEncoding,
@@ -55,14 +55,5 @@ enum PercentDecoding {
             }
         }
         return output
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -17,8 +17,7 @@ package enum Base64 {
         private init(escaping escaped: [UInt8]) {
             func write(_ symbol: UInt8) -> (UInt32, Int) {
                 guard escaped.contains(symbol) else { return (UInt32(symbol), 1) }
-                let hex = Array("0123456789ABCDEF".utf8)
-                let bytes = [UInt8(ascii: "%"), hex[Int(symbol >> 4)], hex[Int(symbol & 0x0F)]]
+                let bytes = [UInt8(ascii: "%")] + Hex.digits(symbol)
                 return (UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16, 3)
             }
             symbols = Base64.symbols.map(write)

@@ -15,8 +15,6 @@ internal import CSAMLShim
 /// does not yield a session key of the right length is replaced by a random key, so that the data step
 /// runs and fails the same way.
 enum Decryption {
-    static let xenc = Namespace.xmlEnc
-    static let xenc11: StaticString = "http://www.w3.org/2009/xmlenc11#"
 
     /// The decrypted plaintext, not yet linked into any tree (see ``SafeXMLParser/parseFragment``).
     struct Plaintext {
@@ -35,10 +33,10 @@ enum Decryption {
         guard !keys.isEmpty else {
             throw SAMLError(.decryptionNoKey, "expected an SP decryption key for the \(name), found none configured")
         }
-        guard let encryptedData = container.firstChild(xenc, "EncryptedData") else {
+        guard let encryptedData = container.firstChild(Namespace.xmlEnc, "EncryptedData") else {
             throw SAMLError(.structureMissingElement, "expected an xenc:EncryptedData in the \(name), found none")
         }
-        let dataAlgorithm = encryptedData.firstChild(xenc, "EncryptionMethod")?.attribute("Algorithm") ?? ""
+        let dataAlgorithm = encryptedData.firstChild(Namespace.xmlEnc, "EncryptionMethod")?.attribute("Algorithm") ?? ""
         let keyLength = try policy.checkDataEncryption(dataAlgorithm)
         _ = try cipherValue(of: encryptedData, in: name)
         let candidates = try encryptedKeys(for: encryptedData, in: container)
@@ -120,16 +118,16 @@ enum Decryption {
 
     /// The Base64 CipherValue of an EncryptedData or EncryptedKey; a CipherReference is refused.
     static func cipherValue(of element: xmlNodePtr, in name: String) throws -> xmlNodePtr {
-        guard let cipherData = element.firstChild(xenc, "CipherData") else {
+        guard let cipherData = element.firstChild(Namespace.xmlEnc, "CipherData") else {
             throw SAMLError(.structureMissingElement, "expected xenc:CipherData in the \(element.qualifiedDescription) of the \(name), found none")
         }
-        if cipherData.firstChild(xenc, "CipherReference") != nil {
+        if cipherData.firstChild(Namespace.xmlEnc, "CipherReference") != nil {
             throw SAMLError(
                 .decryptionExternalReference,
                 "expected the ciphertext of the \(name) inline (xenc:CipherValue), found an xenc:CipherReference (nothing is fetched)"
             )
         }
-        guard let value = cipherData.firstChild(xenc, "CipherValue") else {
+        guard let value = cipherData.firstChild(Namespace.xmlEnc, "CipherValue") else {
             throw SAMLError(.structureMissingElement, "expected xenc:CipherValue in the \(element.qualifiedDescription) of the \(name), found none")
         }
         return value
@@ -142,7 +140,7 @@ enum Decryption {
             if !found.contains(node) { found.append(node) }
         }
         let keyInfo = encryptedData.firstChild(Namespace.xmlDSig, "KeyInfo")
-        keyInfo?.children(xenc, "EncryptedKey").forEach(add)
+        keyInfo?.children(Namespace.xmlEnc, "EncryptedKey").forEach(add)
         for retrieval in keyInfo?.children(Namespace.xmlDSig, "RetrievalMethod") ?? [] {
             let uri = retrieval.attribute("URI") ?? ""
             guard uri.hasPrefix("#"), uri.count > 1 else {
@@ -152,9 +150,9 @@ enum Decryption {
                 )
             }
             let id = String(uri.dropFirst())
-            container.descendants { $0.is(xenc, "EncryptedKey") && ($0.attribute("Id") == id || $0.attribute("ID") == id) }.forEach(add)
+            container.descendants { $0.is(Namespace.xmlEnc, "EncryptedKey") && ($0.attribute("Id") == id || $0.attribute("ID") == id) }.forEach(add)
         }
-        container.children(xenc, "EncryptedKey").forEach(add)
+        container.children(Namespace.xmlEnc, "EncryptedKey").forEach(add)
         return found
     }
 }
@@ -184,8 +182,7 @@ struct KeyTransport {
     let cipher: [UInt8]
 
     init(_ encryptedKey: xmlNodePtr, policy: EncryptionAlgorithmPolicy, in name: String) throws {
-        let xenc = Decryption.xenc
-        let method = encryptedKey.firstChild(xenc, "EncryptionMethod")
+        let method = encryptedKey.firstChild(Namespace.xmlEnc, "EncryptionMethod")
         let uri = method?.attribute("Algorithm") ?? ""
         try policy.checkKeyTransport(uri)
         oaep = uri != EncryptionAlgorithmPolicy.rsa15
@@ -201,9 +198,9 @@ struct KeyTransport {
         // rsa-oaep-mgf1p fixes the mask function to MGF1 with SHA-1 (XML Encryption 1.0, 5.4.2); only the
         // xmlenc 1.1 rsa-oaep names another.
         mask = uri == EncryptionAlgorithmPolicy.rsaOAEP11
-            ? try lookup(Self.masks, method?.firstChild(Decryption.xenc11, "MGF"), "MGF") : SAML_SHIM_DIGEST_SHA1
+            ? try lookup(Self.masks, method?.firstChild(Namespace.xmlEnc11, "MGF"), "MGF") : SAML_SHIM_DIGEST_SHA1
         do {
-            label = try method?.firstChild(xenc, "OAEPparams").map { try $0.base64Content(maximumBytes: 1024) } ?? []
+            label = try method?.firstChild(Namespace.xmlEnc, "OAEPparams").map { try $0.base64Content(maximumBytes: 1024) } ?? []
             cipher = try Decryption.cipherValue(of: encryptedKey, in: name).base64Content(maximumBytes: 2048)
         } catch let error as SAMLError where error.code == .decodeInvalidBase64 || error.code == .decodeTruncatedBase64 || error.code == .decodeTooLarge {
             throw SAMLError(.structureMissingElement, "expected the EncryptedKey of the \(name) to carry a Base64 RSA ciphertext, found none")

@@ -81,7 +81,6 @@ extension SAMLError {
 
     /// Two upper-case hex digits.
     package static func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789ABCDEF".unicodeScalars)
-        return String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0x0F)])
+        Hex.string([byte])
     }
 }

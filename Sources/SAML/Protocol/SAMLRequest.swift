@@ -33,7 +33,7 @@ public struct SAMLRequest: Sendable, Hashable {
         issuedAt now: SAMLInstant = .now(), signingKey: SigningKey? = nil
     ) throws {
         var random = SystemRandomNumberGenerator()
-        id = "_" + (0..<16).map { _ in SAMLError.hex(UInt8.random(in: 0...255, using: &random)).lowercased() }.joined()
+        id = "_" + (0..<16).map { _ in Hex.string([UInt8.random(in: 0...255, using: &random)], uppercase: false) }.joined()
         issueInstant = now
         let common = #"ID="\#(id)" Version="2.0" IssueInstant="\#(now)" Destination="\#(XMLEscaping.escape(destination))""#
         let issuerElement = "<saml:Issuer>\(XMLEscaping.escape(issuer))</saml:Issuer>"

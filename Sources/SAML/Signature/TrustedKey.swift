@@ -98,8 +98,7 @@ enum SHA256 {
         _ = bytes.withUnsafeBufferPointer { input in
             digest.withUnsafeMutableBufferPointer { saml_shim_sha256(input.baseAddress, input.count, $0.baseAddress) }
         }
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
+        return Hex.string(digest, uppercase: false)
     }
 }
 
@@ -143,7 +142,7 @@ enum PEM {
         var lineNumber = 0
         for rawLine in string.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
-            let line = rawLine.trimmingCharacters(" \t\r")
+            let line = XMLWhitespace.trimmed(String(rawLine))
             if line.hasPrefix("-----BEGIN "), line.hasSuffix("-----") {
                 if let current = open {
                     throw SAMLError(.configurationInvalidKey, "PEM block \(result.count + 1) (line \(current.line)): expected -----END \(current.label)-----, found another BEGIN at line \(lineNumber)")
@@ -167,14 +166,5 @@ enum PEM {
             throw SAMLError(.configurationInvalidKey, "PEM block \(result.count + 1) (line \(current.line)): expected -----END \(current.label)-----, found the end of the text")
         }
         return result
-    }
-}
-
-extension StringProtocol {
-    func trimmingCharacters(_ set: String) -> String {
-        var scalars = Substring(self).unicodeScalars[...]
-        while let first = scalars.first, set.unicodeScalars.contains(first) { scalars.removeFirst() }
-        while let last = scalars.last, set.unicodeScalars.contains(last) { scalars.removeLast() }
-        return String(String.UnicodeScalarView(scalars))
     }
 }

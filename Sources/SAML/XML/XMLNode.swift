@@ -14,6 +14,7 @@ enum Namespace {
     static let samlAssertion: StaticString = "urn:oasis:names:tc:SAML:2.0:assertion"
     static let xmlDSig: StaticString = "http://www.w3.org/2000/09/xmldsig#"
     static let xmlEnc: StaticString = "http://www.w3.org/2001/04/xmlenc#"
+    static let xmlEnc11: StaticString = "http://www.w3.org/2009/xmlenc11#"
     static let xml: StaticString = "http://www.w3.org/XML/1998/namespace"
     static let samlMetadata: StaticString = "urn:oasis:names:tc:SAML:2.0:metadata"
 }
@@ -211,11 +212,16 @@ enum XMLWhitespace {
     }
 
     static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        var start = 0
-        var end = bytes.count
-        while start < end, isWhitespace(bytes[start]) { start += 1 }
-        while end > start, isWhitespace(bytes[end - 1]) { end -= 1 }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[trimmedRange(bytes)]), as: UTF8.self)
+    }
+
+    /// The indices of `bytes` without the XML whitespace at either end: the one trimmer.
+    static func trimmedRange<C: BidirectionalCollection<UInt8>>(_ bytes: C) -> Range<C.Index> {
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isWhitespace(bytes[start]) { start = bytes.index(after: start) }
+        while end > start, isWhitespace(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        return start..<end
     }
 
     static func trimmed(_ text: String) -> String {
