@@ -61,7 +61,8 @@ public struct BenchInput: Sendable {
     ) throws {
         var configuration = SAMLResponseVerifier.Configuration(
             trustedKeys: try TrustedKey.all(pem: certificatePEM),
-            issuer: ExpectedValue(orSkip: issuer), audience: ExpectedValue(orSkip: audience), destination: ExpectedValue(orSkip: destination),
+            issuer: ExpectedValue(orSkip: issuer), audience: ExpectedValue(orSkip: audience),
+            destination: ExpectedValue(orSkip: destination),
             inResponseTo: ExpectedValue(orSkip: inResponseTo), replay: .skip
         )
         configuration.algorithms = .allowingSHA1

@@ -1,5 +1,6 @@
 import Dispatch
 import SAML
+import Synchronization
 
 /// Measured throughput of one body on some threads.
 public struct Throughput: Sendable {
@@ -13,7 +14,9 @@ public struct Throughput: Sendable {
 
     /// Runs `body` on `threads` threads for a warm-up, then for `seconds`, and counts completed calls.
     /// The first error thrown by any thread ends the measurement and is rethrown.
-    public static func measure(threads: Int, seconds: Double, warmUp: Double = 0.3, body: @escaping @Sendable () throws -> Void) throws -> Throughput {
+    public static func measure(threads: Int, seconds: Double, warmUp: Double = 0.3, body: @escaping @Sendable () throws -> Void) throws
+        -> Throughput
+    {
         _ = try run(threads: threads, seconds: warmUp, body: body)
         return try run(threads: threads, seconds: seconds, body: body)
     }
@@ -41,8 +44,6 @@ public struct Throughput: Sendable {
         return Throughput(threads: threads, operations: max(counts.total, 1), seconds: Double(whole) + Double(fraction) / 1e18)
     }
 }
-
-import Synchronization
 
 /// Per-thread counts and the first error.
 private final class Counters: Sendable {

@@ -13,7 +13,9 @@ struct BenchCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .customLong("cert"), help: "The pinned certificate (PEM) for the given FILEs. Repeatable: the first is used by the C baseline.")
+    @Option(
+        name: .customLong("cert"),
+        help: "The pinned certificate (PEM) for the given FILEs. Repeatable: the first is used by the C baseline.")
     var certificates: [String] = []
 
     @Option(help: "Threads for the multi-thread run (default: all cores).")
@@ -74,9 +76,13 @@ struct BenchCommand: ParsableCommand {
             guard let value else { return "-" }
             return String(format: "%.\(digits)f", value)
         }
-        var lines = ["| input | threads | responses/s | µs/response | C baseline/s | ratio to C | scaling |", "|---|---:|---:|---:|---:|---:|---:|"]
+        var lines = [
+            "| input | threads | responses/s | µs/response | C baseline/s | ratio to C | scaling |", "|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for r in results {
-            lines.append("| \(r.input) | \(r.threads) | \(format(r.responsesPerSecond, 0)) | \(format(r.microsecondsPerResponse, 1)) | \(format(r.baselineResponsesPerSecond, 0)) | \(format(r.ratioToBaseline, 2)) | \(format(r.scaling, 2)) |")
+            lines.append(
+                "| \(r.input) | \(r.threads) | \(format(r.responsesPerSecond, 0)) | \(format(r.microsecondsPerResponse, 1)) | \(format(r.baselineResponsesPerSecond, 0)) | \(format(r.ratioToBaseline, 2)) | \(format(r.scaling, 2)) |"
+            )
         }
         return lines.joined(separator: "\n") + "\n"
     }

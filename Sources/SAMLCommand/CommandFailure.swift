@@ -1,9 +1,9 @@
 import SAML
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A failure that ends the command with a given status.

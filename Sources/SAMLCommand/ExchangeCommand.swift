@@ -21,7 +21,10 @@ struct ExchangeCommand: AsyncParsableCommand {
 
     @OptionGroup var verifier: VerifierOptions
 
-    @Option(help: "A JSON file mapping MVPD ids to {\"metadata\": path} or {\"issuer\": ..., \"certificates\": [paths]} (paths relative to it). Without it, the --cert/--metadata IdP is trusted for every MVPD of the configuration.")
+    @Option(
+        help:
+            "A JSON file mapping MVPD ids to {\"metadata\": path} or {\"issuer\": ..., \"certificates\": [paths]} (paths relative to it). Without it, the --cert/--metadata IdP is trusted for every MVPD of the configuration."
+    )
     var trust: String?
 
     @Option(help: "SAML attribute name to user-metadata key, as name=key,... (NameID maps to userID by default).")

@@ -82,7 +82,9 @@ struct GenerateCommand: ParsableCommand {
         }
         let width = max(4, String(count).count)
         for index in 1...count {
-            var document = try rejectingOnError { try provider.response(template, issuedAt: .now(), placement: sign, encryptingFor: recipient) }
+            var document = try rejectingOnError {
+                try provider.response(template, issuedAt: .now(), placement: sign, encryptingFor: recipient)
+            }
             if encode {
                 document = try rejectingOnError { try Cookbook.encode(normalizingInPlace: &document) }
             }

@@ -41,7 +41,10 @@ struct InspectCommand: ParsableCommand {
                     "signatureMethod": signature.signatureMethod ?? NSNull(), "keyInfo": signature.keyInfo,
                     "object": signature.hasObject,
                     "references": signature.references.map { reference -> [String: Any] in
-                        ["uri": reference.uri ?? NSNull(), "transforms": reference.transforms, "digestMethod": reference.digestMethod ?? NSNull()]
+                        [
+                            "uri": reference.uri ?? NSNull(), "transforms": reference.transforms,
+                            "digestMethod": reference.digestMethod ?? NSNull(),
+                        ]
                     },
                 ]
             },

@@ -29,7 +29,8 @@ struct MVPDCommand: ParsableCommand {
             output = configuration.featuredProviderIdentifiers(featured.split(separator: ",").map(String.init))
         } else if let mvpd {
             guard let found = configuration.mvpd(id: mvpd) else {
-                throw CommandFailure(status: CommandFailure.rejectedStatus, code: "mvpd.unknown", message: "expected an MVPD with id \(mvpd), found none")
+                throw CommandFailure(
+                    status: CommandFailure.rejectedStatus, code: "mvpd.unknown", message: "expected an MVPD with id \(mvpd), found none")
             }
             output = Self.object(found)
         } else {

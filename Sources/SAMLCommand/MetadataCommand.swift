@@ -7,7 +7,8 @@ struct MetadataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "metadata",
         abstract: "Read SAML 2.0 IdP metadata: entity IDs, signing keys (SHA-256 fingerprints), SSO endpoints, validity.",
-        discussion: "Exit status: 0 read, 1 refused (expired, unsigned when --signer is given, bad signature, malformed), 2 usage or I/O error."
+        discussion:
+            "Exit status: 0 read, 1 refused (expired, unsigned when --signer is given, bad signature, malformed), 2 usage or I/O error."
     )
 
     @Option(help: "A PEM key the metadata must be signed by.")
@@ -22,7 +23,9 @@ struct MetadataCommand: ParsableCommand {
     func run() throws {
         var options = IdentityProviderMetadata.Options()
         if let now {
-            guard let instant = SAMLInstant(xmlDateTime: now) else { throw CommandFailure.usage("--now expects an ISO 8601 instant, found \(now)") }
+            guard let instant = SAMLInstant(xmlDateTime: now) else {
+                throw CommandFailure.usage("--now expects an ISO 8601 instant, found \(now)")
+            }
             options.now = instant
         }
         if let signer {

@@ -9,7 +9,10 @@ struct SAMLCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "saml",
         abstract: "Decode, encode and check SAML responses from Apple single sign-on.",
-        subcommands: [VectorsCommand.self, BenchCommand.self, VerifyCommand.self, InspectCommand.self, GenerateCommand.self, MVPDCommand.self, PFSCommand.self, ExchangeCommand.self, MetadataCommand.self, NormalizeCommand.self, EncodeCommand.self, DecodeCommand.self]
+        subcommands: [
+            VectorsCommand.self, BenchCommand.self, VerifyCommand.self, InspectCommand.self, GenerateCommand.self, MVPDCommand.self,
+            PFSCommand.self, ExchangeCommand.self, MetadataCommand.self, NormalizeCommand.self, EncodeCommand.self, DecodeCommand.self,
+        ]
     )
 
     static func main() async {

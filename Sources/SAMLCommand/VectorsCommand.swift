@@ -50,8 +50,9 @@ struct VectorsCommand: ParsableCommand {
         }
         StandardStreams.writeOutput("\(entries.count) vectors, \(failures) mismatches\n")
         if failures > 0 || entries.isEmpty {
-            throw CommandFailure(status: CommandFailure.rejectedStatus, code: "vectors.mismatch",
-                                 message: "\(failures) of \(entries.count) vectors did not get their expected verdict")
+            throw CommandFailure(
+                status: CommandFailure.rejectedStatus, code: "vectors.mismatch",
+                message: "\(failures) of \(entries.count) vectors did not get their expected verdict")
         }
     }
 
@@ -70,7 +71,9 @@ struct VectorsCommand: ParsableCommand {
             configuration.clock = FixedClock(now)
             if let recipients = entry.config.recipients { configuration.recipients = .anyOf(recipients) }
             if let spKey = entry.spKey {
-                configuration.decryptionKeys = [try DecryptionKey(pem: try StandardStreams.readAll(root.appendingPathComponent(spKey).path))]
+                configuration.decryptionKeys = [
+                    try DecryptionKey(pem: try StandardStreams.readAll(root.appendingPathComponent(spKey).path))
+                ]
             }
             configuration.encryptionAlgorithms = entry.legacyEncryption == true ? .allowingLegacy : .strict
             let response = try bytes.withUnsafeBytes { try SAMLResponseVerifier(configuration).verifyWithoutReplayCheck($0, at: now) }

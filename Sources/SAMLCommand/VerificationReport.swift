@@ -44,13 +44,16 @@ struct VerificationReport {
         }
         object["attributes"] = attributes
         if let response {
-            object["signed"] = [response.signedParts.contains(.response) ? "response" : nil, response.signedParts.contains(.assertion) ? "assertion" : nil].compactMap { $0 }
+            object["signed"] = [
+                response.signedParts.contains(.response) ? "response" : nil, response.signedParts.contains(.assertion) ? "assertion" : nil,
+            ].compactMap { $0 }
             object["assertionID"] = response.assertion.id
             object["notOnOrAfter"] = response.assertion.notOnOrAfter?.description ?? NSNull()
             object["signingKeySHA256"] = response.signingKeyFingerprint
             object["repairs"] = response.repairs.map(\.rawValue)
         }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
 

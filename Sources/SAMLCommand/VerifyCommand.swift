@@ -45,7 +45,9 @@ struct VerifierOptions: ParsableArguments {
     @Option(name: .customLong("cert"), help: "A pinned IdP certificate or public key (PEM or DER). Repeatable.")
     var certificates: [String] = []
 
-    @Option(name: .customLong("metadata"), help: "IdP metadata (SAML 2.0) whose signing keys are pinned and whose entity ID is the expected Issuer. Repeatable.")
+    @Option(
+        name: .customLong("metadata"),
+        help: "IdP metadata (SAML 2.0) whose signing keys are pinned and whose entity ID is the expected Issuer. Repeatable.")
     var metadataFiles: [String] = []
 
     @Option(help: "A PEM key the --metadata files must be signed by.")
@@ -60,7 +62,9 @@ struct VerifierOptions: ParsableArguments {
     @Option(help: "The endpoint the response was sent to (checks Destination and, unless --recipient is given, Recipient).")
     var destination: String?
 
-    @Option(name: .customLong("recipient"), help: "An accepted bearer Recipient (the ACS URL, the SP entity ID). Repeatable; replaces --destination for that check.")
+    @Option(
+        name: .customLong("recipient"),
+        help: "An accepted bearer Recipient (the ACS URL, the SP entity ID). Repeatable; replaces --destination for that check.")
     var recipients: [String] = []
 
     @Option(help: "The ID of the request this response answers.")
@@ -72,7 +76,8 @@ struct VerifierOptions: ParsableArguments {
     @Option(help: "Clock skew tolerance in seconds.")
     var skew: Int = 180
 
-    @Option(name: .customLong("sp-key"), help: "An SP private key (PEM) to decrypt encrypted assertions, NameIDs and attributes. Repeatable.")
+    @Option(
+        name: .customLong("sp-key"), help: "An SP private key (PEM) to decrypt encrypted assertions, NameIDs and attributes. Repeatable.")
     var spKeys: [String] = []
 
     @Flag(help: "Accept RSA-1_5 key transport and AES-CBC / 3DES-CBC data encryption (weaker; most IdPs still use them).")
@@ -103,7 +108,9 @@ struct VerifierOptions: ParsableArguments {
     /// The pinned keys (from --cert and --metadata) and the expected issuer (--issuer, or the metadata's
     /// entity ID).
     func identityProvider() throws -> (keys: [TrustedKey], issuer: String?) {
-        guard !certificates.isEmpty || !metadataFiles.isEmpty else { throw CommandFailure.usage("at least one --cert or --metadata is required") }
+        guard !certificates.isEmpty || !metadataFiles.isEmpty else {
+            throw CommandFailure.usage("at least one --cert or --metadata is required")
+        }
         var keys: [TrustedKey] = []
         for path in certificates {
             let bytes = try StandardStreams.readAll(path)
@@ -120,7 +127,9 @@ struct VerifierOptions: ParsableArguments {
             options.signers = try rejectingOnError { try TrustedKey.all(pem: try StandardStreams.readAll(metadataSigner)) }
         }
         for path in metadataFiles {
-            let metadata = try rejectingOnError { try IdentityProviderMetadata.read(try StandardStreams.readAll(path), entityID: issuer, options: options) }
+            let metadata = try rejectingOnError {
+                try IdentityProviderMetadata.read(try StandardStreams.readAll(path), entityID: issuer, options: options)
+            }
             if let named = issuer, named != metadata.entityID {
                 throw CommandFailure.usage("--metadata \(path) describes \(metadata.entityID), not the issuer \(named)")
             }

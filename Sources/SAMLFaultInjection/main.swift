@@ -46,10 +46,13 @@ let verifier = try SAMLResponseVerifier(configuration)
 
 let scenarios = [
     Scenario(name: "valid, both signed", input: file("TestVectors/responses/typical-rsa2048-both-signed.xml"), valid: true),
-    Scenario(name: "decryption (RSA-OAEP, AES-256-GCM)", input: file("TestVectors/responses/encrypted-assertion-oaep-aes256gcm.xml"), valid: true),
+    Scenario(
+        name: "decryption (RSA-OAEP, AES-256-GCM)", input: file("TestVectors/responses/encrypted-assertion-oaep-aes256gcm.xml"), valid: true
+    ),
     Scenario(name: "tampered", input: file("TestVectors/responses/tampered-attribute-value.xml"), valid: false),
     Scenario(
-        name: "cookbook-damaged, recovered", input: try SAMLResponseDecoder().decode(try Cookbook.encode(utf8: file("TestVectors/recovery/xmlsec1-both.xml"))).bytes,
+        name: "cookbook-damaged, recovered",
+        input: try SAMLResponseDecoder().decode(try Cookbook.encode(utf8: file("TestVectors/recovery/xmlsec1-both.xml"))).bytes,
         valid: true),
 ]
 
@@ -93,7 +96,9 @@ for scenario in scenarios {
     }
     var outcomes: [Outcome: Int] = [:]
     for n in 1...max(1, clean.allocations) {
-        if ProcessInfo.processInfo.environment["FAULT_TRACE"] != nil { FileHandle.standardError.write(Data("run \(scenario.name) \(n)\n".utf8)) }
+        if ProcessInfo.processInfo.environment["FAULT_TRACE"] != nil {
+            FileHandle.standardError.write(Data("run \(scenario.name) \(n)\n".utf8))
+        }
         let (outcome, _, fired) = run(scenario, failing: n)
         outcomes[outcome, default: 0] += 1
         switch outcome {

@@ -1,5 +1,5 @@
-internal import CSAMLShim
 internal import CSAMLMockShim
+internal import CSAMLShim
 import SAML
 
 /// A mock MVPD identity provider: builds MVPD-shaped SAML responses with fresh IDs and times and signs
@@ -34,12 +34,16 @@ public struct MockIdentityProvider: Sendable {
     /// A private key (PEM, RSA or EC) and its certificate (PEM), which goes into ds:KeyInfo.
     public init(privateKeyPEM: [UInt8], certificatePEM: [UInt8]) throws {
         try XMLSecRuntime.initialize()
-        guard let loaded = privateKeyPEM.withUnsafeBufferPointer({ keyBuffer in
-            certificatePEM.withUnsafeBufferPointer { certificateBuffer in
-                saml_shim_signing_key_load(keyBuffer.baseAddress, keyBuffer.count, certificateBuffer.baseAddress, certificateBuffer.count)
-            }
-        }) else {
-            throw SAMLError(.configurationInvalidKey, "expected a PEM private key and its PEM certificate, found something OpenSSL cannot load")
+        guard
+            let loaded = privateKeyPEM.withUnsafeBufferPointer({ keyBuffer in
+                certificatePEM.withUnsafeBufferPointer { certificateBuffer in
+                    saml_shim_signing_key_load(
+                        keyBuffer.baseAddress, keyBuffer.count, certificateBuffer.baseAddress, certificateBuffer.count)
+                }
+            })
+        else {
+            throw SAMLError(
+                .configurationInvalidKey, "expected a PEM private key and its PEM certificate, found something OpenSSL cannot load")
         }
         key = SigningKey(loaded)
     }
@@ -48,7 +52,9 @@ public struct MockIdentityProvider: Sendable {
     /// as a ``SAML/TrustedKey``), the assertion is encrypted to it after being signed: AES-256-GCM with
     /// RSA-OAEP key transport, inside `saml:EncryptedAssertion`; a Response signature then covers the
     /// ciphertext.
-    public func response(_ template: Template, issuedAt: SAMLInstant, placement: Placement, encryptingFor recipient: TrustedKey? = nil) throws -> [UInt8] {
+    public func response(_ template: Template, issuedAt: SAMLInstant, placement: Placement, encryptingFor recipient: TrustedKey? = nil)
+        throws -> [UInt8]
+    {
         let xml = Array(Self.document(template, issuedAt: issuedAt).utf8)
         var output: UnsafeMutablePointer<UInt8>?
         var length: Int32 = 0

@@ -68,14 +68,16 @@ struct MVPDConfigurationTests {
         #expect(configuration.featuredProviderIdentifiers(["Spectrum", "Hidden", "Unknown", "Cablevision"]) == ["Charter", "Cablevision"])
     }
 
-    @Test("is strict about the types of known fields", arguments: [
-        #"{"mvpds": [{"id": "A", "enablePlatformServices": 5}]}"#,
-        #"{"mvpds": [{"id": "A", "enablePlatformServices": "yes"}]}"#,
-        #"{"mvpds": [{"id": "A", "requiredMetadataFields": [1]}]}"#,
-        #"{"mvpds": [{"id": 7}]}"#,
-        #"{"mvpds": [{"displayName": "no id"}]}"#,
-        #"{"mvpds": ["A"]}"#,
-    ])
+    @Test(
+        "is strict about the types of known fields",
+        arguments: [
+            #"{"mvpds": [{"id": "A", "enablePlatformServices": 5}]}"#,
+            #"{"mvpds": [{"id": "A", "enablePlatformServices": "yes"}]}"#,
+            #"{"mvpds": [{"id": "A", "requiredMetadataFields": [1]}]}"#,
+            #"{"mvpds": [{"id": 7}]}"#,
+            #"{"mvpds": [{"displayName": "no id"}]}"#,
+            #"{"mvpds": ["A"]}"#,
+        ])
     func rejectsWrongTypes(json: String) {
         #expect(throws: SAMLError(.mvpdConfigurationInvalidField, "")) { _ = try MVPDConfiguration.decode(Array(json.utf8)) }
     }

@@ -13,9 +13,11 @@ struct PartnerFrameworkStatusTests {
     static var documentedHeader: String { Data(documentedJSON.utf8).base64EncodedString() }
 
     static let configuration = MVPDConfiguration(mvpds: [
-        MVPD(id: "Cablevision-MVPD", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
-             platformMappingId: "Cablevision", requiredMetadataFields: ["uid"]),
-        MVPD(id: "Other", enablePlatformServices: true, boardingStatus: .picker, displayInPlatformPicker: true, platformMappingId: "OtherTV"),
+        MVPD(
+            id: "Cablevision-MVPD", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
+            platformMappingId: "Cablevision", requiredMetadataFields: ["uid"]),
+        MVPD(
+            id: "Other", enablePlatformServices: true, boardingStatus: .picker, displayInPlatformPicker: true, platformMappingId: "OtherTV"),
     ])
     static let beforeExpiry = SAMLInstant(millisecondsSinceEpoch: 1_735_689_599_000)
 
@@ -39,17 +41,46 @@ struct PartnerFrameworkStatusTests {
         #expect(try PartnerFrameworkStatus(headerValue: status.headerValue) == status)
     }
 
-    @Test("gives each documented outcome", arguments: [
-        (#"{"frameworkPermissionInfo":{},"frameworkProviderInfo":{"id":"Cablevision"}}"#, nil as String?, "invalid_header_pfs_permission_access_not_present"),
-        (#"{"frameworkPermissionInfo":{"accessStatus":"notDetermined"},"frameworkProviderInfo":{"id":"Cablevision"}}"#, nil, "invalid_header_pfs_permission_access_not_determined"),
-        (#"{"frameworkPermissionInfo":{"accessStatus":"denied"},"frameworkProviderInfo":{"id":"Cablevision"}}"#, nil, "invalid_header_pfs_permission_access_not_granted"),
-        (#"{"frameworkPermissionInfo":{"accessStatus":"restricted"},"frameworkProviderInfo":{"id":"Cablevision"}}"#, nil, "invalid_header_pfs_permission_access_not_granted"),
-        (#"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{"id":"Unknown"}}"#, nil, "invalid_header_pfs_provider_id_not_determined"),
-        (#"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{}}"#, nil, "invalid_header_pfs_provider_id_not_determined"),
-        (#"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{"id":"Cablevision"}}"#, "Other", "invalid_header_pfs_provider_id_mismatch"),
-        (#"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{"id":"Cablevision","expirationDate":"1000"}}"#, nil, "invalid_header_pfs_provider_info_expired"),
-        (#"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{"id":"Cablevision","expirationDate":"1735689600000"}}"#, "Cablevision-MVPD", "ok"),
-    ])
+    @Test(
+        "gives each documented outcome",
+        arguments: [
+            (
+                #"{"frameworkPermissionInfo":{},"frameworkProviderInfo":{"id":"Cablevision"}}"#, nil as String?,
+                "invalid_header_pfs_permission_access_not_present"
+            ),
+            (
+                #"{"frameworkPermissionInfo":{"accessStatus":"notDetermined"},"frameworkProviderInfo":{"id":"Cablevision"}}"#, nil,
+                "invalid_header_pfs_permission_access_not_determined"
+            ),
+            (
+                #"{"frameworkPermissionInfo":{"accessStatus":"denied"},"frameworkProviderInfo":{"id":"Cablevision"}}"#, nil,
+                "invalid_header_pfs_permission_access_not_granted"
+            ),
+            (
+                #"{"frameworkPermissionInfo":{"accessStatus":"restricted"},"frameworkProviderInfo":{"id":"Cablevision"}}"#, nil,
+                "invalid_header_pfs_permission_access_not_granted"
+            ),
+            (
+                #"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{"id":"Unknown"}}"#, nil,
+                "invalid_header_pfs_provider_id_not_determined"
+            ),
+            (
+                #"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{}}"#, nil,
+                "invalid_header_pfs_provider_id_not_determined"
+            ),
+            (
+                #"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{"id":"Cablevision"}}"#, "Other",
+                "invalid_header_pfs_provider_id_mismatch"
+            ),
+            (
+                #"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{"id":"Cablevision","expirationDate":"1000"}}"#,
+                nil, "invalid_header_pfs_provider_info_expired"
+            ),
+            (
+                #"{"frameworkPermissionInfo":{"accessStatus":"granted"},"frameworkProviderInfo":{"id":"Cablevision","expirationDate":"1735689600000"}}"#,
+                "Cablevision-MVPD", "ok"
+            ),
+        ])
     func outcomes(json: String, requested: String?, expected: String) throws {
         let status = try PartnerFrameworkStatus(headerValue: Data(json.utf8).base64EncodedString())
         do {
@@ -63,9 +94,12 @@ struct PartnerFrameworkStatusTests {
     @Test("malformed Base64 and malformed JSON get their own codes")
     func malformedHeaders() {
         #expect(throws: SAMLError(.pfsMalformedBase64, "")) { _ = try PartnerFrameworkStatus(headerValue: "not base64!") }
-        #expect(throws: SAMLError(.pfsMalformedJSON, "")) { _ = try PartnerFrameworkStatus(headerValue: Data("[1,2]".utf8).base64EncodedString()) }
         #expect(throws: SAMLError(.pfsMalformedJSON, "")) {
-            _ = try PartnerFrameworkStatus(headerValue: Data(#"{"frameworkProviderInfo":{"expirationDate":"soon"}}"#.utf8).base64EncodedString())
+            _ = try PartnerFrameworkStatus(headerValue: Data("[1,2]".utf8).base64EncodedString())
+        }
+        #expect(throws: SAMLError(.pfsMalformedJSON, "")) {
+            _ = try PartnerFrameworkStatus(
+                headerValue: Data(#"{"frameworkProviderInfo":{"expirationDate":"soon"}}"#.utf8).base64EncodedString())
         }
     }
 }

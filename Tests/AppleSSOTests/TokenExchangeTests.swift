@@ -11,15 +11,19 @@ struct TokenExchangeTests {
     static func file(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: vectors.appendingPathComponent(path))) }
 
     static let configuration = MVPDConfiguration(mvpds: [
-        MVPD(id: "Optimum", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
-             platformMappingId: "Cablevision", requiredMetadataFields: ["NameID", "uid", "householdId", "zip"]),
-        MVPD(id: "Dish", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
-             platformMappingId: "DishTV", requiredMetadataFields: ["guid"]),
-        MVPD(id: "Spectrum", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
-             platformMappingId: "Charter"),
+        MVPD(
+            id: "Optimum", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
+            platformMappingId: "Cablevision", requiredMetadataFields: ["NameID", "uid", "householdId", "zip"]),
+        MVPD(
+            id: "Dish", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
+            platformMappingId: "DishTV", requiredMetadataFields: ["guid"]),
+        MVPD(
+            id: "Spectrum", enablePlatformServices: true, boardingStatus: .supported, displayInPlatformPicker: true,
+            platformMappingId: "Charter"),
     ])
     static let now = SAMLInstant(xmlDateTime: "2026-11-21T12:01:00Z")!
-    static let granted = PartnerFrameworkStatus(accessStatus: .granted, providerID: "Cablevision", expirationMilliseconds: 1_900_000_000_000)
+    static let granted = PartnerFrameworkStatus(
+        accessStatus: .granted, providerID: "Cablevision", expirationMilliseconds: 1_900_000_000_000)
 
     static func exchange(certificate: String = "keys/rsa-2048.cert.pem", recovery: Bool = true) throws -> TokenExchange {
         var template = SAMLResponseVerifier.Configuration.template(
@@ -113,7 +117,8 @@ struct TokenExchangeTests {
     @Test("the v1 and v2 requests carry the SAMLResponse encoded exactly once")
     func requestsEncodeOnce() throws {
         let xml = String(decoding: try Self.file("responses/pretty-printed-assertion-signed.xml"), as: UTF8.self)
-        let v1 = TokenExchangeRequest.v1(samlAttributeQueryResponse: xml, requestor: "REF 30", deviceID: "d/1", mvpd: "Optimum", deviceType: .tvOS)
+        let v1 = TokenExchangeRequest.v1(
+            samlAttributeQueryResponse: xml, requestor: "REF 30", deviceID: "d/1", mvpd: "Optimum", deviceType: .tvOS)
         #expect(v1.path == "/api/v1/tokens/authn")
         #expect(v1.bodyText.hasPrefix("requestor=REF%2030&deviceId=d%2F1&mvpd=Optimum&deviceType=tvOS&SAMLResponse="))
         let v2 = TokenExchangeRequest.v2(
@@ -137,15 +142,18 @@ struct TokenExchangeTests {
 
     @Test("responses signed by the mock MVPD with fresh IDs go through the exchange")
     func mockMVPDRoundTrip() async throws {
-        let provider = try MockIdentityProvider(privateKeyPEM: try Self.file("keys/ecdsa-p256.key.pem"), certificatePEM: try Self.file("keys/ecdsa-p256.cert.pem"))
+        let provider = try MockIdentityProvider(
+            privateKeyPEM: try Self.file("keys/ecdsa-p256.key.pem"), certificatePEM: try Self.file("keys/ecdsa-p256.cert.pem"))
         var template = MockIdentityProvider.Template()
         template.inResponseTo = "_aq-3f9a1b2c"
         let xml = try provider.response(template, issuedAt: Self.now, placement: .both)
         var configuration = SAMLResponseVerifier.Configuration(
-            identityProvider: try IdentityProvider(entityID: template.issuer, keys: try TrustedKey.all(pem: try Self.file("keys/ecdsa-p256.cert.pem"))),
+            identityProvider: try IdentityProvider(
+                entityID: template.issuer, keys: try TrustedKey.all(pem: try Self.file("keys/ecdsa-p256.cert.pem"))),
             audience: .equals(template.audience), destination: .skip, inResponseTo: .equals("_aq-3f9a1b2c"), replay: .skip)
         configuration.clock = FixedClock(Self.now)
-        let trust = try TrustRegistry(["Optimum": IdentityProvider(entityID: template.issuer, keys: configuration.trustedKeys)], template: configuration)
+        let trust = try TrustRegistry(
+            ["Optimum": IdentityProvider(entityID: template.issuer, keys: configuration.trustedKeys)], template: configuration)
         let exchange = TokenExchange(configuration: Self.configuration, trust: trust)
         let profile = try await exchange.exchange(body: Self.deviceBody(xml), partnerFrameworkStatus: Self.granted.headerValue).get()
         #expect(profile.attributes.map(\.key) == ["userID", "uid", "householdId", "zip"])

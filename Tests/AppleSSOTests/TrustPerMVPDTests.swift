@@ -60,12 +60,17 @@ struct TrustPerMVPDTests {
 
     @Test("a response from A's IdP posted as B fails on the issuer even when A's keys are also pinned for B")
     func issuerBindsEvenWithSharedKeys() async throws {
-        let keys = try TrustedKey.all(pem: try Self.file("keys/rsa-2048.cert.pem")) + TrustedKey.all(pem: try Self.file("keys/ecdsa-p256.cert.pem"))
+        let keys =
+            try TrustedKey.all(pem: try Self.file("keys/rsa-2048.cert.pem"))
+            + TrustedKey.all(pem: try Self.file("keys/ecdsa-p256.cert.pem"))
         let registry = try TrustRegistry(
-            ["MVPD-A": try IdentityProvider(entityID: "https://idp.mvpd.example.com", keys: keys),
-             "MVPD-B": try IdentityProvider(entityID: "https://idp.mvpd-b.example.com", keys: keys)],
+            [
+                "MVPD-A": try IdentityProvider(entityID: "https://idp.mvpd.example.com", keys: keys),
+                "MVPD-B": try IdentityProvider(entityID: "https://idp.mvpd-b.example.com", keys: keys),
+            ],
             template: Self.template())
-        let exchange = TokenExchange(configuration: try MVPDConfiguration.decode(try Self.file("exchange/mvpd-configuration.json")), trust: registry)
+        let exchange = TokenExchange(
+            configuration: try MVPDConfiguration.decode(try Self.file("exchange/mvpd-configuration.json")), trust: registry)
         let body = TokenExchangeTests.deviceBody(try Self.file("responses/typical-rsa2048-assertion-signed.xml"))
         let error = try #require(await exchange.exchange(body: body, partnerFrameworkStatus: Self.header("ProviderB")).failure)
         #expect(error.cause?.code == .issuerMismatch)
@@ -85,11 +90,16 @@ struct TrustPerMVPDTests {
         #expect(throws: SAMLError(.signatureDigestMismatch, "")) {
             try IdentityProviderMetadata.read(try Self.file("metadata/idp-a-signed-tampered.xml"), options: options)
         }
-        #expect(throws: SAMLError(.metadataUnsigned, "")) { try IdentityProviderMetadata.read(try Self.file("metadata/idp-a.xml"), options: options) }
+        #expect(throws: SAMLError(.metadataUnsigned, "")) {
+            try IdentityProviderMetadata.read(try Self.file("metadata/idp-a.xml"), options: options)
+        }
         options.signers = []
-        #expect(throws: SAMLError(.metadataExpired, "")) { try IdentityProviderMetadata.read(try Self.file("metadata/idp-a-expired.xml"), options: options) }
+        #expect(throws: SAMLError(.metadataExpired, "")) {
+            try IdentityProviderMetadata.read(try Self.file("metadata/idp-a-expired.xml"), options: options)
+        }
         // Without a signer the signature is not required; the encryption key is not a signing key.
-        let unsigned = try IdentityProviderMetadata.read(try Self.file("metadata/idp-a.xml"), entityID: "https://idp.mvpd.example.com", options: options)
+        let unsigned = try IdentityProviderMetadata.read(
+            try Self.file("metadata/idp-a.xml"), entityID: "https://idp.mvpd.example.com", options: options)
         #expect(unsigned.signingKeys.count == 1)
         #expect(throws: SAMLError(.metadataNoIdentityProvider, "")) {
             try IdentityProviderMetadata.read(try Self.file("metadata/idp-a.xml"), entityID: "https://other.example", options: options)
@@ -125,8 +135,10 @@ struct TrustPerMVPDTests {
 
     @Test("replacing the trust while requests run: each request sees the old trust or the new one, never a mix")
     func atomicSwap() async throws {
-        let a = try IdentityProvider(entityID: "https://idp.mvpd.example.com", keys: try TrustedKey.all(pem: try Self.file("keys/rsa-2048.cert.pem")))
-        let b = try IdentityProvider(entityID: "https://idp.mvpd-b.example.com", keys: try TrustedKey.all(pem: try Self.file("keys/ecdsa-p256.cert.pem")))
+        let a = try IdentityProvider(
+            entityID: "https://idp.mvpd.example.com", keys: try TrustedKey.all(pem: try Self.file("keys/rsa-2048.cert.pem")))
+        let b = try IdentityProvider(
+            entityID: "https://idp.mvpd-b.example.com", keys: try TrustedKey.all(pem: try Self.file("keys/ecdsa-p256.cert.pem")))
         let registry = try TrustRegistry(["X": a], template: Self.template())
         let responseA = try Self.file("responses/typical-rsa2048-assertion-signed.xml")
         let responseB = try Self.file("responses/typical-mvpd-b-ecdsa-assertion-signed.xml")
@@ -178,7 +190,10 @@ struct TrustPerMVPDTests {
         var template = Self.template()
         template.inResponseTo = .skip
         let registry = try TrustRegistry(
-            ["MVPD-A": try IdentityProvider(entityID: "https://idp.mvpd.example.com", keys: try TrustedKey.all(pem: try Self.file("keys/rsa-2048.cert.pem")))],
+            [
+                "MVPD-A": try IdentityProvider(
+                    entityID: "https://idp.mvpd.example.com", keys: try TrustedKey.all(pem: try Self.file("keys/rsa-2048.cert.pem")))
+            ],
             template: template)
         let verifier = try registry.verifier(for: "MVPD-A")
         let bytes = try Self.file("responses/typical-rsa2048-assertion-signed.xml")
@@ -221,7 +236,8 @@ extension TrustPerMVPDTests {
     static func typicalConfiguration() throws -> SAMLResponseVerifier.Configuration {
         var configuration = SAMLResponseVerifier.Configuration(
             identityProvider: try IdentityProvider(
-                entityID: "https://idp.mvpd.example.com", keys: try TrustedKey.all(pem: try TokenExchangeTests.file("keys/rsa-2048.cert.pem"))),
+                entityID: "https://idp.mvpd.example.com",
+                keys: try TrustedKey.all(pem: try TokenExchangeTests.file("keys/rsa-2048.cert.pem"))),
             audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .skip)
         configuration.clock = FixedClock(TrustPerMVPDTests.now)
         return configuration

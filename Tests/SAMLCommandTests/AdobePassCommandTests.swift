@@ -26,13 +26,18 @@ struct AdobePassCommandTests {
         let featured = try CommandRunner.run(["mvpd", path, "--featured", "Dish,Optimum"])
         #expect(try JSONSerialization.jsonObject(with: featured.output) as? [String] == ["Cablevision"])
         let one = try CommandRunner.run(["mvpd", path, "--mvpd", "Optimum"])
-        #expect((try JSONSerialization.jsonObject(with: one.output) as? [String: Any])?["requiredMetadataFields"] as? [String] == ["NameID", "zip"])
+        #expect(
+            (try JSONSerialization.jsonObject(with: one.output) as? [String: Any])?["requiredMetadataFields"] as? [String] == [
+                "NameID", "zip",
+            ])
         #expect(try CommandRunner.run(["mvpd", path, "--mvpd", "Nobody"]).status == 1)
     }
 
     @Test("pfs encode and decode are inverse")
     func pfs() throws {
-        let encoded = try CommandRunner.run(["pfs", "encode", "--access-status", "granted", "--provider-id", "Cablevision", "--expiration-ms", "1735689600000"])
+        let encoded = try CommandRunner.run([
+            "pfs", "encode", "--access-status", "granted", "--provider-id", "Cablevision", "--expiration-ms", "1735689600000",
+        ])
         #expect(encoded.status == 0)
         let value = encoded.outputText.trimmingCharacters(in: .whitespacesAndNewlines)
         let decoded = try CommandRunner.run(["pfs", "decode", value])
@@ -47,13 +52,16 @@ struct AdobePassCommandTests {
     @Test("exchange prints the profile (exit 0) or the error object (exit 1)")
     func exchange() throws {
         let config = try Self.temporaryFile(Data(Self.configuration.utf8))
-        let xml = try Data(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("TestVectors/responses/typical-rsa2048-assertion-signed.xml"))
+        let xml = try Data(
+            contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("TestVectors/responses/typical-rsa2048-assertion-signed.xml"))
         let encoded = try CommandRunner.run(["encode"], input: xml)
         let body = try Self.temporaryFile(Data("SAMLResponse=".utf8) + encoded.output)
         let pfs = try CommandRunner.run(["pfs", "encode", "--access-status", "granted", "--provider-id", "Cablevision"])
             .outputText.trimmingCharacters(in: .whitespacesAndNewlines)
-        let common = ["exchange", "--config", config, "--pfs", pfs, "--issuer", "https://idp.mvpd.example.com",
-                      "--audience", "https://saml.sp.auth.adobe.com", "--in-response-to", "_aq-3f9a1b2c", "--now", "2026-11-21T12:01:00Z"]
+        let common = [
+            "exchange", "--config", config, "--pfs", pfs, "--issuer", "https://idp.mvpd.example.com",
+            "--audience", "https://saml.sp.auth.adobe.com", "--in-response-to", "_aq-3f9a1b2c", "--now", "2026-11-21T12:01:00Z",
+        ]
         let good = try CommandRunner.run(common + ["--cert", "TestVectors/keys/rsa-2048.cert.pem", body])
         #expect(good.status == 0, "\(good.outputText)")
         let profile = try JSONSerialization.jsonObject(with: good.output) as? [String: [String: [String: Any]]]

@@ -30,7 +30,8 @@ struct VerifyCommandTests {
 
     @Test("the input format is detected: the cookbook-encoded form body verifies too")
     func acceptsEncodedInput() throws {
-        let xml = try Data(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("TestVectors/responses/typical-rsa2048-assertion-signed.xml"))
+        let xml = try Data(
+            contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("TestVectors/responses/typical-rsa2048-assertion-signed.xml"))
         let encoded = try CommandRunner.run(["encode"], input: xml)
         let result = try CommandRunner.run(["verify", "--json"] + Self.common + ["-"], input: Data("SAMLResponse=".utf8) + encoded.output)
         #expect(result.status == 0, "\(result.outputText)")
@@ -69,7 +70,8 @@ struct VerifyCommandTests {
 
     @Test("a pinned certificate may be given as DER")
     func acceptsDERCertificate() throws {
-        let pem = try String(contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("TestVectors/keys/rsa-2048.cert.pem"), encoding: .utf8)
+        let pem = try String(
+            contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("TestVectors/keys/rsa-2048.cert.pem"), encoding: .utf8)
         let body = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
         let der = try #require(Data(base64Encoded: body))
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("saml-\(UInt64.random(in: 0...UInt64.max)).der")
@@ -88,7 +90,10 @@ struct VerifyCommandTests {
         #expect(result.status == 0)
         let object = try Self.json(result)
         let assertions = object["assertions"] as? [[String: Any]] ?? []
-        #expect(assertions.map { $0["path"] as? String } == ["/samlp:Response/saml:Assertion", "/samlp:Response/samlp:Extensions/saml:Assertion"])
+        #expect(
+            assertions.map { $0["path"] as? String } == [
+                "/samlp:Response/saml:Assertion", "/samlp:Response/samlp:Extensions/saml:Assertion",
+            ])
         let signatures = object["signatures"] as? [[String: Any]] ?? []
         #expect(signatures.count == 1)
     }

@@ -3,7 +3,7 @@ import SAML
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The Swift and C views of libxmlsec1 must agree with the library as installed. SwiftPM drops the -D

@@ -9,8 +9,10 @@ struct ConcurrencyTests {
         let tampered = Vector.named("tampered-attribute-value")
         let wrapped = Vector.named("xsw-second-assertion-before-signed")
         let verifier = try SAMLResponseVerifier(valid.configuration())
-        let inputs = [(valid.bytes, Verdict.valid), (tampered.bytes, .invalid("signature.digest-mismatch")),
-                      (wrapped.bytes, .invalid("assertion.multiple"))]
+        let inputs = [
+            (valid.bytes, Verdict.valid), (tampered.bytes, .invalid("signature.digest-mismatch")),
+            (wrapped.bytes, .invalid("assertion.multiple")),
+        ]
         let now = valid.instant
         let wrong = try await withThrowingTaskGroup(of: Int.self) { group in
             for task in 0..<8 {

@@ -75,7 +75,9 @@ struct ConformanceTests {
             if with == "valid" { validAfter += 1 } else { unrecovered.append("\(c.id): \(code ?? "")") }
         }
         #expect(wronglyAccepted.isEmpty, "\(wronglyAccepted)")
-        print("cookbook-normalised corpus: \(validBefore)/\(valid) valid responses verify without recovery, \(validAfter)/\(valid) with; unrecovered: \(unrecovered)")
+        print(
+            "cookbook-normalised corpus: \(validBefore)/\(valid) valid responses verify without recovery, \(validAfter)/\(valid) with; unrecovered: \(unrecovered)"
+        )
         // Measured 2026-11-23: 17/50 without recovery, 45/50 with (docs/recovery.md lists what is left).
         #expect(validAfter * 10 >= valid * 9, "\(unrecovered)")
     }

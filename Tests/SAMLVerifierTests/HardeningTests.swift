@@ -25,10 +25,12 @@ struct HardeningTests {
         }
     }
 
-    @Test("1 MiB shaped to make libxml2 quadratic is refused by the pre-scan, with the cap's code", arguments: [
-        "attributes on one element", "namespace declarations on one element", "namespace declarations everywhere",
-        "attributes everywhere", "one huge text node", "deep nesting", "many elements",
-    ])
+    @Test(
+        "1 MiB shaped to make libxml2 quadratic is refused by the pre-scan, with the cap's code",
+        arguments: [
+            "attributes on one element", "namespace declarations on one element", "namespace declarations everywhere",
+            "attributes everywhere", "one huge text node", "deep nesting", "many elements",
+        ])
     func refusesHostileShapes(shape: String) throws {
         var insertion = ""
         var marker = "<saml:Subject>"
@@ -62,15 +64,17 @@ struct HardeningTests {
         #expect(verdict(hostile(replacing: "<saml:Subject>", with: "<saml:Subject a=\"unterminated>")) == .invalid("xml.malformed"))
     }
 
-    @Test("xs:dateTime: only real instants", arguments: [
-        ("2026-11-31T12:00:00Z", false), ("2027-02-29T12:00:00Z", false), ("2028-02-29T12:00:00Z", true),
-        ("2100-02-29T12:00:00Z", false), ("2000-02-29T12:00:00Z", true), ("2026-11-21T12:00:00-99:59", false),
-        ("2026-11-21T12:00:00+00:60", false), ("2026-11-21T12:00:00+14:00", true), ("2026-11-21T12:00:00+14:01", false),
-        ("2026-11-21T12:00:60Z", false), ("2026-11-21T12:60:00Z", false), ("2026-11-21T25:00:00Z", false),
-        ("+2026-11-21T12:00:00Z", false), ("0000-01-01T00:00:00Z", false), ("2026-11-21T24:00:00Z", true),
-        ("2026-11-21T24:00:01Z", false), ("2026-11-21T24:00:00.000Z", true), ("2026-11-21T24:00:00.5Z", false),
-        ("2026-04-31T00:00:00Z", false), ("2026-12-31T23:59:59.999-14:00", true),
-    ])
+    @Test(
+        "xs:dateTime: only real instants",
+        arguments: [
+            ("2026-11-31T12:00:00Z", false), ("2027-02-29T12:00:00Z", false), ("2028-02-29T12:00:00Z", true),
+            ("2100-02-29T12:00:00Z", false), ("2000-02-29T12:00:00Z", true), ("2026-11-21T12:00:00-99:59", false),
+            ("2026-11-21T12:00:00+00:60", false), ("2026-11-21T12:00:00+14:00", true), ("2026-11-21T12:00:00+14:01", false),
+            ("2026-11-21T12:00:60Z", false), ("2026-11-21T12:60:00Z", false), ("2026-11-21T25:00:00Z", false),
+            ("+2026-11-21T12:00:00Z", false), ("0000-01-01T00:00:00Z", false), ("2026-11-21T24:00:00Z", true),
+            ("2026-11-21T24:00:01Z", false), ("2026-11-21T24:00:00.000Z", true), ("2026-11-21T24:00:00.5Z", false),
+            ("2026-04-31T00:00:00Z", false), ("2026-12-31T23:59:59.999-14:00", true),
+        ])
     func strictDateTimes(text: String, valid: Bool) {
         #expect((SAMLInstant(xmlDateTime: text) != nil) == valid, "\(text)")
     }

@@ -56,7 +56,9 @@ struct MockIdentityProviderTests {
 
 @Suite("Encrypted assertions")
 struct EncryptedAssertionTests {
-    @Test("the mock MVPD's encrypted responses decrypt and verify, for every signature placement", arguments: MockIdentityProvider.Placement.allCases)
+    @Test(
+        "the mock MVPD's encrypted responses decrypt and verify, for every signature placement",
+        arguments: MockIdentityProvider.Placement.allCases)
     func mockEncryptedResponsesVerify(placement: MockIdentityProvider.Placement) async throws {
         let provider = try MockIdentityProvider(
             privateKeyPEM: try MockIdentityProviderTests.file("keys/rsa-2048.key.pem"),
@@ -70,7 +72,9 @@ struct EncryptedAssertionTests {
             issuer: .equals("https://idp.mvpd.example.com"), audience: .equals("https://saml.sp.auth.adobe.com"),
             destination: .skip, inResponseTo: .skip, replay: .skip)
         configuration.clock = FixedClock(now)
-        #expect(throws: SAMLError(.decryptionNoKey, "")) { _ = try xml.withUnsafeBytes { try SAMLResponseVerifier(configuration).verifyWithoutReplayCheck($0, at: now) } }
+        #expect(throws: SAMLError(.decryptionNoKey, "")) {
+            _ = try xml.withUnsafeBytes { try SAMLResponseVerifier(configuration).verifyWithoutReplayCheck($0, at: now) }
+        }
         configuration.decryptionKeys = [
             try DecryptionKey(pem: try MockIdentityProviderTests.file("keys/attacker-rsa-2048.key.pem")),
             try DecryptionKey(pem: try MockIdentityProviderTests.file("keys/sp-rsa-2048.key.pem")),

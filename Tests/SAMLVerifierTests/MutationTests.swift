@@ -39,7 +39,9 @@ struct MutationTests {
             let kind = round % 6
             switch kind {
             case 0:  // bit flip inside the signed part
-                let index = generator.next(2) == 0 ? before.lowerBound + generator.next(before.count) : after.lowerBound + generator.next(after.count)
+                let index =
+                    generator.next(2) == 0
+                    ? before.lowerBound + generator.next(before.count) : after.lowerBound + generator.next(after.count)
                 bytes[index] ^= UInt8(1 << generator.next(8))
                 touchedSigned = true
             case 1:  // bit flip anywhere
@@ -56,12 +58,16 @@ struct MutationTests {
                 bytes.insert(contentsOf: span, at: at)
                 touchedSigned = before.contains(at) || after.contains(at)
             case 4:  // entity expansion prepended
-                bytes = Array("<!DOCTYPE r [<!ENTITY a \"\(String(repeating: "x", count: 1000))\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;\">]>".utf8) + bytes
+                bytes =
+                    Array(
+                        "<!DOCTYPE r [<!ENTITY a \"\(String(repeating: "x", count: 1000))\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;\">]>".utf8
+                    ) + bytes
                 touchedSigned = true
             default:  // deep nesting or a huge value inside an attribute value
                 let marker = Array("hh-7731".utf8)
                 let index = (0..<bytes.count - marker.count).first { Array(bytes[$0..<$0 + marker.count]) == marker }!
-                let payload = generator.next(2) == 0
+                let payload =
+                    generator.next(2) == 0
                     ? String(repeating: "<a>", count: 5000) + String(repeating: "</a>", count: 5000)
                     : String(repeating: "V", count: 200_000 + generator.next(100_000))
                 bytes.insert(contentsOf: Array(payload.utf8), at: index)

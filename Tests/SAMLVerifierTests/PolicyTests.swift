@@ -1,5 +1,6 @@
-@testable import SAML
 import Testing
+
+@testable import SAML
 
 /// The protocol checks on plain values (``ResponseContent``), with no XML and no C: what each rule
 /// accepts and the code and message of what it refuses.
@@ -24,7 +25,8 @@ struct PolicyTests {
     func subjectConfirmation() throws {
         func code(_ confirmations: [ResponseContent.Confirmation], recipients: [String]? = ["https://sp/acs"]) -> String {
             do {
-                _ = try SubjectConfirmationPolicy.check(confirmations, recipients: recipients, inResponseTo: .equals("_r1"), context: Self.context)
+                _ = try SubjectConfirmationPolicy.check(
+                    confirmations, recipients: recipients, inResponseTo: .equals("_r1"), context: Self.context)
                 return "valid"
             } catch let error as SAMLError {
                 return error.code.identifier
@@ -43,7 +45,9 @@ struct PolicyTests {
         #expect(code([Self.bearer(inResponseTo: "_other")]) == "subject-confirmation.in-response-to-mismatch")
         // One satisfying confirmation suffices; otherwise the first failure is reported.
         #expect(code([Self.bearer(recipient: "https://elsewhere"), Self.bearer()]) == "valid")
-        #expect(code([ResponseContent.Confirmation(method: "urn:oasis:names:tc:SAML:2.0:cm:holder-of-key", data: nil)]) == "subject-confirmation.missing")
+        #expect(
+            code([ResponseContent.Confirmation(method: "urn:oasis:names:tc:SAML:2.0:cm:holder-of-key", data: nil)])
+                == "subject-confirmation.missing")
     }
 
     @Test("status, issuer, destination and audience refusals name what was expected and found")
@@ -56,22 +60,27 @@ struct PolicyTests {
         #expect(throws: SAMLError.self) { try StatusPolicy.check(nil) }
 
         let format = try #require(throws: SAMLError.self) {
-            try IssuerPolicy.check(response: nil, assertion: .init(value: "https://idp", format: "urn:x:other"), expected: .equals("https://idp"))
+            try IssuerPolicy.check(
+                response: nil, assertion: .init(value: "https://idp", format: "urn:x:other"), expected: .equals("https://idp"))
         }
         #expect(format.code == .issuerFormat)
         #expect(throws: Never.self) {
-            try IssuerPolicy.check(response: .init(value: "https://idp", format: IssuerPolicy.entityFormat),
-                                   assertion: .init(value: "https://idp", format: nil), expected: .equals(" https://idp "))
+            try IssuerPolicy.check(
+                response: .init(value: "https://idp", format: IssuerPolicy.entityFormat),
+                assertion: .init(value: "https://idp", format: nil), expected: .equals(" https://idp "))
         }
 
-        #expect(throws: Never.self) { try DestinationPolicy.check(destination: nil, responseSigned: false, expected: .equals("https://sp")) }
+        #expect(throws: Never.self) {
+            try DestinationPolicy.check(destination: nil, responseSigned: false, expected: .equals("https://sp"))
+        }
         let missing = try #require(throws: SAMLError.self) {
             try DestinationPolicy.check(destination: nil, responseSigned: true, expected: .equals("https://sp"))
         }
         #expect(missing.code == .destinationMissing)
 
         let audience = try #require(throws: SAMLError.self) {
-            try AudiencePolicy.check(.init(notBefore: nil, notOnOrAfter: nil, audienceRestrictions: [["a"], ["b"]]), expected: .equals("a"))
+            try AudiencePolicy.check(
+                .init(notBefore: nil, notOnOrAfter: nil, audienceRestrictions: [["a"], ["b"]]), expected: .equals("a"))
         }
         #expect(audience.code == .audienceMismatch)
         #expect(audience.message.contains("\"b\""))
@@ -86,13 +95,15 @@ struct PolicyTests {
             notBefore: Self.instant("2026-11-21T12:05:00Z", "saml:Conditions/@NotBefore"), notOnOrAfter: nil, audienceRestrictions: [])
         #expect(throws: SAMLError.self) { try TimeWindowPolicy.checkConditions(late, context: Self.context) }
         let malformed = try #require(throws: SAMLError.self) {
-            try TimeWindowPolicy.checkIssueInstant(Self.instant("2026-13-01T00:00:00Z", "saml:Assertion/@IssueInstant"), of: "saml:Assertion",
-                                                   maximumAge: nil, context: Self.context)
+            try TimeWindowPolicy.checkIssueInstant(
+                Self.instant("2026-13-01T00:00:00Z", "saml:Assertion/@IssueInstant"), of: "saml:Assertion",
+                maximumAge: nil, context: Self.context)
         }
         #expect(malformed.code == .timeMalformed)
         #expect(malformed.message.contains("saml:Assertion/@IssueInstant"))
         let old = try #require(throws: SAMLError.self) {
-            try TimeWindowPolicy.checkIssueInstant(Self.instant("2026-11-21T11:00:00Z"), of: "saml:Assertion", maximumAge: .seconds(600), context: Self.context)
+            try TimeWindowPolicy.checkIssueInstant(
+                Self.instant("2026-11-21T11:00:00Z"), of: "saml:Assertion", maximumAge: .seconds(600), context: Self.context)
         }
         #expect(old.code == .timeIssueInstant)
     }

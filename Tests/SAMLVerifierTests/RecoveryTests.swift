@@ -51,7 +51,8 @@ struct RecoveryTests {
         Array(try Data(contentsOf: Vector.root.appendingPathComponent(entry.file)))
     }
 
-    @Test("each vector verifies as signed, and after the cookbook's encoding with the same assertion", arguments: manifest.vectors.map(\.id))
+    @Test(
+        "each vector verifies as signed, and after the cookbook's encoding with the same assertion", arguments: manifest.vectors.map(\.id))
     func recovered(id: String) throws {
         let entry = try #require(Self.manifest.vectors.first { $0.id == id })
         let raw = try Self.raw(entry)
@@ -94,7 +95,8 @@ struct RecoveryTests {
         let decoded = try Self.device(try Self.raw(entry))
         let now = try #require(SAMLInstant(xmlDateTime: Self.manifest.now))
         var configuration = SAMLResponseVerifier.Configuration(
-            trustedKeys: try TrustedKey.all(pem: Array(Data(contentsOf: Vector.root.appendingPathComponent("keys/attacker-rsa-2048.cert.pem")))),
+            trustedKeys: try TrustedKey.all(
+                pem: Array(Data(contentsOf: Vector.root.appendingPathComponent("keys/attacker-rsa-2048.cert.pem")))),
             issuer: .skip, audience: .skip, destination: .skip, inResponseTo: .skip, replay: .skip)
         configuration.recoversNormalisationDamage = true
         let verifier = try SAMLResponseVerifier(configuration)
@@ -154,8 +156,9 @@ struct CapturingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        records.append(.init(
-            level: event.level, message: "\(event.message)",
-            metadata: (event.metadata ?? [:]).mapValues { "\($0)" }))
+        records.append(
+            .init(
+                level: event.level, message: "\(event.message)",
+                metadata: (event.metadata ?? [:]).mapValues { "\($0)" }))
     }
 }

@@ -12,7 +12,9 @@ struct StateStoreTests {
         privateKeyPEM: Array(try! Data(contentsOf: Vector.root.appendingPathComponent("keys/rsa-2048.key.pem"))),
         certificatePEM: Array(try! Data(contentsOf: Vector.root.appendingPathComponent("keys/rsa-2048.cert.pem"))))
 
-    static func verifier(_ store: any SAMLStateStore, unsolicited: SAMLResponseVerifier.UnsolicitedResponses = .refuse) throws -> SAMLResponseVerifier {
+    static func verifier(_ store: any SAMLStateStore, unsolicited: SAMLResponseVerifier.UnsolicitedResponses = .refuse) throws
+        -> SAMLResponseVerifier
+    {
         var configuration = SAMLResponseVerifier.Configuration(
             identityProvider: try IdentityProvider(
                 entityID: "https://idp.mvpd.example.com",
@@ -32,17 +34,24 @@ struct StateStoreTests {
     func outstandingRequestsConsumedOnce() async throws {
         let store = InMemoryStateStore()
         let verifier = try Self.verifier(store)
-        let request = try SAMLRequest(issuer: "https://saml.sp.auth.adobe.com", destination: "https://idp.mvpd.example.com/sso", issuedAt: Self.now)
+        let request = try SAMLRequest(
+            issuer: "https://saml.sp.auth.adobe.com", destination: "https://idp.mvpd.example.com/sso", issuedAt: Self.now)
         try await store.recordOutstandingRequest(request.id, expiry: Self.now + .seconds(300))
         let first = try Self.response(answering: request.id)
         let accepted = try await verifier.verify(first)
         #expect(accepted.inResponseTo == request.id)
         await #expect(throws: SAMLError(.replayDetected, "")) { _ = try await verifier.verify(first) }
         // A second, different response to the same request: the request is answered already.
-        await #expect(throws: SAMLError(.inResponseToNotOutstanding, "")) { _ = try await verifier.verify(try Self.response(answering: request.id)) }
-        await #expect(throws: SAMLError(.inResponseToNotOutstanding, "")) { _ = try await verifier.verify(try Self.response(answering: "_never-issued")) }
+        await #expect(throws: SAMLError(.inResponseToNotOutstanding, "")) {
+            _ = try await verifier.verify(try Self.response(answering: request.id))
+        }
+        await #expect(throws: SAMLError(.inResponseToNotOutstanding, "")) {
+            _ = try await verifier.verify(try Self.response(answering: "_never-issued"))
+        }
         try await store.recordOutstandingRequest("_expired", expiry: Self.now)
-        await #expect(throws: SAMLError(.inResponseToNotOutstanding, "")) { _ = try await verifier.verify(try Self.response(answering: "_expired")) }
+        await #expect(throws: SAMLError(.inResponseToNotOutstanding, "")) {
+            _ = try await verifier.verify(try Self.response(answering: "_expired"))
+        }
     }
 
     @Test("unsolicited responses are refused unless allowed explicitly, and then still checked for replay")
@@ -58,13 +67,15 @@ struct StateStoreTests {
 
     @Test("requests: fresh unpredictable IDs, AuthnRequest or AttributeQuery, signed with the SP key when asked")
     func requests() throws {
-        let a = try SAMLRequest(issuer: "https://sp.example", destination: "https://idp.example/sso", assertionConsumerServiceURL: "https://sp.example/acs")
+        let a = try SAMLRequest(
+            issuer: "https://sp.example", destination: "https://idp.example/sso", assertionConsumerServiceURL: "https://sp.example/acs")
         let b = try SAMLRequest(issuer: "https://sp.example", destination: "https://idp.example/sso")
         #expect(a.id != b.id && a.id.count == 33 && a.id.hasPrefix("_"))
         let text = String(decoding: a.xml, as: UTF8.self)
         #expect(text.hasPrefix("<samlp:AuthnRequest ") && text.contains(#"AssertionConsumerServiceURL="https://sp.example/acs""#))
         #expect(Data(base64Encoded: a.base64).map(Array.init) == a.xml)
-        let query = try SAMLRequest(.attributeQuery(attributes: ["uid", "NameID", "uniqueId"]), issuer: "https://sp.example", destination: "https://idp.example/aq")
+        let query = try SAMLRequest(
+            .attributeQuery(attributes: ["uid", "NameID", "uniqueId"]), issuer: "https://sp.example", destination: "https://idp.example/aq")
         #expect(String(decoding: query.xml, as: UTF8.self).contains(#"<saml:Attribute Name="uniqueId""#))
         let key = try SigningKey(
             privateKeyPEM: Array(try Data(contentsOf: Vector.root.appendingPathComponent("keys/sp-rsa-2048.key.pem"))),

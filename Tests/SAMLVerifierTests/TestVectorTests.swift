@@ -43,16 +43,17 @@ struct TestVectorTests {
         #expect(!groups.isEmpty)
         for (group, vectors) in groups {
             #expect(vectors.count >= 5, "\(group)")
-            let answers = Set(vectors.map { vector -> String in
-                do {
-                    _ = try vector.verify()
-                    return "valid"
-                } catch let error as SAMLError {
-                    return error.description
-                } catch {
-                    return "\(error)"
-                }
-            })
+            let answers = Set(
+                vectors.map { vector -> String in
+                    do {
+                        _ = try vector.verify()
+                        return "valid"
+                    } catch let error as SAMLError {
+                        return error.description
+                    } catch {
+                        return "\(error)"
+                    }
+                })
             #expect(answers.count == 1, "\(group): \(answers)")
         }
     }

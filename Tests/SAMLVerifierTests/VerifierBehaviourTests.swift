@@ -92,7 +92,8 @@ struct VerifierBehaviourTests {
 
     @Test("with several pinned keys (rotation) any one of them verifies")
     func acceptsAnyPinnedKey() throws {
-        let attacker = try TrustedKey.all(pem: Array(Data(contentsOf: Vector.root.appendingPathComponent("keys/attacker-rsa-2048.cert.pem"))))
+        let attacker = try TrustedKey.all(
+            pem: Array(Data(contentsOf: Vector.root.appendingPathComponent("keys/attacker-rsa-2048.cert.pem"))))
         #expect(Verdict { _ = try typical.verify { $0.trustedKeys = attacker + $0.trustedKeys } } == .valid)
         // The response carries its (real) certificate, which is not among the pinned ones here.
         #expect(Verdict { _ = try typical.verify { $0.trustedKeys = attacker } } == .invalid("signature.untrusted-key"))
@@ -100,14 +101,16 @@ struct VerifierBehaviourTests {
         #expect(Verdict { _ = try bare.verify { $0.trustedKeys = attacker } } == .invalid("signature.invalid"))
     }
 
-    @Test("the signature policy decides which signatures are required", arguments: [
-        ("typical-rsa2048-assertion-signed", SignaturePolicy.response, "signature.missing"),
-        ("typical-rsa2048-assertion-signed", .both, "signature.missing"),
-        ("typical-rsa2048-assertion-signed", .assertion, "valid"),
-        ("typical-rsa2048-response-signed", .assertion, "signature.missing"),
-        ("typical-rsa2048-response-signed", .responseOrAssertion, "valid"),
-        ("typical-rsa2048-both-signed", .both, "valid"),
-    ])
+    @Test(
+        "the signature policy decides which signatures are required",
+        arguments: [
+            ("typical-rsa2048-assertion-signed", SignaturePolicy.response, "signature.missing"),
+            ("typical-rsa2048-assertion-signed", .both, "signature.missing"),
+            ("typical-rsa2048-assertion-signed", .assertion, "valid"),
+            ("typical-rsa2048-response-signed", .assertion, "signature.missing"),
+            ("typical-rsa2048-response-signed", .responseOrAssertion, "valid"),
+            ("typical-rsa2048-both-signed", .both, "valid"),
+        ])
     func signaturePolicy(id: String, policy: SignaturePolicy, expected: String) {
         let verdict = Verdict { _ = try Vector.named(id).verify { $0.signaturePolicy = policy } }
         #expect(verdict == (expected == "valid" ? .valid : .invalid(expected)))

@@ -1,6 +1,6 @@
-import FuzzSupport
 import AppleSSO
 import Foundation
+import FuzzSupport
 
 // The cookbook codec against the cookbook's own Foundation code (CookbookOracle.swift, shared with the
 // tests): byte for byte the same output on every string; the decoder reads back what was encoded.

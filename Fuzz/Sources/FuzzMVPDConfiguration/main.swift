@@ -1,5 +1,5 @@
-import FuzzSupport
 import AppleSSO
+import FuzzSupport
 
 // The MVPD configuration reader (v1 JSON/XML, v2 JSON) on arbitrary bytes: a typed error or a value.
 Fuzz.run { data, count in

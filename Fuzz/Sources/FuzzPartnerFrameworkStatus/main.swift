@@ -1,5 +1,5 @@
-import FuzzSupport
 import AppleSSO
+import FuzzSupport
 
 // The AP-Partner-Framework-Status reader: a typed error or a value, and a value it reads is written back
 // in a form that reads to the same value.

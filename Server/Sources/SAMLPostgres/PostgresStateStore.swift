@@ -1,8 +1,8 @@
 import Foundation
 import Logging
-import Synchronization
 import PostgresNIO
 import SAML
+import Synchronization
 
 /// A ``SAMLStateStore`` in PostgreSQL, shared by every instance of a service: outstanding requests and
 /// used assertion IDs.
@@ -53,8 +53,9 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
                 throw SAMLError(.configurationInvalid, "expected postgres://user[:password]@host[:port]/database, found another form")
             }
             let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-            self.init(host: host, port: components.port ?? 5432, username: user, password: components.password,
-                      database: database.isEmpty ? nil : database)
+            self.init(
+                host: host, port: components.port ?? 5432, username: user, password: components.password,
+                database: database.isEmpty ? nil : database)
         }
     }
 
@@ -65,7 +66,9 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
     private let client: PostgresClient
     private let logger: Logger
 
-    public init(_ configuration: Configuration, logger: Logger = Logger(label: "swift-saml.postgres", factory: { _ in SwiftLogNoOpLogHandler() })) {
+    public init(
+        _ configuration: Configuration, logger: Logger = Logger(label: "swift-saml.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
         self.configuration = configuration
         self.logger = logger
         var clientConfiguration = PostgresClient.Configuration(
@@ -88,7 +91,8 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
                     do {
                         _ = try await self.removeExpired(now: .now())
                     } catch {
-                        self.logger.debug("expired rows not removed this round", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                        self.logger.debug(
+                            "expired rows not removed this round", metadata: ["error": "\(String(reflecting: type(of: error)))"])
                     }
                 }
             }
@@ -104,21 +108,26 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
                     "CREATE TABLE IF NOT EXISTS saml_schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
                     logger: self.logger)
                 var current = 0
-                for try await version in try await connection.query("SELECT coalesce(max(version), 0) FROM saml_schema_version", logger: self.logger)
-                    .decode(Int.self)
-                {
+                for try await version in try await connection.query(
+                    "SELECT coalesce(max(version), 0) FROM saml_schema_version", logger: self.logger
+                )
+                .decode(Int.self) {
                     current = version
                 }
                 guard current <= Self.schemaVersion else {
-                    throw SAMLError(.configurationInvalid, "expected schema version at most \(Self.schemaVersion), found \(current) (a newer release wrote it)")
+                    throw SAMLError(
+                        .configurationInvalid,
+                        "expected schema version at most \(Self.schemaVersion), found \(current) (a newer release wrote it)")
                 }
                 if current < 1 {
                     try await connection.query(
                         "CREATE TABLE saml_outstanding_requests (id text PRIMARY KEY, expires_at bigint NOT NULL)", logger: self.logger)
                     try await connection.query(
                         "CREATE INDEX saml_outstanding_requests_expiry ON saml_outstanding_requests (expires_at)", logger: self.logger)
-                    try await connection.query("CREATE TABLE saml_used_assertions (id text PRIMARY KEY, expires_at bigint NOT NULL)", logger: self.logger)
-                    try await connection.query("CREATE INDEX saml_used_assertions_expiry ON saml_used_assertions (expires_at)", logger: self.logger)
+                    try await connection.query(
+                        "CREATE TABLE saml_used_assertions (id text PRIMARY KEY, expires_at bigint NOT NULL)", logger: self.logger)
+                    try await connection.query(
+                        "CREATE INDEX saml_used_assertions_expiry ON saml_used_assertions (expires_at)", logger: self.logger)
                     try await connection.query("INSERT INTO saml_schema_version (version) VALUES (1)", logger: self.logger)
                 }
             }
@@ -195,7 +204,8 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
     }
 
     private static func isUsed(_ id: String, now: Int64, connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let rows = try await connection.query("SELECT id FROM saml_used_assertions WHERE id = \(id) AND expires_at > \(now)", logger: logger)
+        let rows = try await connection.query(
+            "SELECT id FROM saml_used_assertions WHERE id = \(id) AND expires_at > \(now)", logger: logger)
         var found = false
         for try await _ in rows.decode(String.self) { found = true }
         return found
@@ -221,10 +231,11 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
             while true {
                 let batch: Int = try await bounded("remove expired rows") {
                     let rows = try await self.client.query(
-                        PostgresQuery(unsafeSQL: """
-                            WITH gone AS (DELETE FROM \(table) WHERE id IN (SELECT id FROM \(table) WHERE expires_at <= $1 LIMIT 10000) RETURNING 1)
-                            SELECT count(*) FROM gone
-                            """, binds: try Self.binds(current)), logger: self.logger)
+                        PostgresQuery(
+                            unsafeSQL: """
+                                WITH gone AS (DELETE FROM \(table) WHERE id IN (SELECT id FROM \(table) WHERE expires_at <= $1 LIMIT 10000) RETURNING 1)
+                                SELECT count(*) FROM gone
+                                """, binds: try Self.binds(current)), logger: self.logger)
                     var count: Int64 = 0
                     for try await value in rows.decode(Int64.self) { count = value }
                     return Int(count)

@@ -66,14 +66,16 @@ struct RequestCommand: AsyncParsableCommand {
     func run() async throws {
         let key = try signKey.map { try SigningKey(privateKeyPEM: try read($0), certificatePEM: try signCert.map(read)) }
         let names = (attributes ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        let request = try SAMLRequest(attributeQuery ? .attributeQuery(attributes: names) : .authnRequest, issuer: issuer, destination: destination, signingKey: key)
+        let request = try SAMLRequest(
+            attributeQuery ? .attributeQuery(attributes: names) : .authnRequest, issuer: issuer, destination: destination, signingKey: key)
         do {
             try await storeOptions.with { try await $0.recordOutstandingRequest(request.id, expiry: .now() + .seconds(lifetime)) }
         } catch let error as SAMLError {
             fail(error)
         }
         let object: [String: Any] = ["id": request.id, "request": request.base64, "type": "saml", "attributesNames": names]
-        FileHandle.standardOutput.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) + Data("\n".utf8))
+        FileHandle.standardOutput.write(
+            try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) + Data("\n".utf8))
     }
 }
 
@@ -108,7 +110,8 @@ struct TrustOptions: ParsableArguments {
 
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "verify", abstract: "Verify a response (XML, Base64 or form body) with replay detection and outstanding requests in the store.")
+        commandName: "verify",
+        abstract: "Verify a response (XML, Base64 or form body) with replay detection and outstanding requests in the store.")
 
     @OptionGroup var trust: TrustOptions
     @OptionGroup var storeOptions: StoreOptions
@@ -124,12 +127,16 @@ struct VerifyCommand: AsyncParsableCommand {
                 configuration.issuer = .equals(identity.entityID)
                 return try await SAMLResponseVerifier(configuration).verify(try SAMLResponseDecoder().decode(input))
             }
-            let object: [String: Any] = ["valid": true, "assertionID": response.assertion.id, "inResponseTo": response.inResponseTo ?? NSNull(),
-                                         "nameID": response.assertion.nameID?.value ?? NSNull(), "signingKeySHA256": response.signingKeyFingerprint]
-            FileHandle.standardOutput.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) + Data("\n".utf8))
+            let object: [String: Any] = [
+                "valid": true, "assertionID": response.assertion.id, "inResponseTo": response.inResponseTo ?? NSNull(),
+                "nameID": response.assertion.nameID?.value ?? NSNull(), "signingKeySHA256": response.signingKeyFingerprint,
+            ]
+            FileHandle.standardOutput.write(
+                try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) + Data("\n".utf8))
         } catch let error as SAMLError {
             let object: [String: Any] = ["valid": false, "error": ["code": error.code.identifier, "message": error.message]]
-            FileHandle.standardOutput.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) + Data("\n".utf8))
+            FileHandle.standardOutput.write(
+                try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) + Data("\n".utf8))
             fail(error, json: true)
         }
     }
@@ -137,7 +144,8 @@ struct VerifyCommand: AsyncParsableCommand {
 
 struct ExchangeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "exchange", abstract: "The Token Exchange on a request body, with state in the store: the profile (exit 0) or the error object (exit 1).")
+        commandName: "exchange",
+        abstract: "The Token Exchange on a request body, with state in the store: the profile (exit 0) or the error object (exit 1).")
 
     @Option(help: "The MVPD configuration.") var config: String
     @Option(help: "The trust file (MVPD id -> IdP).") var trustFile: String
@@ -153,7 +161,8 @@ struct ExchangeCommand: AsyncParsableCommand {
         let identityProviders = try TrustFile.load(contentsOf: trustFile)
         let result = try await storeOptions.with { store in
             let template = SAMLResponseVerifier.Configuration.template(
-                audience: ExpectedValue(orSkip: audience), destination: .skip, replay: .store(store, unsolicited: allowUnsolicited ? .allow : .refuse))
+                audience: ExpectedValue(orSkip: audience), destination: .skip,
+                replay: .store(store, unsolicited: allowUnsolicited ? .allow : .refuse))
             let exchange = TokenExchange(configuration: configuration, trust: try TrustRegistry(identityProviders, template: template))
             return await exchange.exchange(body: input, partnerFrameworkStatus: pfs)
         }
@@ -181,7 +190,9 @@ struct BenchCommand: AsyncParsableCommand {
     func run() async throws {
         let provider = try MockIdentityProvider(
             privateKeyPEM: try read("\(vectors)/keys/ecdsa-p256.key.pem"), certificatePEM: try read("\(vectors)/keys/ecdsa-p256.cert.pem"))
-        let idp = try IdentityProvider(entityID: MockIdentityProvider.Template().issuer, keys: try TrustedKey.all(pem: try read("\(vectors)/keys/ecdsa-p256.cert.pem")))
+        let idp = try IdentityProvider(
+            entityID: MockIdentityProvider.Template().issuer, keys: try TrustedKey.all(pem: try read("\(vectors)/keys/ecdsa-p256.cert.pem"))
+        )
         print("| store | instances | verifications/s | p50 µs | p99 µs |")
         print("|---|---:|---:|---:|---:|")
         let memory = InMemoryStateStore()
@@ -207,7 +218,8 @@ struct BenchCommand: AsyncParsableCommand {
         }
         let verifiers = try stores.map { store in
             var configuration = SAMLResponseVerifier.Configuration(
-                identityProvider: idp, audience: .equals(MockIdentityProvider.Template().audience), destination: .skip, replay: .store(store))
+                identityProvider: idp, audience: .equals(MockIdentityProvider.Template().audience), destination: .skip,
+                replay: .store(store))
             configuration.maximumAge = nil
             return try SAMLResponseVerifier(configuration)
         }

@@ -1,11 +1,12 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import SAML
 import SAMLMockIdP
 import SAMLPostgres
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Against a real PostgreSQL server, started by `scripts/postgres-tests` (which `.ci/run` runs). Without
 /// `SAML_POSTGRES_URL` the suite is skipped, except under CI, where that is a failure.
@@ -153,8 +154,9 @@ struct PostgresStateStoreTests {
         #expect(accepted > 0)
     }
 
-    @Test("the database stopped mid-run: every verification fails closed with store.unavailable, then recovers by itself",
-          .enabled(if: PostgresEnvironment.control != nil))
+    @Test(
+        "the database stopped mid-run: every verification fails closed with store.unavailable, then recovers by itself",
+        .enabled(if: PostgresEnvironment.control != nil))
     func databaseOutage() async throws {
         let a = try await Self.instance(timeout: .seconds(1)), b = try await Self.instance(timeout: .seconds(1))
         defer { a.task.cancel(); b.task.cancel() }

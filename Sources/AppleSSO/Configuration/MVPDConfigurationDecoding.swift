@@ -32,12 +32,13 @@ extension MVPDConfiguration {
         guard let list = findMVPDList(object, depth: 0) else {
             throw SAMLError(.mvpdConfigurationMalformed, "expected an mvpds list (top level or under requestor), found none")
         }
-        return MVPDConfiguration(mvpds: try list.enumerated().map { index, entry in
-            guard let fields = entry as? [String: Any] else {
-                throw SAMLError(.mvpdConfigurationInvalidField, "expected mvpds[\(index)] to be an object")
-            }
-            return try MVPD(fields: FieldReader(values: fields, position: "mvpds[\(index)]"))
-        })
+        return MVPDConfiguration(
+            mvpds: try list.enumerated().map { index, entry in
+                guard let fields = entry as? [String: Any] else {
+                    throw SAMLError(.mvpdConfigurationInvalidField, "expected mvpds[\(index)] to be an object")
+                }
+                return try MVPD(fields: FieldReader(values: fields, position: "mvpds[\(index)]"))
+            })
     }
 
     /// Decodes a v1 XML configuration: `mvpds` anywhere, each `mvpd` with child elements named after the
@@ -53,17 +54,18 @@ extension MVPDConfiguration {
         guard let list = findMVPDElements(root) else {
             throw SAMLError(.mvpdConfigurationMalformed, "expected an mvpds element, found none")
         }
-        return MVPDConfiguration(mvpds: try list.enumerated().map { index, element in
-            var fields: [String: Any] = element.attributes
-            for child in element.children {
-                if child.localName == "requiredMetadataFields" {
-                    fields[child.localName] = child.children.isEmpty ? child.text : child.children.map(\.text)
-                } else {
-                    fields[child.localName] = child.text
+        return MVPDConfiguration(
+            mvpds: try list.enumerated().map { index, element in
+                var fields: [String: Any] = element.attributes
+                for child in element.children {
+                    if child.localName == "requiredMetadataFields" {
+                        fields[child.localName] = child.children.isEmpty ? child.text : child.children.map(\.text)
+                    } else {
+                        fields[child.localName] = child.text
+                    }
                 }
-            }
-            return try MVPD(fields: FieldReader(values: fields, position: "mvpd[\(index)]"))
-        })
+                return try MVPD(fields: FieldReader(values: fields, position: "mvpd[\(index)]"))
+            })
     }
 
     private static func findMVPDList(_ value: Any, depth: Int) -> [Any]? {

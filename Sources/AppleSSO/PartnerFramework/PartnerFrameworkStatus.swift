@@ -88,7 +88,8 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
     public init(headerValue: String) throws {
         let trimmed = headerValue.trimmingCharacters(in: .whitespaces)
         guard let data = Data(base64Encoded: trimmed) else {
-            throw SAMLError(.pfsMalformedBase64, "expected standard Base64 in AP-Partner-Framework-Status, found \(SAMLError.quote(trimmed))")
+            throw SAMLError(
+                .pfsMalformedBase64, "expected standard Base64 in AP-Partner-Framework-Status, found \(SAMLError.quote(trimmed))")
         }
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw SAMLError(.pfsMalformedJSON, "expected a JSON object in AP-Partner-Framework-Status, found something else")
@@ -110,7 +111,8 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
         func error(_ part: [String: Any]?, in name: String) throws -> FrameworkError? {
             guard let value = part?["error"], !(value is NSNull) else { return nil }
             guard let object = value as? [String: Any] else { throw SAMLError(.pfsMalformedJSON, "expected \(name).error to be an object") }
-            return FrameworkError(code: try string(object, "code", in: name + ".error"), message: try string(object, "message", in: name + ".error"))
+            return FrameworkError(
+                code: try string(object, "code", in: name + ".error"), message: try string(object, "message", in: name + ".error"))
         }
         let permission = try part("frameworkPermissionInfo")
         let provider = try part("frameworkProviderInfo")
@@ -120,7 +122,8 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
         providerError = try error(provider, in: "frameworkProviderInfo")
         if let text = try string(provider, "expirationDate", in: "frameworkProviderInfo") {
             guard let value = Int64(text) else {
-                throw SAMLError(.pfsMalformedJSON, "expected frameworkProviderInfo.expirationDate in milliseconds, found \(SAMLError.quote(text))")
+                throw SAMLError(
+                    .pfsMalformedJSON, "expected frameworkProviderInfo.expirationDate in milliseconds, found \(SAMLError.quote(text))")
             }
             expirationMilliseconds = value
         } else {
@@ -155,7 +158,8 @@ extension PartnerFrameworkStatus {
     /// Checks the header (section 4 of the token-exchange digest), in the documented order: access
     /// status present, determined, granted; provider id known; matching `mvpd` when one is requested;
     /// not expired at `now`. Returns the MVPD the provider id maps to.
-    public func validate(configuration: MVPDConfiguration, requestedMVPD: String?, now: SAMLInstant) throws(PartnerFrameworkOutcome) -> MVPD {
+    public func validate(configuration: MVPDConfiguration, requestedMVPD: String?, now: SAMLInstant) throws(PartnerFrameworkOutcome) -> MVPD
+    {
         guard let accessStatus else { throw .accessNotPresent }
         guard accessStatus != .notDetermined else { throw .accessNotDetermined }
         guard accessStatus == .granted else { throw .accessNotGranted }

@@ -52,9 +52,15 @@ public struct TokenExchange: Sendable {
         do {
             status = try PartnerFrameworkStatus(headerValue: header)
         } catch let error as SAMLError {
-            return .failure(EnhancedError(status: 400, code: "invalid_header_pfs_malformed", message: "The AP-Partner-Framework-Status header cannot be decoded.", details: error))
+            return .failure(
+                EnhancedError(
+                    status: 400, code: "invalid_header_pfs_malformed", message: "The AP-Partner-Framework-Status header cannot be decoded.",
+                    details: error))
         } catch {
-            return .failure(EnhancedError(status: 400, code: "invalid_header_pfs_malformed", message: "The AP-Partner-Framework-Status header cannot be decoded.", details: nil))
+            return .failure(
+                EnhancedError(
+                    status: 400, code: "invalid_header_pfs_malformed", message: "The AP-Partner-Framework-Status header cannot be decoded.",
+                    details: nil))
         }
         let provider: MVPD
         do {
@@ -75,7 +81,8 @@ public struct TokenExchange: Sendable {
             let response = try await verifier.verify(decoded, expecting: expectations)
             // v2 configurations may carry no requiredMetadataFields (the names then come per request as
             // attributesNames): the profile then carries the NameID and every attribute.
-            let names = provider.requiredMetadataFields.isEmpty
+            let names =
+                provider.requiredMetadataFields.isEmpty
                 ? ["NameID"] + response.assertion.attributes.map(\.name) : provider.requiredMetadataFields
             let fields = try response.fields(names, allowMissing: provider.requiredMetadataFields.isEmpty)
             return .success(Profile(mvpd: provider.id, response: response, fields: fields, mapping: mapping))
@@ -155,16 +162,21 @@ public struct EnhancedError: Error, Sendable {
         case 413:
             self.init(status: 413, code: "invalid_parameter_saml_response", message: "The SAML response is too large.", details: error)
         case 503:
-            self.init(status: 503, code: "service_unavailable", message: "The service cannot verify the SAML response now; retry later.", details: error, action: "retry")
+            self.init(
+                status: 503, code: "service_unavailable", message: "The service cannot verify the SAML response now; retry later.",
+                details: error, action: "retry")
         case 500..<600:
-            self.init(status: error.code.httpStatus, code: "internal_error", message: "The service is not configured to verify this SAML response.", details: error)
+            self.init(
+                status: error.code.httpStatus, code: "internal_error",
+                message: "The service is not configured to verify this SAML response.", details: error)
         default:
             self.init(status: 400, code: "invalid_parameter_saml_response", message: "The SAML response is not valid.", details: error)
         }
     }
 
     /// An error that is not the library's: the server's fault, never the client's.
-    static let internalError = EnhancedError(status: 500, code: "internal_error", message: "The service failed to process the request.", details: nil)
+    static let internalError = EnhancedError(
+        status: 500, code: "internal_error", message: "The service failed to process the request.", details: nil)
 
     init(pfs outcome: PartnerFrameworkOutcome) {
         self.init(status: 400, code: outcome.rawValue, message: outcome.message, details: nil)

@@ -42,9 +42,10 @@ public enum TokenExchangeRequest {
     public static func v1(
         samlAttributeQueryResponse: String, requestor: String, deviceID: String, mvpd: String, deviceType: DeviceType
     ) -> HTTPRequestParts {
-        let body = FormEncoding.encode([
-            ("requestor", requestor), ("deviceId", deviceID), ("mvpd", mvpd), ("deviceType", deviceType.rawValue),
-        ]) + "&SAMLResponse=" + Cookbook.encode(samlAttributeQueryResponse)
+        let body =
+            FormEncoding.encode([
+                ("requestor", requestor), ("deviceId", deviceID), ("mvpd", mvpd), ("deviceType", deviceType.rawValue),
+            ]) + "&SAMLResponse=" + Cookbook.encode(samlAttributeQueryResponse)
         return HTTPRequestParts(
             method: "POST", path: "/api/v1/tokens/authn",
             headers: [HTTPHeader("Content-Type", "application/x-www-form-urlencoded")], body: Array(body.utf8)

@@ -23,10 +23,12 @@ public enum TrustFile {
         do {
             object = try JSONSerialization.jsonObject(with: Data(contentsOf: url))
         } catch {
-            throw SAMLError(.configurationInvalid, "expected a JSON trust file at \(SAMLError.quote(path)), found one that cannot be read or parsed")
+            throw SAMLError(
+                .configurationInvalid, "expected a JSON trust file at \(SAMLError.quote(path)), found one that cannot be read or parsed")
         }
         guard let entries = object as? [String: Any] else {
-            throw SAMLError(.configurationInvalid, "expected a JSON object mapping MVPD ids to identity providers in \(SAMLError.quote(path))")
+            throw SAMLError(
+                .configurationInvalid, "expected a JSON object mapping MVPD ids to identity providers in \(SAMLError.quote(path))")
         }
         func read(_ relative: String) throws -> [UInt8] {
             let file = relative.hasPrefix("/") ? URL(fileURLWithPath: relative) : base.appendingPathComponent(relative)
@@ -46,10 +48,12 @@ public enum TrustFile {
                     if let signer = entry["signer"] as? String {
                         options.signers = try TrustedKey.all(pem: try read(signer))
                     }
-                    let idp = try IdentityProviderMetadata.read(try read(metadata), entityID: entry["entityID"] as? String, options: options)
+                    let idp = try IdentityProviderMetadata.read(
+                        try read(metadata), entityID: entry["entityID"] as? String, options: options)
                     result[mvpd] = IdentityProvider(metadata: idp)
                 } else if let issuer = entry["issuer"] as? String, let certificates = entry["certificates"] as? [String] {
-                    result[mvpd] = try IdentityProvider(entityID: issuer, keys: try certificates.flatMap { try TrustedKey.all(pem: try read($0)) })
+                    result[mvpd] = try IdentityProvider(
+                        entityID: issuer, keys: try certificates.flatMap { try TrustedKey.all(pem: try read($0)) })
                 } else {
                     throw SAMLError(.configurationInvalid, "expected \"metadata\", or \"issuer\" with \"certificates\"")
                 }

@@ -131,7 +131,8 @@ public struct SAMLResponseDecoder: Sendable {
         guard ASCII.contains(value, UInt8(ascii: "%")) else {
             // The common case: bare Base64, decoded straight from the input.
             var repairs: [Repair] = []
-            let bytes = try Base64Decoding.decode(UnsafeRawBufferPointer(rebasing: value), maximumBytes: options.maximumDecodedBytes, repairs: &repairs)
+            let bytes = try Base64Decoding.decode(
+                UnsafeRawBufferPointer(rebasing: value), maximumBytes: options.maximumDecodedBytes, repairs: &repairs)
             return try checked(Decoded(bytes: bytes, format: format, repairs: repairs))
         }
         var repairs: [Repair] = []

@@ -119,7 +119,8 @@ enum Decryption {
     /// The Base64 CipherValue of an EncryptedData or EncryptedKey; a CipherReference is refused.
     static func cipherValue(of element: xmlNodePtr, in name: String) throws -> xmlNodePtr {
         guard let cipherData = element.firstChild(Namespace.xmlEnc, "CipherData") else {
-            throw SAMLError(.structureMissingElement, "expected xenc:CipherData in the \(element.qualifiedDescription) of the \(name), found none")
+            throw SAMLError(
+                .structureMissingElement, "expected xenc:CipherData in the \(element.qualifiedDescription) of the \(name), found none")
         }
         if cipherData.firstChild(Namespace.xmlEnc, "CipherReference") != nil {
             throw SAMLError(
@@ -128,7 +129,8 @@ enum Decryption {
             )
         }
         guard let value = cipherData.firstChild(Namespace.xmlEnc, "CipherValue") else {
-            throw SAMLError(.structureMissingElement, "expected xenc:CipherValue in the \(element.qualifiedDescription) of the \(name), found none")
+            throw SAMLError(
+                .structureMissingElement, "expected xenc:CipherValue in the \(element.qualifiedDescription) of the \(name), found none")
         }
         return value
     }
@@ -150,7 +152,8 @@ enum Decryption {
                 )
             }
             let id = String(uri.dropFirst())
-            container.descendants { $0.is(Namespace.xmlEnc, "EncryptedKey") && ($0.attribute("Id") == id || $0.attribute("ID") == id) }.forEach(add)
+            container.descendants { $0.is(Namespace.xmlEnc, "EncryptedKey") && ($0.attribute("Id") == id || $0.attribute("ID") == id) }
+                .forEach(add)
         }
         container.children(Namespace.xmlEnc, "EncryptedKey").forEach(add)
         return found
@@ -190,20 +193,25 @@ struct KeyTransport {
             guard let element else { return SAML_SHIM_DIGEST_SHA1 }  // the default of both specifications
             let algorithm = element.attribute("Algorithm") ?? ""
             guard let digest = table[algorithm] else {
-                throw SAMLError(.decryptionAlgorithmNotAllowed, "expected a known \(what) for RSA-OAEP, found \(SAMLError.quote(algorithm))")
+                throw SAMLError(
+                    .decryptionAlgorithmNotAllowed, "expected a known \(what) for RSA-OAEP, found \(SAMLError.quote(algorithm))")
             }
             return digest
         }
         digest = try lookup(Self.digests, method?.firstChild(Namespace.xmlDSig, "DigestMethod"), "DigestMethod")
         // rsa-oaep-mgf1p fixes the mask function to MGF1 with SHA-1 (XML Encryption 1.0, 5.4.2); only the
         // xmlenc 1.1 rsa-oaep names another.
-        mask = uri == EncryptionAlgorithmPolicy.rsaOAEP11
+        mask =
+            uri == EncryptionAlgorithmPolicy.rsaOAEP11
             ? try lookup(Self.masks, method?.firstChild(Namespace.xmlEnc11, "MGF"), "MGF") : SAML_SHIM_DIGEST_SHA1
         do {
             label = try method?.firstChild(Namespace.xmlEnc, "OAEPparams").map { try $0.base64Content(maximumBytes: 1024) } ?? []
             cipher = try Decryption.cipherValue(of: encryptedKey, in: name).base64Content(maximumBytes: 2048)
-        } catch let error as SAMLError where error.code == .decodeInvalidBase64 || error.code == .decodeTruncatedBase64 || error.code == .decodeTooLarge {
-            throw SAMLError(.structureMissingElement, "expected the EncryptedKey of the \(name) to carry a Base64 RSA ciphertext, found none")
+        } catch let error as SAMLError
+            where error.code == .decodeInvalidBase64 || error.code == .decodeTruncatedBase64 || error.code == .decodeTooLarge
+        {
+            throw SAMLError(
+                .structureMissingElement, "expected the EncryptedKey of the \(name) to carry a Base64 RSA ciphertext, found none")
         }
     }
 

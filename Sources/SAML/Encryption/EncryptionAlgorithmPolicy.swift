@@ -57,7 +57,8 @@ public struct EncryptionAlgorithmPolicy: Sendable, Hashable {
     }
 
     private func refusal(_ kind: String, _ uri: String, legacy: Bool) -> SAMLError {
-        let hint = legacy
+        let hint =
+            legacy
             ? " (a legacy algorithm: allow it with EncryptionAlgorithmPolicy.allowingLegacy / --allow-legacy-encryption)" : ""
         return SAMLError(.decryptionAlgorithmNotAllowed, "expected an allowed \(kind) algorithm, found \(SAMLError.quote(uri))\(hint)")
     }

@@ -76,7 +76,9 @@ public struct IdentityProviderMetadata: Sendable {
         let root = tree.root
         let md = Namespace.samlMetadata
         guard root.is(md, "EntityDescriptor") || root.is(md, "EntitiesDescriptor") else {
-            throw SAMLError(.metadataMalformed, "expected md:EntityDescriptor or md:EntitiesDescriptor, found \(SAMLError.quote(root.qualifiedDescription))")
+            throw SAMLError(
+                .metadataMalformed,
+                "expected md:EntityDescriptor or md:EntitiesDescriptor, found \(SAMLError.quote(root.qualifiedDescription))")
         }
         if !options.signers.isEmpty {
             try verifySignature(of: root, document: tree.document, options: options)
@@ -111,7 +113,8 @@ public struct IdentityProviderMetadata: Sendable {
         let md = Namespace.samlMetadata
         let until = try earliest(validUntil, try instant(element, "validUntil"))
         if let until, until <= options.now {
-            throw SAMLError(.metadataExpired, "expected metadata valid at \(options.now), found validUntil \(until) on \(element.qualifiedDescription)")
+            throw SAMLError(
+                .metadataExpired, "expected metadata valid at \(options.now), found validUntil \(until) on \(element.qualifiedDescription)")
         }
         var cache = cacheDuration
         if let text = element.attribute("cacheDuration") {

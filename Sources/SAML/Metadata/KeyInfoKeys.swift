@@ -11,7 +11,8 @@ enum KeyInfoKeys {
         let ds = Namespace.xmlDSig
         var keys: [TrustedKey] = []
         func fail(_ what: String, _ error: SAMLError) -> SAMLError {
-            SAMLError(.metadataMalformed, "expected a usable \(what) for \(SAMLError.quote(entityID)), found one that is not: \(error.message)")
+            SAMLError(
+                .metadataMalformed, "expected a usable \(what) for \(SAMLError.quote(entityID)), found one that is not: \(error.message)")
         }
         for data in keyInfo.children(ds, "X509Data") {
             for certificate in data.children(ds, "X509Certificate") {
@@ -28,7 +29,9 @@ enum KeyInfoKeys {
                     guard let modulus = rsa.firstChild(ds, "Modulus"), let exponent = rsa.firstChild(ds, "Exponent") else {
                         throw SAMLError(.metadataMalformed, "expected Modulus and Exponent in RSAKeyValue")
                     }
-                    keys.append(try TrustedKey(der: DER.rsaPublicKey(modulus: try base64(modulus), exponent: try base64(exponent)), isCertificate: false))
+                    keys.append(
+                        try TrustedKey(
+                            der: DER.rsaPublicKey(modulus: try base64(modulus), exponent: try base64(exponent)), isCertificate: false))
                 } else if let ec = value.firstChild(dsig11, "ECKeyValue") {
                     guard let curve = ec.firstChild(dsig11, "NamedCurve")?.attribute("URI"), let point = ec.firstChild(dsig11, "PublicKey"),
                         let oid = DER.namedCurves[XMLWhitespace.trimmed(curve)]

@@ -41,17 +41,20 @@ public struct SAMLRequest: Sendable, Hashable {
         var text: String
         switch kind {
         case .authnRequest:
-            let acs = assertionConsumerServiceURL.map {
-                #" AssertionConsumerServiceURL="\#(XMLEscaping.escape($0))" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST""#
-            } ?? ""
-            text = "<samlp:AuthnRequest \(namespaces) \(common)\(acs)>\(issuerElement)"
+            let acs =
+                assertionConsumerServiceURL.map {
+                    #" AssertionConsumerServiceURL="\#(XMLEscaping.escape($0))" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST""#
+                } ?? ""
+            text =
+                "<samlp:AuthnRequest \(namespaces) \(common)\(acs)>\(issuerElement)"
                 + #"<samlp:NameIDPolicy AllowCreate="true"/></samlp:AuthnRequest>"#
         case .attributeQuery(let attributes, let subject):
             let subjectElement = subject.map { "<saml:Subject><saml:NameID>\(XMLEscaping.escape($0))</saml:NameID></saml:Subject>" } ?? ""
             let attributeElements = attributes.map {
                 #"<saml:Attribute Name="\#(XMLEscaping.escape($0))" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic"/>"#
             }.joined()
-            text = "<samlp:AttributeQuery \(namespaces) \(common)>\(issuerElement)\(subjectElement)\(attributeElements)</samlp:AttributeQuery>"
+            text =
+                "<samlp:AttributeQuery \(namespaces) \(common)>\(issuerElement)\(subjectElement)\(attributeElements)</samlp:AttributeQuery>"
         }
         let unsigned = Array(text.utf8)
         guard let signingKey else {
@@ -61,7 +64,9 @@ public struct SAMLRequest: Sendable, Hashable {
         var output: UnsafeMutablePointer<UInt8>?
         var length: Int32 = 0
         let status = unsigned.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { saml_shim_sign_root($0.baseAddress, Int32($0.count), signingKey.handle.key, &output, &length) }
+            buffer.withMemoryRebound(to: CChar.self) {
+                saml_shim_sign_root($0.baseAddress, Int32($0.count), signingKey.handle.key, &output, &length)
+            }
         }
         defer { saml_shim_free_buffer(output) }
         guard status == 0, let output else {
@@ -85,7 +90,9 @@ public struct SigningKey: Sendable {
             }
         }
         guard let loaded else {
-            throw SAMLError(.configurationInvalidKey, "expected an unencrypted PEM private key (and its PEM certificate), found something OpenSSL cannot load")
+            throw SAMLError(
+                .configurationInvalidKey,
+                "expected an unencrypted PEM private key (and its PEM certificate), found something OpenSSL cannot load")
         }
         handle = KeyHandle(key: loaded, certificateDER: nil)
     }

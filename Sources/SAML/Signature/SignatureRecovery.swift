@@ -215,7 +215,8 @@ enum SignatureRecovery {
             let region = Region(root: parent, excluding: signature)
             guard let found = try search(region, preferring: learnt, done: { if case .digestMismatch = $0 { false } else { true } }) else {
                 throw diagnosis(
-                    region.marks, failed: failed, part: "the Reference digest of the signed \(SignatureVerification.signedElementDescription(signature))",
+                    region.marks, failed: failed,
+                    part: "the Reference digest of the signed \(SignatureVerification.signedElementDescription(signature))",
                     tried: tried, signature: signature, keys: keys)
             }
             (kept, winner, outcome) = (found.edits, found.style, found.outcome)
@@ -234,7 +235,8 @@ enum SignatureRecovery {
             let marks = Region(root: signedInfo, excluding: nil).marks
             if case .signatureInvalid = outcome {
                 throw diagnosis(
-                    marks, failed: outcome, part: "the ds:SignedInfo of the signature on \(SignatureVerification.signedElementDescription(signature))",
+                    marks, failed: outcome,
+                    part: "the ds:SignedInfo of the signature on \(SignatureVerification.signedElementDescription(signature))",
                     tried: tried, signature: signature, keys: keys)
             }
             throw SignatureVerification.failure(outcome, signature: signature, keys: keys)
@@ -434,7 +436,9 @@ enum SignatureRecovery {
             if emptyGaps.contains(where: \.inSignature) { newlines.insert(.signatures, at: 0) }
             if !spaceGaps.isEmpty, emptyGaps.contains(where: { !$0.inSignature }) { newlines.append(.everywhere) }
             if xmlseclibsShape { newlines.insert(.xmlseclibs, at: 0) }
-            if xmlseclibsShape, spaceGaps.allSatisfy({ Self.xmlseclibsGap(parent: $0.node.pointee.parent, before: $0.node.pointee.next) != nil }) {
+            if xmlseclibsShape,
+                spaceGaps.allSatisfy({ Self.xmlseclibsGap(parent: $0.node.pointee.parent, before: $0.node.pointee.next) != nil })
+            {
                 indentations = [nil]
             }
             let documentEnds = documentEnd != nil && spaceGaps.contains(where: { !$0.inSignature }) ? [true, false] : [false]
@@ -453,7 +457,8 @@ enum SignatureRecovery {
                 for newline in newlines {
                     for documentEnd in documentEnds {
                         for layout in layouts {
-                            styles.append(Style(indentation: indentation, newlines: newline, documentEndNewline: documentEnd, base64: layout))
+                            styles.append(
+                                Style(indentation: indentation, newlines: newline, documentEndNewline: documentEnd, base64: layout))
                         }
                     }
                 }

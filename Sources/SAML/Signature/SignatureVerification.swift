@@ -19,7 +19,9 @@ enum SignatureVerification {
     /// - Parameter fastCanonicalization: use the cheap visibility test of fast_c14n.c (the default); the
     ///   tests run both and compare.
     @discardableResult
-    static func verify(signature: xmlNodePtr, keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool = true) throws -> TrustedKey {
+    static func verify(signature: xmlNodePtr, keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool = true) throws
+        -> TrustedKey
+    {
         let outcome = try attempt(signature: signature, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
         if case .valid(let key) = outcome { return key }
         throw failure(outcome, signature: signature, keys: keys)
@@ -28,7 +30,9 @@ enum SignatureVerification {
     /// One verification with every pinned key in turn.
     ///
     /// - Throws: ``SAMLError/Code/idDuplicate`` when xmlsec registered an ID the structure checks had not.
-    static func attempt(signature: xmlNodePtr, keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool = true) throws -> Outcome {
+    static func attempt(signature: xmlNodePtr, keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool = true) throws
+        -> Outcome
+    {
         var outcome = Outcome.signatureInvalid
         CLibraryErrors.begin()
         for key in keys {

@@ -145,7 +145,10 @@ enum PEM {
             let line = XMLWhitespace.trimmed(String(rawLine))
             if line.hasPrefix("-----BEGIN "), line.hasSuffix("-----") {
                 if let current = open {
-                    throw SAMLError(.configurationInvalidKey, "PEM block \(result.count + 1) (line \(current.line)): expected -----END \(current.label)-----, found another BEGIN at line \(lineNumber)")
+                    throw SAMLError(
+                        .configurationInvalidKey,
+                        "PEM block \(result.count + 1) (line \(current.line)): expected -----END \(current.label)-----, found another BEGIN at line \(lineNumber)"
+                    )
                 }
                 open = (String(line.dropFirst(11).dropLast(5)), lineNumber)
                 body = []
@@ -155,7 +158,8 @@ enum PEM {
                     let der = try Base64Decoding.decode(body, maximumBytes: 1 << 20, repairs: &repairs)
                     result.append(Block(label: current.label, der: der, index: result.count + 1, line: current.line))
                 } catch let error as SAMLError {
-                    throw SAMLError(.configurationInvalidKey, "PEM block \(result.count + 1) (line \(current.line)): expected Base64, \(error.message)")
+                    throw SAMLError(
+                        .configurationInvalidKey, "PEM block \(result.count + 1) (line \(current.line)): expected Base64, \(error.message)")
                 }
                 open = nil
             } else if open != nil, !line.contains(":") {
@@ -163,7 +167,9 @@ enum PEM {
             }
         }
         if let current = open {
-            throw SAMLError(.configurationInvalidKey, "PEM block \(result.count + 1) (line \(current.line)): expected -----END \(current.label)-----, found the end of the text")
+            throw SAMLError(
+                .configurationInvalidKey,
+                "PEM block \(result.count + 1) (line \(current.line)): expected -----END \(current.label)-----, found the end of the text")
         }
         return result
     }

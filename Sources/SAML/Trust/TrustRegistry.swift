@@ -109,7 +109,9 @@ public final class TrustRegistry: Sendable {
         try identityProviders.mapValues { ($0, try verifier($0, template: template)) }
     }
 
-    private static func verifier(_ identityProvider: IdentityProvider, template: SAMLResponseVerifier.Configuration) throws -> SAMLResponseVerifier {
+    private static func verifier(_ identityProvider: IdentityProvider, template: SAMLResponseVerifier.Configuration) throws
+        -> SAMLResponseVerifier
+    {
         var configuration = template
         configuration.trustedKeys = identityProvider.keys
         configuration.issuer = .equals(identityProvider.entityID)

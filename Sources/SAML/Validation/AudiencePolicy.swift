@@ -9,7 +9,8 @@ enum AudiencePolicy {
         }
         for restriction in restrictions where !restriction.contains(audience) {
             let found = restriction.prefix(4).map { SAMLError.quote($0) }.joined(separator: ", ")
-            throw SAMLError(.audienceMismatch, "expected the audience \(SAMLError.quote(audience)), found \(found.isEmpty ? "none" : found)")
+            throw SAMLError(
+                .audienceMismatch, "expected the audience \(SAMLError.quote(audience)), found \(found.isEmpty ? "none" : found)")
         }
     }
 }

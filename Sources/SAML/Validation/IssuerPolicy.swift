@@ -24,7 +24,9 @@ enum IssuerPolicy {
         for (name, issuer) in [("Response", response), ("Assertion", assertion)] {
             guard let format = issuer?.format else { continue }
             guard XMLWhitespace.trimmed(format) == entityFormat else {
-                throw SAMLError(.issuerFormat, "expected the \(name) Issuer's Format to be omitted or \(entityFormat), found \(SAMLError.quote(format))")
+                throw SAMLError(
+                    .issuerFormat, "expected the \(name) Issuer's Format to be omitted or \(entityFormat), found \(SAMLError.quote(format))"
+                )
             }
         }
         try checkNamedIssuers(response: response?.value, assertion: assertion.value, expected: expected)

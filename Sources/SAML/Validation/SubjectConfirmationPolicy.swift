@@ -41,7 +41,8 @@ enum SubjectConfirmationPolicy {
         context: ValidationContext
     ) throws -> Confirmed {
         guard let data else {
-            throw SAMLError(.subjectConfirmationIncomplete, "expected SubjectConfirmationData in the bearer SubjectConfirmation, found none")
+            throw SAMLError(
+                .subjectConfirmationIncomplete, "expected SubjectConfirmationData in the bearer SubjectConfirmation, found none")
         }
         if let recipients {
             guard let found = data.recipient else {
@@ -62,7 +63,9 @@ enum SubjectConfirmationPolicy {
             )
         }
         if let notBefore = try TimeWindowPolicy.instant(data.notBefore), context.now + context.skew < notBefore {
-            throw SAMLError(.subjectConfirmationExpired, "expected the confirmation's NotBefore \(notBefore) to have passed, found now = \(context.now)")
+            throw SAMLError(
+                .subjectConfirmationExpired, "expected the confirmation's NotBefore \(notBefore) to have passed, found now = \(context.now)"
+            )
         }
         let found = data.inResponseTo
         if let requestID = inResponseTo.expected, let found, found != requestID {

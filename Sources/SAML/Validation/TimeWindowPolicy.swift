@@ -21,10 +21,12 @@ enum TimeWindowPolicy {
         guard let conditions else { return Window() }
         let window = Window(notBefore: try instant(conditions.notBefore), notOnOrAfter: try instant(conditions.notOnOrAfter))
         if let notBefore = window.notBefore, context.now + context.skew < notBefore {
-            throw SAMLError(.timeNotYetValid, "expected NotBefore \(notBefore) to have passed, found now = \(context.now) (skew \(context.skew))")
+            throw SAMLError(
+                .timeNotYetValid, "expected NotBefore \(notBefore) to have passed, found now = \(context.now) (skew \(context.skew))")
         }
         if let notOnOrAfter = window.notOnOrAfter, context.now - context.skew >= notOnOrAfter {
-            throw SAMLError(.timeExpired, "expected now before NotOnOrAfter \(notOnOrAfter), found now = \(context.now) (skew \(context.skew))")
+            throw SAMLError(
+                .timeExpired, "expected now before NotOnOrAfter \(notOnOrAfter), found now = \(context.now) (skew \(context.skew))")
         }
         return window
     }
@@ -41,7 +43,8 @@ enum TimeWindowPolicy {
             throw SAMLError(.timeIssueInstant, "expected IssueInstant \(issued) not in the future, found now = \(context.now)")
         }
         if let maximumAge, context.now - context.skew - maximumAge > issued {
-            throw SAMLError(.timeIssueInstant, "expected IssueInstant \(issued) within \(maximumAge) of now = \(context.now), found it older")
+            throw SAMLError(
+                .timeIssueInstant, "expected IssueInstant \(issued) within \(maximumAge) of now = \(context.now), found it older")
         }
         return issued
     }

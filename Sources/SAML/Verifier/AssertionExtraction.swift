@@ -2,7 +2,9 @@
 /// built from the Assertion element a verified signature covered: its own, or the Response's).
 enum AssertionExtraction {
     /// `window` and `issued` are the values the time checks already read.
-    static func read(_ assertion: ResponseContent.Assertion, window: TimeWindowPolicy.Window, issued: SAMLInstant) throws -> VerifiedAssertion {
+    static func read(_ assertion: ResponseContent.Assertion, window: TimeWindowPolicy.Window, issued: SAMLInstant) throws
+        -> VerifiedAssertion
+    {
         VerifiedAssertion(
             id: assertion.id,
             issuer: assertion.issuer?.value ?? "",

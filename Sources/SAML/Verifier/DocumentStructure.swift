@@ -32,7 +32,8 @@ final class DocumentStructure {
     init(_ tree: XMLTree) throws {
         let root = tree.root
         guard root.is(Namespace.samlProtocol, "Response") else {
-            throw SAMLError(.structureNotAResponse, "expected a samlp:Response root element, found \(SAMLError.quote(root.qualifiedDescription))")
+            throw SAMLError(
+                .structureNotAResponse, "expected a samlp:Response root element, found \(SAMLError.quote(root.qualifiedDescription))")
         }
         guard root.attribute("Version") == "2.0" else {
             throw SAMLError(.structureVersion, "expected Version \"2.0\", found \(SAMLError.quote(root.attribute("Version") ?? ""))")
@@ -80,7 +81,9 @@ final class DocumentStructure {
     func adoptDecryptedAssertion(_ plaintext: Decryption.Plaintext) throws {
         defer { xmlFreeNodeList(plaintext.nodes) }
         guard plaintext.element.is(Namespace.samlAssertion, "Assertion") else {
-            throw SAMLError(.assertionMissing, "expected a saml:Assertion as the plaintext, found \(SAMLError.quote(plaintext.element.qualifiedDescription))")
+            throw SAMLError(
+                .assertionMissing,
+                "expected a saml:Assertion as the plaintext, found \(SAMLError.quote(plaintext.element.qualifiedDescription))")
         }
         guard let document = xmlNewDoc("1.0") else {
             throw SAMLError(.decryptionFailed, "expected memory for the decrypted assertion, found none")
@@ -93,7 +96,8 @@ final class DocumentStructure {
         decryptedAssertionTree = tree
         let scan = try Self.scan(element, identifiers: &identifiers)
         guard scan.assertions.count == 1, scan.encrypted.isEmpty else {
-            throw SAMLError(.assertionMultiple, "expected one Assertion in the plaintext, found \(scan.assertions.count + scan.encrypted.count)")
+            throw SAMLError(
+                .assertionMultiple, "expected one Assertion in the plaintext, found \(scan.assertions.count + scan.encrypted.count)")
         }
         if let duplicate = scan.duplicate {
             throw SAMLError(.idDuplicate, "expected unique IDs, found \(SAMLError.quote(duplicate)) twice")
@@ -107,7 +111,8 @@ final class DocumentStructure {
 
     private func adopt(_ assertion: xmlNodePtr, signatures: [xmlNodePtr], document: xmlDocPtr) throws {
         guard assertion.attribute("Version") == "2.0" else {
-            throw SAMLError(.structureVersion, "expected Assertion Version \"2.0\", found \(SAMLError.quote(assertion.attribute("Version") ?? ""))")
+            throw SAMLError(
+                .structureVersion, "expected Assertion Version \"2.0\", found \(SAMLError.quote(assertion.attribute("Version") ?? ""))")
         }
         guard signatures.count <= 1 else {
             throw SAMLError(.signatureDuplicate, "expected at most one signature on the Assertion, found two")
@@ -119,7 +124,8 @@ final class DocumentStructure {
 
     private static func misplaced(_ signature: xmlNodePtr) -> SAMLError {
         let name = signature.pointee.parent.map { xmlNodePtr($0).qualifiedDescription } ?? "?"
-        return SAMLError(.signatureMisplaced, "expected signatures only on the Response or the Assertion, found one in \(SAMLError.quote(name))")
+        return SAMLError(
+            .signatureMisplaced, "expected signatures only on the Response or the Assertion, found one in \(SAMLError.quote(name))")
     }
 
     /// What one walk over a subtree found.
@@ -191,7 +197,9 @@ final class DocumentStructure {
         }
         if let registered = xmlGetID(document, value) {
             guard registered.pointee.parent == element else {
-                throw SAMLError(.idDuplicate, "expected the ID \(SAMLError.quote(value)) to name \(element.qualifiedDescription), found it naming another element")
+                throw SAMLError(
+                    .idDuplicate,
+                    "expected the ID \(SAMLError.quote(value)) to name \(element.qualifiedDescription), found it naming another element")
             }
         } else if xmlAddID(nil, document, value, attribute) == nil {
             throw SAMLError(.idDuplicate, "expected to register the ID \(SAMLError.quote(value)), found it taken")

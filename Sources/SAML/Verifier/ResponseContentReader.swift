@@ -100,7 +100,8 @@ enum ResponseContentReader {
             return SAMLAttributeValue(string: "", content: .null, type: type)
         }
         guard node.elementChildren.contains(where: { _ in true }) else {
-            return SAMLAttributeValue(string: Text.string(Text.concatenated(node.pointee.children, textOnly: true)), content: .text, type: type)
+            return SAMLAttributeValue(
+                string: Text.string(Text.concatenated(node.pointee.children, textOnly: true)), content: .text, type: type)
         }
         return SAMLAttributeValue(string: serializedContent(of: node), content: .xml, type: type)
     }

@@ -128,7 +128,9 @@ public struct SAMLResponseVerifier: Sendable {
             throw SAMLError(.configurationInvalidKey, "expected at least one pinned IdP key, found none")
         }
         if case .anyOf(let values) = configuration.recipients, values.isEmpty {
-            throw SAMLError(.configurationInvalid, "expected at least one accepted Recipient in recipients: .anyOf, found none (use .skip to turn the check off)")
+            throw SAMLError(
+                .configurationInvalid,
+                "expected at least one accepted Recipient in recipients: .anyOf, found none (use .skip to turn the check off)")
         }
         try XMLSecRuntime.initialize()
         self.configuration = configuration
@@ -154,7 +156,8 @@ public struct SAMLResponseVerifier: Sendable {
     ///
     /// - Throws: ``SAMLError``; a replay cache that fails with anything else is reported as
     ///   ``SAMLError/Code/storeUnavailable`` (503): verification fails closed.
-    public func verify(_ xml: [UInt8], expecting expectations: RequestExpectations = RequestExpectations()) async throws -> VerifiedResponse {
+    public func verify(_ xml: [UInt8], expecting expectations: RequestExpectations = RequestExpectations()) async throws -> VerifiedResponse
+    {
         try await expecting(expectations).verifyLogged(xml, repairs: [])
     }
 
@@ -223,7 +226,9 @@ public struct SAMLResponseVerifier: Sendable {
             case .store(let store, let unsolicited):
                 guard let requestID = response.inResponseTo else {
                     guard unsolicited == .allow else {
-                        throw SAMLError(.inResponseToUnsolicited, "expected a response to an outstanding request (signed InResponseTo), found an unsolicited one")
+                        throw SAMLError(
+                            .inResponseToUnsolicited,
+                            "expected a response to an outstanding request (signed InResponseTo), found an unsolicited one")
                     }
                     guard try await store.insertIfAbsent(assertionID, expiry: expiry, now: now) else { throw replayed() }
                     return
@@ -236,13 +241,15 @@ public struct SAMLResponseVerifier: Sendable {
                 case .requestNotOutstanding:
                     throw SAMLError(
                         .inResponseToNotOutstanding,
-                        "expected InResponseTo to name an outstanding request, found \(SAMLError.quote(requestID)) (never issued, expired or already answered)")
+                        "expected InResponseTo to name an outstanding request, found \(SAMLError.quote(requestID)) (never issued, expired or already answered)"
+                    )
                 }
             }
         } catch let error as SAMLError {
             throw error
         } catch {
-            throw SAMLError(.storeUnavailable, "expected the state store to answer, found it failing (\(type(of: error))): refused, not accepted")
+            throw SAMLError(
+                .storeUnavailable, "expected the state store to answer, found it failing (\(type(of: error))): refused, not accepted")
         }
     }
 
@@ -257,9 +264,10 @@ public struct SAMLResponseVerifier: Sendable {
     @_spi(Stages)
     public func parse(_ xml: UnsafeRawBufferPointer) throws -> ParsedResponse {
         let tree = try SafeXMLParser.parse(xml, limits: configuration.parserLimits)
-        let cookbookShaped = xml.baseAddress.map { bytes in
-            [0x0A, 0x0D, 0x09].allSatisfy { memchr(bytes, $0, xml.count) == nil }
-        } ?? false
+        let cookbookShaped =
+            xml.baseAddress.map { bytes in
+                [0x0A, 0x0D, 0x09].allSatisfy { memchr(bytes, $0, xml.count) == nil }
+            } ?? false
         return ParsedResponse(tree: tree, structure: try DocumentStructure(tree), cookbookShaped: cookbookShaped)
     }
 
@@ -280,7 +288,8 @@ public struct SAMLResponseVerifier: Sendable {
         var signed: SignedParts = []
         let recoverable = configuration.recoversNormalisationDamage && parsed.cookbookShaped
         func verify(_ signature: xmlNodePtr, on parent: xmlNodePtr, as part: SignedParts) throws {
-            try SignatureProfile.check(signature: signature, parent: parent, document: parent.pointee.doc, algorithms: configuration.algorithms)
+            try SignatureProfile.check(
+                signature: signature, parent: parent, document: parent.pointee.doc, algorithms: configuration.algorithms)
             let keys = configuration.trustedKeys
             let clock = ContinuousClock()
             let started = clock.now
@@ -366,7 +375,9 @@ public struct SAMLResponseVerifier: Sendable {
     /// Stage 3: the protocol checks and the extraction, all read from the verified elements. Returns the
     /// response and the instant until which its assertion ID must be remembered.
     @_spi(Stages)
-    public func validateAndExtract(_ parsed: ParsedResponse, signed: SignedParts, now: SAMLInstant) throws -> (VerifiedResponse, SAMLInstant) {
+    public func validateAndExtract(_ parsed: ParsedResponse, signed: SignedParts, now: SAMLInstant) throws -> (
+        VerifiedResponse, SAMLInstant
+    ) {
         let response = parsed.structure.response
         guard let assertion = parsed.structure.assertion else {
             throw SAMLError(.assertionMissing, "expected a verified Assertion, found none (verifySignatures first)")
@@ -380,7 +391,8 @@ public struct SAMLResponseVerifier: Sendable {
         try DestinationPolicy.check(destination: content.destination, responseSigned: responseSigned, expected: configuration.destination)
         try InResponseToPolicy.checkResponseAttribute(content.inResponseTo, expected: configuration.inResponseTo)
         let window = try TimeWindowPolicy.checkConditions(content.assertion.conditions, context: context)
-        try TimeWindowPolicy.checkIssueInstant(content.issueInstant, of: content.name, maximumAge: configuration.maximumAge, context: context)
+        try TimeWindowPolicy.checkIssueInstant(
+            content.issueInstant, of: content.name, maximumAge: configuration.maximumAge, context: context)
         let issued = try TimeWindowPolicy.checkIssueInstant(
             content.assertion.issueInstant, of: content.assertion.name, maximumAge: configuration.maximumAge, context: context)
         try AudiencePolicy.check(content.assertion.conditions, expected: configuration.audience)
@@ -409,7 +421,8 @@ public struct SAMLResponseVerifier: Sendable {
             assertion: verifiedAssertion,
             skippedChecks: skippedChecks
         )
-        let expiry = [verifiedAssertion.notOnOrAfter, confirmed?.notOnOrAfter].compactMap { $0 }.max()
+        let expiry =
+            [verifiedAssertion.notOnOrAfter, confirmed?.notOnOrAfter].compactMap { $0 }.max()
             ?? now + (configuration.maximumAge ?? .seconds(3600))
         return (verified, expiry + configuration.clockSkew)
     }

@@ -1,9 +1,9 @@
 internal import CSAMLShim
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The namespaces the verifier reads.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One linear pass over raw XML bytes that enforces ``XMLParserLimits`` before libxml2 parses them.
@@ -82,8 +82,9 @@ enum XMLPreScan {
                     throw SAMLError(.xmlEntityForbidden, "expected no entity references, found one at line \(line(amp))")
                 }
                 let name = UnsafeRawBufferPointer(start: base + at, count: semicolon - at)
-                guard name.elementsEqual("lt".utf8) || name.elementsEqual("gt".utf8) || name.elementsEqual("amp".utf8)
-                    || name.elementsEqual("quot".utf8) || name.elementsEqual("apos".utf8)
+                guard
+                    name.elementsEqual("lt".utf8) || name.elementsEqual("gt".utf8) || name.elementsEqual("amp".utf8)
+                        || name.elementsEqual("quot".utf8) || name.elementsEqual("apos".utf8)
                 else {
                     throw SAMLError(.xmlEntityForbidden, "expected no entity references, found one at line \(line(amp))")
                 }
@@ -166,7 +167,9 @@ enum XMLPreScan {
                 i = close + 1
             case question:
                 guard let after = skip(past: "?>", from: i + 2) else { throw malformed(i, "'?>' closing a processing instruction") }
-                guard after - i <= limits.maximumTextBytes else { throw exceeded("bytes in a processing instruction", limits.maximumTextBytes, i) }
+                guard after - i <= limits.maximumTextBytes else {
+                    throw exceeded("bytes in a processing instruction", limits.maximumTextBytes, i)
+                }
                 textRun = 0
                 i = after
             case bang:
