@@ -21,13 +21,14 @@ struct ConformanceTests {
         var also_acceptable: [String]?
         var expect_nameid: String?
         var sp_key: String?
+        var reason: String?
     }
 
     static let root = Vector.root.deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("shared/conformance")
     static var available: Bool { FileManager.default.fileExists(atPath: root.appendingPathComponent("manifest.json").path) }
 
-    @Test("every SAML response, plain and encrypted, gets its verdict and NameID", .enabled(if: available))
+    @Test("every SAML response, plain and encrypted, gets its verdict, its NameID and the code of its reason", .enabled(if: available))
     func plainResponses() throws {
         let cases = try JSONDecoder().decode([Case].self, from: Data(contentsOf: Self.root.appendingPathComponent("manifest.json")))
         var wrong: [String] = []
@@ -36,6 +37,11 @@ struct ConformanceTests {
         for c in cases where c.kind != "xmldsig" {
             checked += 1
             let (verdict, nameID, code) = Self.run(c)
+            if verdict == "invalid", c.expect == "invalid", let reason = c.reason, let allowed = Self.codes[reason], let code,
+                !allowed.contains(code)
+            {
+                wrong.append("\(c.id): expected a code among \(allowed.sorted()) for \(reason), got \(code)")
+            }
             let accepted = verdict == c.expect || (c.also_acceptable ?? []).contains(verdict)
             if !accepted, c.expect == "valid", let code, Self.profileRequirements.contains(code) {
                 stricter.append(c.id)
@@ -81,6 +87,45 @@ struct ConformanceTests {
         // Measured 2026-11-23: 17/50 without recovery, 45/50 with (docs/recovery.md lists what is left).
         #expect(validAfter * 10 >= valid * 9, "\(unrecovered)")
     }
+
+    /// The codes a refusal may carry, per the corpus's `reason`: each case is refused for its reason, not
+    /// for another one. Several codes where the corpus's reason covers several rules (a wrapping attack
+    /// is a second assertion, a misplaced signature or a reference to another element).
+    static let codes: [String: Set<String>] = [
+        "audience-mismatch": ["audience.mismatch"],
+        "bad-signature": ["signature.invalid", "signature.digest-mismatch", "signature.untrusted-key", "signature.malformed"],
+        "comment-injection": ["signature.digest-mismatch"],
+        "decryption-failure": ["decryption.failed", "decryption.no-key"],
+        "destination-mismatch": ["destination.mismatch"],
+        "dtd": ["xml.doctype-forbidden", "xml.entity-forbidden"],
+        "duplicate-id": ["id.duplicate"],
+        "duplicate-signature": ["signature.duplicate"],
+        "empty-reference-uri": ["signature.reference-mismatch"],
+        "encrypted-for-other-sp": ["decryption.failed", "decryption.no-key"],
+        "expired": ["time.expired", "subject-confirmation.expired"],
+        "inresponseto-mismatch": ["in-response-to.mismatch", "subject-confirmation.in-response-to-mismatch"],
+        "issuer-mismatch": ["issuer.mismatch"],
+        "malformed-signature": ["signature.malformed", "structure.version", "structure.missing-element"],
+        "malformed-xml": ["xml.malformed", "signature.digest-mismatch"],
+        "missing-assertion-issuer": ["issuer.missing"],
+        "missing-id": ["id.missing"],
+        "missing-issuer": ["issuer.missing"],
+        "multiple-assertions": ["assertion.multiple"],
+        "not-yet-valid": ["time.not-yet-valid", "subject-confirmation.expired"],
+        "recipient-mismatch": ["subject-confirmation.recipient-mismatch"],
+        "reference-not-parent": ["signature.reference-mismatch", "signature.digest-mismatch"],
+        "signature-wrapping": [
+            "assertion.multiple", "assertion.misplaced", "signature.misplaced", "signature.reference-mismatch", "id.duplicate",
+            "signature.digest-mismatch",
+        ],
+        "status-not-success": ["status.not-success"],
+        "tampered-content": ["signature.digest-mismatch", "issuer.mismatch"],
+        "unknown-algorithm-uri": ["signature.algorithm-not-allowed"],
+        "unsigned": ["signature.missing"],
+        "wrong-cert": ["signature.untrusted-key", "signature.invalid"],
+        "xxe": ["xml.doctype-forbidden", "xml.entity-forbidden"],
+        "xxe-entity-expansion": ["xml.doctype-forbidden", "xml.entity-forbidden"],
+    ]
 
     /// SAML Profiles 4.1.4.2 and Bindings 3.5.5.2 requirements that the corpus's verdicts do not make.
     static let profileRequirements: Set<String> = ["subject-confirmation.incomplete", "destination.missing"]
