@@ -508,6 +508,53 @@ def trust_per_mvpd(rsa2048, rsa4096, p256):
               open(os.path.join(HERE, "exchange", "cases.json"), "w"), indent=1)
 
 
+def cookbook_normalise(data):
+    """The cookbook's whitespace normalisation (ASCII inputs: the bundled vectors are)."""
+    return re.sub(rb"[ \t]+", b" ", data).replace(b"\n", b"").replace(b"\r", b"").strip()
+
+
+def signed_contents(data):
+    """The exclusive canonical form of every element a ds:Signature signs (itself removed), or None."""
+    try:
+        root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False))
+    except etree.XMLSyntaxError:
+        return None
+    contents = []
+    for signature in root.iter("{%s}Signature" % DS):
+        parent = copy.deepcopy(signature.getparent())
+        for own in parent.findall("{%s}Signature" % DS):
+            parent.remove(own)
+        try:
+            contents.append(etree.tostring(parent, method="c14n", exclusive=True))
+        except etree.C14NError:  # an attack vector no canonicaliser accepts: nothing to compare
+            return None
+    return contents
+
+
+# Where what a device sends (the cookbook's encoding) gets another verdict than the document as signed.
+DEVICE_VERDICTS = {
+    # The attribute values are signed with runs of spaces and newlines in their text: the cookbook changes
+    # signed text, which no recovery can restore.
+    "attribute-values-as-signed": ("invalid", "signature.digest-mismatch"),
+}
+
+
+# Vectors that are the cookbook's output already (their signed content was damaged before they were written).
+ALREADY_NORMALISED = {"pretty-printed-then-normalised"}
+
+
+def device_path(entries):
+    """Records, per vector, the verdict after the cookbook's encoding and whether the cookbook's
+    normalisation changes (or changed) the signed content: then only the verifier's recovery can make it
+    verify (docs/recovery.md)."""
+    for entry in entries:
+        data = open(os.path.join(HERE, entry["file"]), "rb").read()
+        before, after = signed_contents(data), signed_contents(cookbook_normalise(data))
+        entry["cookbookDamaged"] = entry["id"] in ALREADY_NORMALISED or (bool(before) and before != after)
+        expect, code = DEVICE_VERDICTS.get(entry["id"], (entry["expect"], entry.get("code")))
+        entry["device"] = {"expect": expect, "code": code}
+
+
 def main():
     os.makedirs(KEYS, exist_ok=True)
     os.makedirs(OUT, exist_ok=True)
@@ -702,6 +749,7 @@ def main():
                     "description": "hand-written pretty-printed MVPD response, unsigned (codec tests)", "cert": "keys/rsa-2048.cert.pem",
                     "now": NOW, "expect": "invalid", "code": "signature.missing", "signed_by": "none",
                     "config": {"issuer": IDP, "audience": AUDIENCE, "destination": DESTINATION, "inResponseTo": REQUEST}})
+    device_path(vectors)
     json.dump(vectors, open(os.path.join(HERE, "manifest.json"), "w"), indent=1, ensure_ascii=False)
     print("%d vectors" % len(vectors))
 

@@ -21,6 +21,28 @@ struct TestVectorTests {
         }
     }
 
+    @Test("what a device sends (the cookbook's encoding) gets the verdict the manifest records", arguments: Vector.all)
+    func devicePath(vector: Vector) throws {
+        let (verdict, response) = vector.deviceVerdict(recovery: true)
+        #expect(verdict == vector.device.verdict, "\(vector.description)")
+        let (withoutRecovery, _) = vector.deviceVerdict(recovery: false)
+        if vector.cookbookDamaged {
+            // The signed content changed on the way: only recovery can make it verify, and it says so.
+            #expect(withoutRecovery != .valid)
+            if verdict == .valid { #expect(response?.repairs.isEmpty == false) }
+        } else {
+            #expect(withoutRecovery == verdict, "\(vector.description): recovery changed the verdict of an undamaged vector")
+            #expect(response?.repairs.isEmpty ?? true)
+        }
+    }
+
+    @Test("the manifest marks the vectors the cookbook damages, and recovery covers the valid ones")
+    func damagedVectorsAreMarked() {
+        let damaged = Vector.all.filter(\.cookbookDamaged).map(\.id)
+        #expect(damaged.contains("pretty-printed-assertion-signed"))
+        #expect(damaged.contains("typical-rsa2048-both-signed"))
+    }
+
     @Test("the manifest has a negative vector for every attack class of the security document")
     func coversEveryAttackClass() {
         let codes = Set(Vector.all.compactMap(\.code))

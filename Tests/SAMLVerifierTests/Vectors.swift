@@ -1,3 +1,4 @@
+import AppleSSO
 import Foundation
 import SAML
 import Testing
@@ -28,6 +29,23 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
     var missingFields: [String]?
     /// Vectors of one oracle group must fail with the same code and the same message.
     var oracle: String?
+    /// Whether the cookbook's normalisation changes the canonical form of a signed element.
+    var cookbookDamaged: Bool
+    /// The verdict of what a device sends: the cookbook's encoding of the file.
+    var device: Verdict.Expected
+
+    /// The verdict of the file as the device encodes it, decoded as a backend does; recovery as given.
+    func deviceVerdict(recovery: Bool) -> (Verdict, VerifiedResponse?) {
+        var response: VerifiedResponse?
+        let verdict = Verdict {
+            let decoded = try SAMLResponseDecoder().decode(try Cookbook.encode(utf8: bytes))
+            var configuration = try configuration()
+            configuration.recoversNormalisationDamage = recovery
+            let verifier = try SAMLResponseVerifier(configuration)
+            response = try decoded.bytes.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: instant) }
+        }
+        return (verdict, response)
+    }
 
     var testDescription: String { id }
 
@@ -80,6 +98,14 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
 enum Verdict: Equatable, CustomStringConvertible {
     case valid
     case invalid(String)
+
+    /// A manifest's `{"expect": "valid" | "invalid", "code": ...}`.
+    struct Expected: Decodable, Sendable {
+        var expect: String
+        var code: String?
+
+        var verdict: Verdict { expect == "valid" ? .valid : .invalid(code ?? "?") }
+    }
 
     init(_ body: () throws -> Void) {
         do {
