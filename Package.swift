@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "swift-saml",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "SAML", targets: ["SAML"]),
         .library(name: "AppleSSO", targets: ["AppleSSO"]),

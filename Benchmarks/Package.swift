@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "swift-saml-benchmarks",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         // Named explicitly: a path dependency otherwise takes its identity from the folder name.
         .package(name: "swift-saml", path: "../"),

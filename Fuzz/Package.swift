@@ -10,7 +10,7 @@ let targets = [
 
 let package = Package(
     name: "swift-saml-fuzz",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "swift-saml", path: "../")
     ],

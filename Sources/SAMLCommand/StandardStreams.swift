@@ -70,7 +70,7 @@ enum StandardStreams {
     private static func write(to descriptor: Int32, _ bytes: UnsafeRawBufferPointer) {
         var offset = 0
         while offset < bytes.count {
-            let n = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            let n = posixWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
                 return
