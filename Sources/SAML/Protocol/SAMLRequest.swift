@@ -1,5 +1,3 @@
-internal import CSAMLShim
-
 /// A SAML 2.0 request of the partner flow: what REST API v2 `sessions/sso/{partner}` answers as
 /// `authenticationRequest.request` (Base64), with a fresh unpredictable ID that the service records as
 /// outstanding (``SAMLStateStore/recordOutstandingRequest(_:expiry:)``) so that only a response to it is
@@ -61,40 +59,7 @@ public struct SAMLRequest: Sendable, Hashable {
             xml = unsigned
             return
         }
-        var output: UnsafeMutablePointer<UInt8>?
-        var length: Int32 = 0
-        let status = unsigned.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) {
-                saml_shim_sign_root($0.baseAddress, Int32($0.count), signingKey.handle.key, &output, &length)
-            }
-        }
-        defer { saml_shim_free_buffer(output) }
-        guard status == 0, let output else {
-            throw SAMLError(.configurationInvalidKey, "expected the SP signing key to sign the request, found it cannot")
-        }
-        xml = Array(UnsafeBufferPointer(start: output, count: Int(length)))
-    }
-}
-
-/// A private key (with its certificate, carried in KeyInfo) that the service signs with.
-public struct SigningKey: Sendable {
-    let handle: KeyHandle
-
-    /// An unencrypted PEM private key and, optionally, its PEM certificate.
-    public init(privateKeyPEM: [UInt8], certificatePEM: [UInt8]? = nil) throws {
-        try XMLSecRuntime.initialize()
-        let certificate = certificatePEM ?? []
-        let loaded = privateKeyPEM.withUnsafeBufferPointer { key in
-            certificate.withUnsafeBufferPointer { cert in
-                saml_shim_signing_key_load(key.baseAddress, key.count, cert.count > 0 ? cert.baseAddress : nil, cert.count)
-            }
-        }
-        guard let loaded else {
-            throw SAMLError(
-                .configurationInvalidKey,
-                "expected an unencrypted PEM private key (and its PEM certificate), found something OpenSSL cannot load")
-        }
-        handle = KeyHandle(key: loaded, certificateDER: nil)
+        xml = try signingKey.signRoot(of: unsigned)
     }
 }
 
