@@ -352,6 +352,37 @@ public struct SAMLResponseVerifier: Sendable {
         }
     }
 
+    /// The canonical bytes of every element of `xml` that a `ds:Signature` signed with the first pinned
+    /// key and that verifies, read without the structure checks (an `ID` is registered for each signed
+    /// element). What the key really signed in a document, for the fuzz target that checks that nothing
+    /// else is ever accepted.
+    @_spi(Stages)
+    public func contentSignedByPinnedKey(_ xml: UnsafeRawBufferPointer) -> [[UInt8]] {
+        guard let tree = try? SafeXMLParser.parse(xml, limits: configuration.parserLimits) else { return [] }
+        var parts: [[UInt8]] = []
+        for signature in tree.root.descendants(where: { $0.is(Namespace.xmlDSig, "Signature") }) {
+            guard let parent = signature.pointee.parent, parent.pointee.type == XML_ELEMENT_NODE,
+                let id = parent.attributeNode("ID")
+            else { continue }
+            // The element's ID, and the `Id`s xmlsec registers inside the signature (so that it adds none).
+            var identifiers = [id]
+            signature.forEachElement { element in
+                if let attribute = xmlHasProp(element, "Id") { identifiers.append(attribute) }
+                return true
+            }
+            for attribute in identifiers where xmlGetID(tree.document, attribute.value) == nil {
+                xmlAddID(nil, tree.document, attribute.value, attribute)
+            }
+            var bytes: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            let result = saml_shim_dsig_reference_bytes(
+                signature, configuration.trustedKeys[0].handle.key, configuration.algorithms.allowsSHA1 ? 1 : 0, 1, &bytes, &length)
+            defer { saml_shim_free_buffer(bytes) }
+            if result == SAML_SHIM_DSIG_VALID, let bytes { parts.append(Array(UnsafeBufferPointer(start: bytes, count: length))) }
+        }
+        return parts
+    }
+
     /// EncryptedID (in Subject) and EncryptedAttribute (in AttributeStatements) become NameID and Attribute.
     private func decryptIdentifiersAndAttributes(in assertion: xmlNodePtr) throws {
         let saml = Namespace.samlAssertion
