@@ -158,7 +158,6 @@ enum SignatureRecovery {
     struct Recovered {
         var key: TrustedKey
         var style: Style
-        var repairs: [SAMLResponseDecoder.Repair]
         var candidatesTried: Int
     }
 
@@ -241,7 +240,7 @@ enum SignatureRecovery {
             }
             throw SignatureVerification.failure(outcome, signature: signature, keys: keys)
         }
-        return Recovered(key: key, style: winner, repairs: winner.repairs, candidatesTried: tried)
+        return Recovered(key: key, style: winner, candidatesTried: tried)
     }
 
     /// Recovers the signatures nested in `element` that fail; returns the layout of the last one recovered.
@@ -311,12 +310,7 @@ enum SignatureRecovery {
         var marks = Marks()
 
         init(root: xmlNodePtr, excluding excluded: xmlNodePtr?) {
-            var rootDepth = 0
-            var ancestor = root.pointee.parent
-            while let current = ancestor, current.pointee.type == XML_ELEMENT_NODE {
-                rootDepth += 1
-                ancestor = current.pointee.parent
-            }
+            let rootDepth = root.elementDepth - 1
             var signatureDepth: Int?  // the walk depth of the ds:Signature being walked, if any
             if root.is(Namespace.xmlDSig, "SignedInfo") { signatureDepth = 0 }
             root.walk { node, depth in
@@ -358,12 +352,12 @@ enum SignatureRecovery {
             var carriageReturns = false
             var byte = content
             while byte.pointee != 0 {
-                switch byte.pointee {
-                case 0x0D: carriageReturns = true
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                    UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="):
+                if byte.pointee == 0x0D {
+                    carriageReturns = true
+                } else if Base64.values[Int(byte.pointee)] != Base64.invalid || byte.pointee == UInt8(ascii: "=") {
                     length += 1
-                default: return  // spaces or other bytes: not a layout this recovery knows
+                } else {
+                    return  // spaces or other bytes: not a layout this recovery knows
                 }
                 byte += 1
             }

@@ -303,7 +303,7 @@ public struct SAMLResponseVerifier: Sendable {
                     signature: signature, failed: outcome, failedDuration: clock.now - started, keys: keys,
                     algorithms: configuration.algorithms, fastCanonicalization: fastCanonicalization)
                 structure.signingKeyFingerprint = recovered.key.fingerprint
-                structure.repairs += recovered.repairs.filter { !structure.repairs.contains($0) }
+                structure.repairs += recovered.style.repairs.filter { !structure.repairs.contains($0) }
                 configuration.logger.debug(
                     "SAML signature recovered from the cookbook's normalisation",
                     metadata: [

@@ -53,13 +53,7 @@ enum SafeXMLParser {
         guard bytes.count > 0, bytes.count <= limits.maximumDocumentBytes else {
             throw SAMLError(.xmlTooLarge, "expected between 1 and \(limits.maximumDocumentBytes) bytes of XML, found \(bytes.count)")
         }
-        var depth = 0
-        var ancestor: xmlNodePtr? = context
-        while let current = ancestor, current.isElement {
-            depth += 1
-            ancestor = current.pointee.parent
-        }
-        try XMLPreScan.check(bytes, limits: limits, depth: depth)
+        try XMLPreScan.check(bytes, limits: limits, depth: context.elementDepth)
         var list: xmlNodePtr?
         let status = bytes.withMemoryRebound(to: CChar.self) { chars in
             xmlParseInNodeContext(context, chars.baseAddress, Int32(chars.count), options, &list)

@@ -47,6 +47,17 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
 
     var localName: String { pointee.name.map { String(cString: $0) } ?? "" }
 
+    /// This element and its element ancestors counted: 1 for the document element.
+    var elementDepth: Int {
+        var depth = 0
+        var ancestor: xmlNodePtr? = self
+        while let current = ancestor, current.isElement {
+            depth += 1
+            ancestor = current.pointee.parent
+        }
+        return depth
+    }
+
     /// `prefix:name`, for messages.
     var qualifiedDescription: String {
         let prefix = pointee.ns?.pointee.prefix.map { String(cString: $0) + ":" } ?? ""
