@@ -82,6 +82,19 @@ enum SignatureVerification {
         }
     }
 
+    /// Verifies `signature` with `key` and returns what xmlsec digested for its first Reference (nil when it
+    /// did not get that far), and whether the signature verified. For the SPI that tests and fuzz targets use.
+    static func referenceBytes(
+        signature: xmlNodePtr, key: TrustedKey, algorithms: AlgorithmPolicy, fastCanonicalization: Bool
+    ) -> (valid: Bool, bytes: [UInt8]?) {
+        var bytes: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let result = saml_shim_dsig_reference_bytes(
+            signature, key.handle.key, algorithms.allowsSHA1 ? 1 : 0, fastCanonicalization ? 1 : 0, &bytes, &length)
+        defer { saml_shim_free_buffer(bytes) }
+        return (result == SAML_SHIM_DSIG_VALID, bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) })
+    }
+
     /// `prefix:name` of the element a signature sits in, for messages.
     static func signedElementDescription(_ signature: xmlNodePtr) -> String {
         signature.pointee.parent.map { xmlNodePtr($0).qualifiedDescription } ?? "document"

@@ -342,13 +342,10 @@ public struct SAMLResponseVerifier: Sendable {
     public func canonicalReferenceBytes(_ parsed: ParsedResponse, fastCanonicalization: Bool) -> [[UInt8]?] {
         let signatures = [parsed.structure.responseSignature, parsed.structure.assertionSignature].compactMap { $0 }
         return signatures.map { signature in
-            var bytes: UnsafeMutablePointer<UInt8>?
-            var length = 0
-            _ = saml_shim_dsig_reference_bytes(
-                signature, configuration.trustedKeys[0].handle.key, configuration.algorithms.allowsSHA1 ? 1 : 0,
-                fastCanonicalization ? 1 : 0, &bytes, &length)
-            defer { saml_shim_free_buffer(bytes) }
-            return bytes.map { Array(UnsafeBufferPointer(start: $0, count: length)) }
+            SignatureVerification.referenceBytes(
+                signature: signature, key: configuration.trustedKeys[0], algorithms: configuration.algorithms,
+                fastCanonicalization: fastCanonicalization
+            ).bytes
         }
     }
 
@@ -373,12 +370,9 @@ public struct SAMLResponseVerifier: Sendable {
             for attribute in identifiers where xmlGetID(tree.document, attribute.value) == nil {
                 xmlAddID(nil, tree.document, attribute.value, attribute)
             }
-            var bytes: UnsafeMutablePointer<UInt8>?
-            var length = 0
-            let result = saml_shim_dsig_reference_bytes(
-                signature, configuration.trustedKeys[0].handle.key, configuration.algorithms.allowsSHA1 ? 1 : 0, 1, &bytes, &length)
-            defer { saml_shim_free_buffer(bytes) }
-            if result == SAML_SHIM_DSIG_VALID, let bytes { parts.append(Array(UnsafeBufferPointer(start: bytes, count: length))) }
+            let signed = SignatureVerification.referenceBytes(
+                signature: signature, key: configuration.trustedKeys[0], algorithms: configuration.algorithms, fastCanonicalization: true)
+            if signed.valid, let bytes = signed.bytes { parts.append(bytes) }
         }
         return parts
     }
