@@ -68,7 +68,7 @@ public enum Cookbook {
         if let offset = UTF8Validation.firstInvalidOffset(bytes) {
             throw SAMLError(
                 .inputNotUTF8,
-                "expected UTF-8 text, found the ill-formed byte 0x\(SAMLError.hex(bytes[offset])) at offset \(offset)"
+                "expected UTF-8 text, found the ill-formed byte 0x\(Hex.string([bytes[offset]])) at offset \(offset)"
             )
         }
     }

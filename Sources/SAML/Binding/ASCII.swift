@@ -35,14 +35,14 @@ enum ASCII {
         if let offset = UTF8Validation.firstInvalidOffset(bytes) {
             throw SAMLError(
                 .decodeNotUTF8,
-                "expected UTF-8, found the ill-formed byte 0x\(SAMLError.hex(bytes[offset])) at offset \(offset)"
+                "expected UTF-8, found the ill-formed byte 0x\(Hex.string([bytes[offset]])) at offset \(offset)"
             )
         }
         var body = bytes[...]
         if body.starts(with: byteOrderMark) { body = body.dropFirst(3) }
         body = trimmingWhitespace(body)
         guard let first = body.first, first == UInt8(ascii: "<") else {
-            let found = body.first.map { "byte 0x" + SAMLError.hex($0) } ?? "nothing"
+            let found = body.first.map { "byte 0x" + Hex.string([$0]) } ?? "nothing"
             throw SAMLError(.decodeNotXML, "expected an XML document starting with '<', found \(found)")
         }
         guard body.last == UInt8(ascii: ">") else {

@@ -54,7 +54,7 @@ enum Base64Decoding {
                     guard value != Base64.invalid else {
                         throw SAMLError(
                             .decodeInvalidBase64,
-                            "expected a Base64 symbol at offset \(i - 1), found byte 0x\(SAMLError.hex(byte))"
+                            "expected a Base64 symbol at offset \(i - 1), found byte 0x\(Hex.string([byte]))"
                         )
                     }
                     guard padding == 0 else {

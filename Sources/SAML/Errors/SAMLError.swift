@@ -72,15 +72,10 @@ extension SAMLError {
             case 0x20...0x7E where byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
-                out += "\\x" + hex(byte)
+                out += "\\x" + Hex.string([byte])
             }
             count += 1
         }
         return out + "\""
-    }
-
-    /// Two upper-case hex digits.
-    package static func hex(_ byte: UInt8) -> String {
-        Hex.string([byte])
     }
 }
