@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
-// The server side that needs SwiftNIO: the PostgreSQL state store (and the `saml-server` tool). Its own
-// package, beside the main one as Benchmarks/ is, so that a user of the verifier never builds SwiftNIO or
-// postgres-nio. Tests: `scripts/postgres-tests` from the repository root (starts a throw-away server).
+// The server side that needs SwiftNIO: the PostgreSQL state store, the Token Exchange service (Hummingbird),
+// the SAML-aware load harness and the `saml-server` tool. Its own package, beside the main one as
+// Benchmarks/ is, so that a user of the verifier never builds SwiftNIO, Hummingbird or postgres-nio.
+// Tests: `scripts/postgres-tests` from the repository root (starts a throw-away PostgreSQL server).
 import PackageDescription
 
 let package = Package(
@@ -9,6 +10,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "SAMLPostgres", targets: ["SAMLPostgres"]),
+        .library(name: "SAMLService", targets: ["SAMLService"]),
+        .library(name: "SAMLLoad", targets: ["SAMLLoad"]),
         .executable(name: "saml-server", targets: ["SAMLServerCommand"]),
     ],
     dependencies: [
@@ -16,6 +19,12 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -26,14 +35,59 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(
-            name: "SAMLServerCommand",
+        .target(
+            name: "SAMLService",
             dependencies: [
                 "SAMLPostgres",
                 .product(name: "SAML", package: "swift-saml"),
                 .product(name: "AppleSSO", package: "swift-saml"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "SAMLLoad",
+            dependencies: [
+                .product(name: "SAML", package: "swift-saml"),
+                .product(name: "AppleSSO", package: "swift-saml"),
+                .product(name: "SAMLMockIdP", package: "swift-saml"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "SAMLServerCommand",
+            dependencies: [
+                "SAMLPostgres",
+                "SAMLService",
+                "SAMLLoad",
+                .product(name: "SAML", package: "swift-saml"),
+                .product(name: "AppleSSO", package: "swift-saml"),
                 .product(name: "SAMLMockIdP", package: "swift-saml"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        .testTarget(
+            name: "SAMLServiceTests",
+            dependencies: [
+                "SAMLService",
+                "SAMLLoad",
+                "SAMLPostgres",
+                .product(name: "SAML", package: "swift-saml"),
+                .product(name: "AppleSSO", package: "swift-saml"),
+                .product(name: "SAMLMockIdP", package: "swift-saml"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

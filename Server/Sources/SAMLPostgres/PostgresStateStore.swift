@@ -211,6 +211,15 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
         return found
     }
 
+    /// Whether the database answers within the deadline (`SELECT 1`); throws `store.unavailable` otherwise.
+    /// For readiness probes.
+    public func checkHealth() async throws {
+        try await bounded("check the connection") {
+            let rows = try await self.client.query("SELECT 1", logger: self.logger)
+            for try await _ in rows {}
+        }
+    }
+
     /// How many rows each table holds (expired ones included until the clean-up removes them).
     public func counts() async throws -> (outstandingRequests: Int, usedAssertions: Int) {
         try await bounded("count rows") {

@@ -12,8 +12,8 @@ import SAMLPostgres
 struct SAMLServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "saml-server",
-        abstract: "SAML requests and verification with state shared through PostgreSQL.",
-        subcommands: [RequestCommand.self, VerifyCommand.self, ExchangeCommand.self, BenchCommand.self]
+        abstract: "The Token Exchange service, its load harness, and SAML requests and verification with state shared through PostgreSQL.",
+        subcommands: [ServeCommand.self, LoadCommand.self, RequestCommand.self, VerifyCommand.self, ExchangeCommand.self, BenchCommand.self]
     )
 }
 

@@ -68,6 +68,52 @@ public struct TokenExchange: Sendable {
         } catch {
             return .failure(EnhancedError(pfs: error))
         }
+        return await verify(body: body, for: provider, expecting: expectations)
+    }
+
+    /// The legacy REST API v1 exchange, `POST /api/v1/tokens/authn`: the form fields `requestor`,
+    /// `deviceId`, `mvpd`, `deviceType` (`iOS` or `tvOS`) and `SAMLResponse` are all required; there is no
+    /// `AP-Partner-Framework-Status` header, so the MVPD is the `mvpd` field. v1 answers `204` or `400`;
+    /// this answers the same, except that a failing store is a `503` and the server's own configuration
+    /// a `500` (fail closed, never the client's fault).
+    ///
+    /// - Parameter requestor: the service provider this endpoint serves; a different `requestor` is refused.
+    public func exchangeV1(
+        body: [UInt8], requestor: String,
+        expecting expectations: SAMLResponseVerifier.RequestExpectations = SAMLResponseVerifier.RequestExpectations()
+    ) async -> Result<Profile, EnhancedError> {
+        var fields: [String: String] = [:]
+        for name in ["requestor", "deviceId", "mvpd", "deviceType"] {
+            let value: String?
+            do {
+                value = try FormBody.text(named: name, in: body)
+            } catch let error as SAMLError {
+                return .failure(EnhancedError(status: 400, code: "invalid_parameter_\(name)", message: "The \(name) parameter is malformed.", details: error))
+            } catch {
+                return .failure(EnhancedError.internalError)
+            }
+            guard let value, !value.isEmpty else {
+                return .failure(EnhancedError(status: 400, code: "missing_parameter_\(name)", message: "The \(name) parameter is required.", details: nil))
+            }
+            fields[name] = value
+        }
+        guard fields["requestor"] == requestor else {
+            return .failure(EnhancedError(status: 400, code: "invalid_requestor", message: "The requestor is not served here.", details: nil))
+        }
+        guard fields["deviceType"] == "iOS" || fields["deviceType"] == "tvOS" else {
+            return .failure(
+                EnhancedError(status: 400, code: "invalid_parameter_deviceType", message: "The deviceType must be iOS or tvOS.", details: nil))
+        }
+        guard let mvpd = fields["mvpd"], let provider = configuration.mvpd(id: mvpd) else {
+            return .failure(EnhancedError(status: 400, code: "invalid_parameter_mvpd", message: "The mvpd is not configured.", details: nil))
+        }
+        return await verify(body: body, for: provider, expecting: expectations)
+    }
+
+    /// Verifies the SAMLResponse of `body` with the MVPD's identity provider and builds the profile.
+    private func verify(body: [UInt8], for provider: MVPD, expecting expectations: SAMLResponseVerifier.RequestExpectations) async
+        -> Result<Profile, EnhancedError>
+    {
         let verifier: SAMLResponseVerifier
         do {
             verifier = try trust.verifier(for: provider.id)
@@ -144,7 +190,7 @@ public struct EnhancedError: Error, Sendable {
     /// The library's own error, when one caused this (its code goes into `details`).
     public let cause: SAMLError?
 
-    init(status: Int, code: String, message: String, details: SAMLError?, action: String = "none") {
+    public init(status: Int, code: String, message: String, details: SAMLError?, action: String = "none") {
         self.action = action
         self.status = status
         self.code = code
@@ -153,7 +199,7 @@ public struct EnhancedError: Error, Sendable {
     }
 
     /// The answer for a library error, after its HTTP meaning.
-    init(saml error: SAMLError) {
+    public init(saml error: SAMLError) {
         if error.code == .trustUnknownMVPD {
             self.init(status: 500, code: "mvpd_not_trusted", message: "No identity provider is configured for this MVPD.", details: error)
             return
@@ -175,7 +221,7 @@ public struct EnhancedError: Error, Sendable {
     }
 
     /// An error that is not the library's: the server's fault, never the client's.
-    static let internalError = EnhancedError(
+    public static let internalError = EnhancedError(
         status: 500, code: "internal_error", message: "The service failed to process the request.", details: nil)
 
     init(pfs outcome: PartnerFrameworkOutcome) {

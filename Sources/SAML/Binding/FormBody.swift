@@ -1,5 +1,25 @@
 /// Just enough of `application/x-www-form-urlencoded` to find one field in a request body.
-enum FormBody {
+public enum FormBody {
+    /// The text of the one field called `name` (percent-decoded once, `+` read as a space), or `nil` when
+    /// the body has no such field. Throws `decode.duplicate-field`, `decode.invalid-percent-encoding` or
+    /// `decode.invalid-utf8`. For the plain fields of a form (`mvpd`, `deviceId`, ...); the
+    /// `SAMLResponse` field is read by ``SAMLResponseDecoder``, which knows its Base64 rules.
+    public static func text(named name: String, in body: [UInt8]) throws -> String? {
+        try body.withUnsafeBytes { buffer in
+            let raw: Slice<UnsafeRawBufferPointer>
+            do {
+                raw = try field(named: name, in: buffer[...])
+            } catch let error as SAMLError where error.code == .decodeMissingField {
+                return nil
+            }
+            let decoded = try PercentDecoding.decode(Array(raw), plusAsSpace: true)
+            guard let text = String(validating: decoded, as: UTF8.self) else {
+                throw SAMLError(.decodeNotUTF8, "expected UTF-8 in the \(name) field, found other bytes")
+            }
+            return text
+        }
+    }
+
     /// A form body starts with `<field>=` or has a `&`; neither Base64 nor a percent-encoded value can.
     static func looksLikeFormBody(_ input: Slice<UnsafeRawBufferPointer>, fieldName: String) -> Bool {
         input.starts(with: Array(fieldName.utf8) + [UInt8(ascii: "=")]) || ASCII.contains(input, UInt8(ascii: "&"))

@@ -1,0 +1,69 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// HTTP/1.1 keep-alive connections over loopback (or any TCP address), one request at a time: what the
+/// load harness and the tests talk to the service with. Bytes go out exactly as given (the
+/// SAMLResponse form value is already the cookbook's encoding; nothing here encodes it again).
+public struct HTTPConnection: ~Copyable {
+    public struct Answer: Sendable {
+        public var status: Int
+        public var headers: [(name: String, value: String)]
+        public var body: [UInt8]
+
+        public func header(_ name: String) -> String? {
+            headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        }
+
+        public var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    public enum Failure: Error, Sendable {
+        /// The connection closed before a whole answer arrived.
+        case closed
+    }
+
+    private var inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator
+    private let outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
+    private let authority: String
+
+    /// Connects, runs `body` with the connection, and closes it.
+    public static func with<T>(host: String, port: Int, _ body: (inout HTTPConnection) async throws -> T) async throws -> T {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            var connection = HTTPConnection(inbound: inbound.makeAsyncIterator(), outbound: outbound, authority: "\(host):\(port)")
+            return try await body(&connection)
+        }
+    }
+
+    /// Sends one request and reads its whole answer.
+    public mutating func send(method: HTTPMethod, path: String, headers: [(String, String)] = [], body: [UInt8] = []) async throws -> Answer {
+        var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
+        head.headers.add(name: "Host", value: authority)
+        for (name, value) in headers { head.headers.add(name: name, value: value) }
+        if !body.isEmpty || method == .POST { head.headers.add(name: "Content-Length", value: String(body.count)) }
+        try await outbound.write(.head(head))
+        if !body.isEmpty { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+        try await outbound.write(.end(nil))
+        var answer = Answer(status: 0, headers: [], body: [])
+        while let part = try await inbound.next() {
+            switch part {
+            case .head(let response):
+                answer.status = Int(response.status.code)
+                answer.headers = response.headers.map { ($0.name, $0.value) }
+            case .body(let buffer):
+                answer.body += buffer.readableBytesView
+            case .end:
+                return answer
+            }
+        }
+        throw Failure.closed
+    }
+}

@@ -1,0 +1,260 @@
+import AppleSSO
+import Foundation
+import Logging
+import SAML
+
+/// The endpoints of the Token Exchange service, as plain functions from a request's parts to an answer
+/// (``ServiceAnswer``); ``ServiceApplication`` puts them behind Hummingbird.
+///
+/// - `POST /api/v2/{serviceProvider}/sessions/sso/{partner}`: for an MVPD with platform SSO, records a
+///   fresh SAML `AttributeQuery` as outstanding and answers `partner_profile` with it and the MVPD's
+///   attribute names; otherwise the documented fallback (`authenticate`, `interactive`) with its reason.
+/// - `POST /api/v2/{serviceProvider}/profiles/sso/{partner}`: the Token Exchange (``AppleSSO/TokenExchange``).
+/// - `POST /api/v1/tokens/authn`: the legacy exchange (`204` / `400`).
+/// - `GET /api/v2/{serviceProvider}/configuration`: the MVPD configuration with Apple's picker lists.
+public struct TokenExchangeService: Sendable {
+    public let configuration: ServiceConfiguration
+    public let mvpds: MVPDConfiguration
+    public let trust: TrustRegistry
+    public let store: any SAMLStateStore
+    let exchange: TokenExchange
+    let signingKey: SigningKey?
+    let metrics: ServiceMetrics
+    let logger: Logger
+
+    /// Reads the MVPD configuration, the trust file and the signing key the configuration names.
+    public init(configuration: ServiceConfiguration, store: any SAMLStateStore, metrics: ServiceMetrics, logger: Logger) throws {
+        self.configuration = configuration
+        self.store = store
+        self.metrics = metrics
+        self.logger = logger
+        guard let document = FileManager.default.contents(atPath: configuration.mvpdConfigurationPath) else {
+            throw SAMLError(
+                .configurationInvalid, "expected a readable MVPD configuration at \"\(configuration.mvpdConfigurationPath)\"")
+        }
+        mvpds = try MVPDConfiguration.decode(Array(document))
+        var template = SAMLResponseVerifier.Configuration.template(
+            audience: .equals(configuration.spEntityID), destination: ExpectedValue(orSkip: configuration.destination),
+            replay: .store(store, unsolicited: configuration.allowUnsolicited ? .allow : .refuse))
+        template.logger = logger
+        trust = try TrustRegistry(try TrustFile.load(contentsOf: configuration.trustPath), template: template)
+        exchange = TokenExchange(configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping))
+        if let keyPath = configuration.requestSigningKeyPath {
+            signingKey = try SigningKey(
+                privateKeyPEM: try Self.read(keyPath), certificatePEM: try configuration.requestSigningCertificatePath.map(Self.read))
+        } else {
+            signingKey = nil
+        }
+        for mvpd in mvpds.mvpds where mvpd.boardingStatus == .supported && trust.identityProvider(for: mvpd.id) == nil {
+            logger.warning("MVPD has platform SSO but no identity provider in the trust file: its responses are refused", metadata: ["mvpd": "\(mvpd.id)"])
+        }
+    }
+
+    private static func read(_ path: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SAMLError(.configurationInvalid, "expected a readable file at \"\(path)\", found none")
+        }
+        return Array(data)
+    }
+
+    // MARK: Endpoints
+
+    /// `POST /api/v2/{serviceProvider}/sessions/sso/{partner}`.
+    ///
+    /// Order: path (service provider, partner) and authorization; then the `AP-Partner-Framework-Status`
+    /// header: absent → `missing_parameters_fallback`; not decodable → `400 invalid_header_pfs_malformed`;
+    /// permission not granted or undetermined, provider unknown, mismatching the `mvpd` form field, or
+    /// expired → `pfs_fallback`; the MVPD is not boarded for Apple SSO (`boardingStatus` not `SUPPORTED`,
+    /// or platform services off) or no identity provider is trusted for it → `configuration_fallback`.
+    /// Otherwise a new `AttributeQuery` (Issuer ``ServiceConfiguration/spEntityID``, 128-bit random ID,
+    /// signed when a key is configured) is recorded as outstanding for ``ServiceConfiguration/requestLifetime``
+    /// and answered as `partner_profile`; a store failure is a `503` (no request is handed out that could
+    /// not be answered).
+    public func session(serviceProvider: String, partner: String, headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
+        if let refusal = checkPath(serviceProvider: serviceProvider, partner: partner) ?? checkAuthorization(headers) {
+            return refusal
+        }
+        func fallback(_ reason: String, mvpd: MVPD? = nil) -> ServiceAnswer {
+            metrics.session(action: "authenticate", reason: reason)
+            var object: [String: Any] = ["actionName": "authenticate", "actionType": "interactive", "reasonType": reason]
+            object["mvpd"] = mvpd?.id
+            return .json(200, object, code: reason, mvpd: mvpd?.id)
+        }
+        let requested: String?
+        do {
+            requested = try FormBody.text(named: "mvpd", in: body)
+        } catch let error as SAMLError {
+            return .error(EnhancedError(status: 400, code: "invalid_parameter_mvpd", message: "The mvpd parameter is malformed.", details: error))
+        } catch {
+            return .error(EnhancedError.internalError)
+        }
+        guard let header = headers.partnerFrameworkStatus else { return fallback("missing_parameters_fallback") }
+        let status: PartnerFrameworkStatus
+        do {
+            status = try PartnerFrameworkStatus(headerValue: header)
+        } catch {
+            return .error(
+                EnhancedError(
+                    status: 400, code: "invalid_header_pfs_malformed", message: "The AP-Partner-Framework-Status header cannot be decoded.",
+                    details: error as? SAMLError))
+        }
+        let mvpd: MVPD
+        do {
+            mvpd = try status.validate(configuration: mvpds, requestedMVPD: requested, now: .now())
+        } catch {
+            return fallback("pfs_fallback", mvpd: status.providerID.flatMap { mvpds.mvpd(platformMappingId: $0) })
+        }
+        guard mvpd.enablePlatformServices, mvpd.boardingStatus == .supported, let idp = trust.identityProvider(for: mvpd.id) else {
+            return fallback("configuration_fallback", mvpd: mvpd)
+        }
+        let request: SAMLRequest
+        do {
+            request = try SAMLRequest(
+                .attributeQuery(attributes: mvpd.requiredMetadataFields), issuer: configuration.spEntityID, destination: idp.entityID,
+                signingKey: signingKey)
+        } catch {
+            logger.error("cannot build a SAML request", metadata: ["mvpd": "\(mvpd.id)", "error": "\(error)"])
+            return .error(EnhancedError.internalError)
+        }
+        do {
+            try await store.recordOutstandingRequest(request.id, expiry: .now() + configuration.requestLifetime)
+        } catch {
+            metrics.storeError(operation: "record-request")
+            let saml = error as? SAMLError ?? SAMLError(.storeUnavailable, "expected the store to record the request, found \(type(of: error))")
+            return .error(EnhancedError(saml: saml), mvpd: mvpd.id)
+        }
+        metrics.session(action: "partner_profile", reason: "none")
+        let object: [String: Any] = [
+            "actionName": "partner_profile", "actionType": "direct", "reasonType": "none", "mvpd": mvpd.id,
+            "authenticationRequest": ["type": "saml", "request": request.base64, "attributesNames": mvpd.requiredMetadataFields] as [String: Any],
+        ]
+        return .json(200, object, code: "partner_profile", mvpd: mvpd.id)
+    }
+
+    /// `POST /api/v2/{serviceProvider}/profiles/sso/{partner}`: `201` with the profile, or the Enhanced
+    /// Error Code object with its status. `AP-Device-Identifier` is required (`fingerprint <value>`),
+    /// `X-Device-Info`, when present, must be Base64 of a JSON object.
+    public func profile(serviceProvider: String, partner: String, headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
+        if let refusal = checkPath(serviceProvider: serviceProvider, partner: partner) ?? checkAuthorization(headers) ?? checkDevice(headers) {
+            return refusal
+        }
+        let mvpd = headers.partnerFrameworkStatus.flatMap { try? PartnerFrameworkStatus(headerValue: $0) }?.providerID
+            .flatMap { mvpds.mvpd(platformMappingId: $0)?.id }
+        switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus) {
+        case .success(let profile):
+            return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
+        case .failure(let error):
+            return .error(error, mvpd: mvpd)
+        }
+    }
+
+    /// `POST /api/v1/tokens/authn`: `204`, or `400` with the error object (`503`/`500` when the service
+    /// cannot decide: a failing store, its own configuration).
+    public func legacyAuthentication(headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
+        if let refusal = checkAuthorization(headers) { return refusal }
+        switch await exchange.exchangeV1(body: body, requestor: configuration.serviceProvider) {
+        case .success(let profile):
+            return ServiceAnswer(status: 204, body: [], code: "ok", mvpd: profile.mvpd)
+        case .failure(let error):
+            return .error(error, mvpd: try? FormBody.text(named: "mvpd", in: body))
+        }
+    }
+
+    /// `GET /api/v2/{serviceProvider}/configuration`.
+    public func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
+        if let refusal = checkPath(serviceProvider: serviceProvider, partner: nil) ?? checkAuthorization(headers) { return refusal }
+        return ServiceAnswer(
+            status: 200, body: mvpds.json(serviceProvider: configuration.serviceProvider, featured: configuration.featuredMVPDs), code: "ok",
+            mvpd: nil)
+    }
+
+    // MARK: Checks shared by the endpoints
+
+    private func checkPath(serviceProvider: String, partner: String?) -> ServiceAnswer? {
+        guard serviceProvider == configuration.serviceProvider else {
+            return .error(EnhancedError(status: 400, code: "invalid_requestor", message: "The service provider is not served here.", details: nil))
+        }
+        if let partner, partner != "Apple" {
+            return .error(
+                EnhancedError(status: 400, code: "invalid_parameter_partner", message: "The partner must be Apple.", details: nil))
+        }
+        return nil
+    }
+
+    private func checkAuthorization(_ headers: RequestHeaders) -> ServiceAnswer? {
+        guard !configuration.bearerTokens.isEmpty else { return nil }
+        if let value = headers.authorization, value.hasPrefix("Bearer "), configuration.bearerTokens.contains(String(value.dropFirst(7))) {
+            return nil
+        }
+        return .error(
+            EnhancedError(
+                status: 401, code: "invalid_access_token", message: "The Authorization header must carry a valid bearer token.",
+                details: nil, action: "authentication"))
+    }
+
+    private func checkDevice(_ headers: RequestHeaders) -> ServiceAnswer? {
+        guard let identifier = headers.deviceIdentifier, identifier.hasPrefix("fingerprint "), identifier.count > 12,
+            identifier.count <= 512
+        else {
+            return .error(
+                EnhancedError(
+                    status: 400, code: "invalid_header_device_identifier",
+                    message: "The AP-Device-Identifier header must be \"fingerprint <value>\".", details: nil))
+        }
+        if let info = headers.deviceInfo {
+            let decoded = Data(base64Encoded: info)
+            guard let decoded, (try? JSONSerialization.jsonObject(with: decoded)) is [String: Any] else {
+                return .error(
+                    EnhancedError(
+                        status: 400, code: "invalid_header_device_info", message: "The X-Device-Info header must be Base64 of a JSON object.",
+                        details: nil))
+            }
+        }
+        return nil
+    }
+}
+
+/// The request headers the endpoints read.
+public struct RequestHeaders: Sendable {
+    public var authorization: String?
+    public var deviceIdentifier: String?
+    public var deviceInfo: String?
+    public var partnerFrameworkStatus: String?
+
+    public init(authorization: String? = nil, deviceIdentifier: String? = nil, deviceInfo: String? = nil, partnerFrameworkStatus: String? = nil) {
+        self.authorization = authorization
+        self.deviceIdentifier = deviceIdentifier
+        self.deviceInfo = deviceInfo
+        self.partnerFrameworkStatus = partnerFrameworkStatus
+    }
+}
+
+/// An endpoint's answer: status, JSON body, and what the access log and the verdict metric record.
+public struct ServiceAnswer: Sendable {
+    public var status: Int
+    public var body: [UInt8]
+    /// `ok`, the library's error code, or the Enhanced Error Code / session answer.
+    public var code: String
+    public var mvpd: String?
+    /// The library's message, logged at `debug` only (it may quote bytes of the request).
+    public var detail: String?
+
+    init(status: Int, body: [UInt8], code: String, mvpd: String?, detail: String? = nil) {
+        self.status = status
+        self.body = body
+        self.code = code
+        self.mvpd = mvpd
+        self.detail = detail
+    }
+
+    static func json(_ status: Int, _ object: [String: Any], code: String, mvpd: String?) -> ServiceAnswer {
+        // Strings, arrays and dictionaries only: serialisation cannot fail.
+        let body = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return ServiceAnswer(status: status, body: Array(body), code: code, mvpd: mvpd)
+    }
+
+    static func error(_ error: EnhancedError, mvpd: String? = nil) -> ServiceAnswer {
+        ServiceAnswer(
+            status: error.status, body: error.json, code: error.cause?.code.identifier ?? error.code, mvpd: mvpd, detail: error.cause?.message)
+    }
+}
