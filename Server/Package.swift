@@ -88,6 +88,7 @@ let package = Package(
                 .product(name: "SAMLMockIdP", package: "swift-saml"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

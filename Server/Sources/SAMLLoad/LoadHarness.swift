@@ -157,6 +157,13 @@ public enum LoadHarness {
                                         if due > clock.now { try await clock.sleep(until: due) }
                                     }
                                     let item = items[index]
+                                    if let original = item.original {
+                                        // A replay follows its original's answer (at most 10 s).
+                                        let limit = min(clock.now + .seconds(10), deadline ?? clock.now + .seconds(10))
+                                        while outcomes.withLock({ $0[original] == nil }) && clock.now < limit {
+                                            try await Task.sleep(for: .milliseconds(1))
+                                        }
+                                    }
                                     let answer: HTTPConnection.Answer
                                     do {
                                         answer = try await connection.send(
@@ -171,7 +178,8 @@ public enum LoadHarness {
                                     latencies.withLock { $0.append(latency) }
                                     let outcome = classify(answer)
                                     outcomes.withLock { $0[index] = outcome }
-                                    if let problem = check(item, outcome, answer) {
+                                    let originalOutcome = item.original.flatMap { original in outcomes.withLock { $0[original] } }
+                                    if let problem = check(item, outcome, answer, original: originalOutcome) {
                                         wrongAnswers.withLock { if $0.count < 20 { $0.append("#\(index) \(item.kind.rawValue): \(problem)") } }
                                     }
                                     mine.removeFirst()
@@ -196,7 +204,7 @@ public enum LoadHarness {
             lines[line].sent += 1
             if outcome == .unanswered {
                 lines[line].unanswered += 1
-            } else if check(item, outcome, nil) == nil {
+            } else if check(item, outcome, nil, original: item.original.flatMap { results[$0] }) == nil {
                 lines[line].asExpected += 1
             } else {
                 lines[line].wrong += 1
@@ -225,7 +233,7 @@ public enum LoadHarness {
                     ? .tampered : draw < options.replayShare + options.tamperedShare + options.wrongMVPDShare ? .wrongMVPD : .fresh
             if kind == .wrongMVPD && options.mvpds.count < 2 { kind = .fresh }
             // A replay re-posts a fresh response sent well before it (by another connection, to another instance when there are several).
-            if kind == .replay && !(0..<max(0, index - options.connections * 2)).contains(where: { kinds[$0] == .fresh }) { kind = .fresh }
+            if kind == .replay && replayCandidates(index, kinds, options).isEmpty { kind = .fresh }
             kinds.append(kind)
         }
         let planned = kinds
@@ -250,7 +258,7 @@ public enum LoadHarness {
         }
         var items = built.withLock { $0 }
         for index in kinds.indices where kinds[index] == .replay {
-            let candidates = (0..<max(0, index - options.connections * 2)).filter { kinds[$0] == .fresh }
+            let candidates = replayCandidates(index, kinds, options)
             let original = candidates[Int(random.next() % UInt64(candidates.count))]
             var copy = items[original]!
             copy.kind = .replay
@@ -261,6 +269,15 @@ public enum LoadHarness {
             var item = item!
             item.worker = index % options.connections
             return item
+        }
+    }
+
+    /// The fresh responses item `index` may replay: sent well before it (by another connection) and,
+    /// with several instances, by a connection to another instance.
+    static func replayCandidates(_ index: Int, _ kinds: [Kind], _ options: LoadOptions) -> [Int] {
+        func target(_ item: Int) -> Int { (item % options.connections) % options.targets.count }
+        return (0..<max(0, index - options.connections * 2)).filter {
+            kinds[$0] == .fresh && (options.targets.count == 1 || options.connections == 1 || target($0) != target(index))
         }
     }
 
@@ -322,9 +339,14 @@ public enum LoadHarness {
 
     /// nil when the outcome is what the item must get; otherwise what is wrong. With `answer`, a fresh
     /// acceptance's profile is checked too.
-    static func check(_ item: Item, _ outcome: Outcome, _ answer: HTTPConnection.Answer?) -> String? {
+    static func check(_ item: Item, _ outcome: Outcome, _ answer: HTTPConnection.Answer?, original: Outcome?) -> String? {
         switch (item.kind, outcome) {
         case (_, .unanswered):
+            return nil
+        case (.replay, .accepted) where original == .unanswered || original == nil:
+            // The original's answer was lost (its instance stopped) or it was never sent: it may never
+            // have been committed, and this is then its first acceptance (the settle phase checks that
+            // it is the only one).
             return nil
         case (.fresh, .accepted):
             guard let answer else { return nil }

@@ -18,16 +18,21 @@ import ServiceLifecycle
 /// then the store's pool closes) or inside a `ServiceGroup`.
 public enum ServiceApplication {
     /// - Parameters:
+    ///   - store: a store of the caller's own (then ``ServiceConfiguration/store`` is not read; readiness
+    ///     probes it when it conforms to ``StoreHealthCheck``); by default the configured one.
     ///   - onRunning: called with the bound port once the server accepts connections.
     public static func make(
-        configuration: ServiceConfiguration, metrics: ServiceMetrics = ServiceMetrics(), logger: Logger,
-        onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        configuration: ServiceConfiguration, store custom: (any SAMLStateStore)? = nil, metrics: ServiceMetrics = ServiceMetrics(),
+        logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let store: any SAMLStateStore
         let ready: @Sendable () async throws -> Void
         var services: [any Service] = []
         var database: PostgresStateStore?
-        if configuration.store == "memory" {
+        if let custom {
+            store = custom
+            ready = { if let probe = custom as? any StoreHealthCheck { try await probe.checkHealth() } }
+        } else if configuration.store == "memory" {
             store = InMemoryStateStore()
             ready = {}
         } else {
@@ -162,6 +167,13 @@ public enum ServiceApplication {
     static let deviceInfo = HTTPField.Name("X-Device-Info")!
     static let partnerFrameworkStatus = HTTPField.Name("AP-Partner-Framework-Status")!
 }
+
+/// A store that can say whether it answers (for `/health/ready`).
+public protocol StoreHealthCheck: Sendable {
+    func checkHealth() async throws
+}
+
+extension PostgresStateStore: StoreHealthCheck {}
 
 /// Times every request into `saml_http_request_duration_seconds` by route.
 struct ObservabilityMiddleware: RouterMiddleware {

@@ -81,12 +81,9 @@ public struct TokenExchangeService: Sendable {
             return .json(200, object, code: reason, mvpd: mvpd?.id)
         }
         let requested: String?
-        do {
-            requested = try FormBody.text(named: "mvpd", in: body)
-        } catch let error as SAMLError {
-            return .error(EnhancedError(status: 400, code: "invalid_parameter_mvpd", message: "The mvpd parameter is malformed.", details: error))
-        } catch {
-            return .error(EnhancedError.internalError)
+        switch requestedMVPD(body) {
+        case .success(let value): requested = value
+        case .failure(let refusal): return refusal.answer
         }
         guard let header = headers.partnerFrameworkStatus else { return fallback("missing_parameters_fallback") }
         let status: PartnerFrameworkStatus
@@ -132,7 +129,8 @@ public struct TokenExchangeService: Sendable {
     }
 
     /// `POST /api/v2/{serviceProvider}/profiles/sso/{partner}`: `201` with the profile, or the Enhanced
-    /// Error Code object with its status. `AP-Device-Identifier` is required (`fingerprint <value>`),
+    /// Error Code object with its status. An optional `mvpd` form field must name the MVPD the header's
+    /// provider maps to (`invalid_header_pfs_provider_id_mismatch` otherwise). `AP-Device-Identifier` is required (`fingerprint <value>`),
     /// `X-Device-Info`, when present, must be Base64 of a JSON object.
     public func profile(serviceProvider: String, partner: String, headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
         if let refusal = checkPath(serviceProvider: serviceProvider, partner: partner) ?? checkAuthorization(headers) ?? checkDevice(headers) {
@@ -140,7 +138,12 @@ public struct TokenExchangeService: Sendable {
         }
         let mvpd = headers.partnerFrameworkStatus.flatMap { try? PartnerFrameworkStatus(headerValue: $0) }?.providerID
             .flatMap { mvpds.mvpd(platformMappingId: $0)?.id }
-        switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus) {
+        let requested: String?
+        switch requestedMVPD(body) {
+        case .success(let value): requested = value
+        case .failure(let refusal): return refusal.answer
+        }
+        switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested) {
         case .success(let profile):
             return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
         case .failure(let error):
@@ -169,6 +172,24 @@ public struct TokenExchangeService: Sendable {
     }
 
     // MARK: Checks shared by the endpoints
+
+    struct Refusal: Error {
+        let answer: ServiceAnswer
+    }
+
+    /// The optional `mvpd` form field.
+    private func requestedMVPD(_ body: [UInt8]) -> Result<String?, Refusal> {
+        do {
+            return .success(try FormBody.text(named: "mvpd", in: body))
+        } catch {
+            return .failure(
+                Refusal(
+                    answer: .error(
+                        EnhancedError(
+                            status: 400, code: "invalid_parameter_mvpd", message: "The mvpd parameter is malformed.", details: error as? SAMLError))
+                ))
+        }
+    }
 
     private func checkPath(serviceProvider: String, partner: String?) -> ServiceAnswer? {
         guard serviceProvider == configuration.serviceProvider else {

@@ -1,0 +1,178 @@
+import AppleSSO
+import Foundation
+import Logging
+import NIOPosix
+import SAML
+import SAMLLoad
+import SAMLMockIdP
+import SAMLService
+import ServiceLifecycle
+import Synchronization
+
+/// Starts the service for real on an ephemeral loopback port and talks HTTP to it.
+enum Service {
+    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("TestVectors").path
+    static let mvpds = try! LoadMVPD.bundled(vectors: vectors)
+    static var mvpdA: LoadMVPD { mvpds[0] }
+    static var mvpdB: LoadMVPD { mvpds[1] }
+    static let quiet = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    static func configuration(store: String = "memory") -> ServiceConfiguration {
+        var configuration = ServiceConfiguration(
+            serviceProvider: "REF30", mvpdConfigurationPath: "\(vectors)/exchange/mvpd-configuration.json",
+            trustPath: "\(vectors)/exchange/trust.json")
+        configuration.port = 0
+        configuration.store = store
+        configuration.userMetadataMapping = ["householdId": "householdID"]
+        configuration.featuredMVPDs = ["MVPD-B"]
+        return configuration
+    }
+
+    /// Runs `body` with the port of a running service, then shuts it down gracefully.
+    static func with<T: Sendable>(
+        _ configuration: ServiceConfiguration = configuration(), store: (any SAMLStateStore)? = nil, metrics: ServiceMetrics = ServiceMetrics(),
+        logger: Logger = quiet, _ body: (Int) async throws -> T
+    ) async throws -> T {
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let application = try ServiceApplication.make(
+            configuration: configuration, store: store, metrics: metrics, logger: logger, onRunning: { continuation.yield($0) })
+        let group = ServiceGroup(configuration: .init(services: [application], logger: quiet))
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        do {
+            let result = try await body(port)
+            await group.triggerGracefulShutdown()
+            try await running.value
+            return result
+        } catch {
+            await group.triggerGracefulShutdown()
+            _ = try? await running.value
+            throw error
+        }
+    }
+
+    static func send(
+        _ port: Int, _ path: String, method: String = "POST", headers: [(String, String)] = [], body: [UInt8] = []
+    ) async throws -> HTTPConnection.Answer {
+        try await HTTPConnection.with(host: "127.0.0.1", port: port) { connection in
+            try await connection.send(method: .init(rawValue: method), path: path, headers: headers, body: body)
+        }
+    }
+
+    static func send(_ port: Int, _ request: HTTPRequestParts) async throws -> HTTPConnection.Answer {
+        try await send(port, request.path, method: request.method, headers: request.headers.map { ($0.name, $0.value) }, body: request.body)
+    }
+
+    static func json(_ answer: HTTPConnection.Answer) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any] ?? [:]
+    }
+
+    /// The library code an error answer carries in `details` (`code: message`).
+    static func detailCode(_ answer: HTTPConnection.Answer) -> String? {
+        (json(answer)["details"] as? String)?.split(separator: ":", maxSplits: 1).first.map(String.init)
+    }
+
+    static func pfs(_ providerID: String?, access: PartnerFrameworkStatus.AccessStatus? = .granted, expiresIn: Int64 = 86_400_000)
+        -> PartnerFrameworkStatus
+    {
+        PartnerFrameworkStatus(
+            accessStatus: access, providerID: providerID, expirationMilliseconds: SAMLInstant.now().millisecondsSinceEpoch + expiresIn)
+    }
+
+    static let device: [(String, String)] = [("AP-Device-Identifier", "fingerprint dGVzdC1kZXZpY2U=")]
+
+    /// sessions/sso for `mvpd`.
+    static func session(_ port: Int, _ header: String?, body: String = "domainName=app.example&redirectUrl=https%3A%2F%2Fapp.example")
+        async throws -> HTTPConnection.Answer
+    {
+        var headers = device + [("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Bearer token")]
+        if let header { headers.append(("AP-Partner-Framework-Status", header)) }
+        return try await send(port, "/api/v2/REF30/sessions/sso/Apple", headers: headers, body: Array(body.utf8))
+    }
+
+    /// The outstanding request's ID from a partner_profile answer.
+    static func requestID(_ answer: HTTPConnection.Answer) -> String? {
+        guard let request = (json(answer)["authenticationRequest"] as? [String: Any])?["request"] as? String,
+            let xml = Data(base64Encoded: request).map({ String(decoding: $0, as: UTF8.self) }),
+            let start = xml.range(of: " ID=\"")
+        else { return nil }
+        return String(xml[start.upperBound...].prefix { $0 != "\"" })
+    }
+
+    /// The MVPD's signed answer to `requestID`, as the XML string the device receives.
+    static func response(_ mvpd: LoadMVPD, to requestID: String?, nameID: String = "subscriber-\(UInt32.random(in: 0...UInt32.max))")
+        throws -> String
+    {
+        var template = MockIdentityProvider.Template()
+        template.issuer = mvpd.issuer
+        template.inResponseTo = requestID
+        template.nameID = nameID
+        return String(decoding: try mvpd.identityProvider.response(template, issuedAt: .now(), placement: .assertion), as: UTF8.self)
+    }
+
+    /// The Token Exchange request a device sends for `response`.
+    static func exchange(_ response: String, _ status: PartnerFrameworkStatus) -> HTTPRequestParts {
+        TokenExchangeRequest.v2(
+            samlAttributeQueryResponse: response, serviceProvider: "REF30", accessToken: "token", deviceIdentifier: "dGVzdC1kZXZpY2U=",
+            deviceInfo: Data(#"{"model":"AppleTV"}"#.utf8).base64EncodedString(), partnerFrameworkStatus: status)
+    }
+
+    /// A fresh, accepted-to-be exchange for `mvpd` against the service on `port`.
+    static func freshExchange(_ port: Int, _ mvpd: LoadMVPD, nameID: String = "subscriber-\(UInt32.random(in: 0...UInt32.max))") async throws
+        -> HTTPRequestParts
+    {
+        let status = pfs(mvpd.providerID)
+        let id = requestID(try await session(port, status.headerValue))
+        return exchange(try response(mvpd, to: id, nameID: nameID), status)
+    }
+
+    /// A port nothing listens on now.
+    static func freePort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress?.port ?? 0
+        try await channel.close()
+        return port
+    }
+}
+
+/// A store whose every operation fails (a database that went away): verification must fail closed.
+struct FailingStore: SAMLStateStore, StoreHealthCheck {
+    func insertIfAbsent(_ id: String, expiry: SAMLInstant, now: SAMLInstant) async throws -> Bool { throw Self.error }
+    func recordOutstandingRequest(_ requestID: String, expiry: SAMLInstant) async throws { throw Self.error }
+    func consume(request requestID: String, assertion assertionID: String, expiry: SAMLInstant, now: SAMLInstant) async throws
+        -> StateStoreOutcome
+    { throw Self.error }
+    func checkHealth() async throws { throw Self.error }
+    static let error = SAMLError(.storeUnavailable, "expected the store to answer, found it unreachable")
+}
+
+/// Collects log records (level, message, metadata) for assertions.
+final class CapturedLogs: Sendable {
+    struct Record: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+    let records = Mutex<[Record]>([])
+
+    var logger: Logger {
+        Logger(label: "captured", factory: { _ in Handler(sink: self) })
+    }
+
+    struct Handler: LogHandler {
+        let sink: CapturedLogs
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            var merged = metadata.mapValues { "\($0)" }
+            for (key, value) in event.metadata ?? [:] { merged[key] = "\(value)" }
+            sink.records.withLock { $0.append(Record(level: event.level, message: "\(event.message)", metadata: merged)) }
+        }
+    }
+}

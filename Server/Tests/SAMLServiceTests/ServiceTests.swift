@@ -1,0 +1,314 @@
+import AppleSSO
+import Foundation
+import Logging
+import SAML
+import SAMLLoad
+import SAMLService
+import Testing
+
+/// The service over real HTTP on loopback, with the in-memory store.
+@Suite("Token Exchange service")
+struct ServiceTests {
+    @Test("configuration: every MVPD and Apple's picker lists")
+    func configuration() async throws {
+        try await Service.with { port in
+            let answer = try await Service.send(port, "/api/v2/REF30/configuration", method: "GET")
+            #expect(answer.status == 200)
+            let object = Service.json(answer)
+            #expect(object["supportedAccountProviderIdentifiers"] as? [String] == ["ProviderA", "ProviderB", "ProviderC"])
+            #expect(object["featuredAccountProviderIdentifiers"] as? [String] == ["ProviderB"])
+            #expect((object["mvpds"] as? [[String: Any]])?.map { $0["id"] as? String } == ["MVPD-A", "MVPD-B", "MVPD-C"])
+            // What it answers reads back as the same configuration.
+            let read = try MVPDConfiguration.decode(answer.body)
+            let file = try MVPDConfiguration.decode(Array(try Data(contentsOf: URL(fileURLWithPath: "\(Service.vectors)/exchange/mvpd-configuration.json"))))
+            #expect(read == file)
+            #expect(try await Service.send(port, "/api/v2/OTHER/configuration", method: "GET").status == 400)
+        }
+    }
+
+    @Test("the partner flow: partner_profile, a 201 profile, then the same response refused as a replay")
+    func partnerFlow() async throws {
+        try await Service.with { port in
+            let status = Service.pfs("ProviderA")
+            let session = try await Service.session(port, status.headerValue)
+            #expect(session.status == 200)
+            let object = Service.json(session)
+            #expect(object["actionName"] as? String == "partner_profile")
+            #expect(object["actionType"] as? String == "direct")
+            #expect(object["reasonType"] as? String == "none")
+            let authentication = try #require(object["authenticationRequest"] as? [String: Any])
+            #expect(authentication["type"] as? String == "saml")
+            #expect(authentication["attributesNames"] as? [String] == ["NameID", "uid", "householdId"])
+            let xml = String(decoding: Data(base64Encoded: authentication["request"] as? String ?? "") ?? Data(), as: UTF8.self)
+            #expect(xml.contains("samlp:AttributeQuery") && xml.contains("https://saml.sp.auth.adobe.com</saml:Issuer>"))
+            let id = try #require(Service.requestID(session))
+
+            let request = Service.exchange(try Service.response(Service.mvpdA, to: id, nameID: "subscriber-77"), status)
+            let accepted = try await Service.send(port, request)
+            #expect(accepted.status == 201)
+            let profile = try #require((Service.json(accepted)["profiles"] as? [String: Any])?["MVPD-A"] as? [String: Any])
+            #expect(profile["issuer"] as? String == "Apple" && profile["type"] as? String == "appleSSO")
+            let attributes = try #require(profile["attributes"] as? [String: Any])
+            #expect((attributes["userID"] as? [String: Any])?["value"] as? String == "subscriber-77")
+            #expect((attributes["householdID"] as? [String: Any])?["value"] as? String == "hh-7731")
+
+            let replay = try await Service.send(port, request)
+            #expect(replay.status == 400)
+            #expect(Service.json(replay)["code"] as? String == "invalid_parameter_saml_response")
+            #expect(Service.detailCode(replay) == "replay.detected")
+
+            // A response to no request of this service is refused (unsolicited).
+            let unsolicited = try await Service.send(port, Service.exchange(try Service.response(Service.mvpdA, to: nil), status))
+            #expect(Service.detailCode(unsolicited) == "in-response-to.unsolicited")
+            // A response to a request never issued.
+            let unknown = try await Service.send(port, Service.exchange(try Service.response(Service.mvpdA, to: "_never-issued"), status))
+            #expect(Service.detailCode(unknown) == "in-response-to.not-outstanding")
+        }
+    }
+
+    @Test("sessions/sso: the fallbacks the header and the configuration call for, and path errors")
+    func sessionFallbacks() async throws {
+        try await Service.with { port in
+            func reason(_ header: String?, body: String = "domainName=a&redirectUrl=b") async throws -> (String?, String?) {
+                let answer = try await Service.session(port, header, body: body)
+                #expect(answer.status == 200)
+                let object = Service.json(answer)
+                #expect(object["actionName"] as? String != "partner_profile" || object["reasonType"] as? String == "none")
+                return (object["reasonType"] as? String, object["actionName"] as? String)
+            }
+            #expect(try await reason(nil) == ("missing_parameters_fallback", "authenticate"))
+            #expect(try await reason(Service.pfs("ProviderA", access: .denied).headerValue) == ("pfs_fallback", "authenticate"))
+            #expect(try await reason(Service.pfs("ProviderA", access: .notDetermined).headerValue) == ("pfs_fallback", "authenticate"))
+            #expect(try await reason(Service.pfs("ProviderA", access: nil).headerValue) == ("pfs_fallback", "authenticate"))
+            #expect(try await reason(Service.pfs("ProviderZ").headerValue) == ("pfs_fallback", "authenticate"))
+            #expect(try await reason(Service.pfs("ProviderA", expiresIn: -1000).headerValue) == ("pfs_fallback", "authenticate"))
+            #expect(try await reason(Service.pfs("ProviderA").headerValue, body: "mvpd=MVPD-B") == ("pfs_fallback", "authenticate"))
+            // MVPD-C has platform SSO but no identity provider in the trust file.
+            #expect(try await reason(Service.pfs("ProviderC").headerValue) == ("configuration_fallback", "authenticate"))
+            #expect(try await reason(Service.pfs("ProviderB").headerValue) == ("none", "partner_profile"))
+
+            let malformed = try await Service.session(port, "not base64 json")
+            #expect(malformed.status == 400 && Service.json(malformed)["code"] as? String == "invalid_header_pfs_malformed")
+            let otherSP = try await Service.send(port, "/api/v2/OTHER/sessions/sso/Apple", headers: Service.device)
+            #expect(otherSP.status == 400 && Service.json(otherSP)["code"] as? String == "invalid_requestor")
+            let otherPartner = try await Service.send(port, "/api/v2/REF30/sessions/sso/Roku", headers: Service.device)
+            #expect(otherPartner.status == 400 && Service.json(otherPartner)["code"] as? String == "invalid_parameter_partner")
+        }
+    }
+
+    @Test("profiles/sso: every Enhanced Error Code with its status")
+    func enhancedErrorCodes() async throws {
+        try await Service.with { port in
+            let status = Service.pfs(Service.mvpdA.providerID)
+            let xml = try Service.response(Service.mvpdA, to: Service.requestID(try await Service.session(port, status.headerValue)))
+            let good = Service.exchange(xml, status)
+            func answer(_ request: HTTPRequestParts, replacing name: String? = nil, with value: String? = nil, body: [UInt8]? = nil)
+                async throws -> (Int, String?, String?)
+            {
+                var request = request
+                if let name {
+                    request.headers.removeAll { $0.name == name }
+                    if let value { request.headers.append(HTTPHeader(name, value)) }
+                }
+                if let body { request.body = body }
+                let answer = try await Service.send(port, request)
+                return (answer.status, Service.json(answer)["code"] as? String, Service.detailCode(answer))
+            }
+            let header = "AP-Partner-Framework-Status"
+            #expect(try await answer(good, replacing: header) == (400, "invalid_header_pfs_permission_access_not_present", nil))
+            #expect(
+                try await answer(good, replacing: header, with: Service.pfs("ProviderA", access: nil).headerValue)
+                    == (400, "invalid_header_pfs_permission_access_not_present", nil))
+            #expect(
+                try await answer(good, replacing: header, with: Service.pfs("ProviderA", access: .notDetermined).headerValue)
+                    == (400, "invalid_header_pfs_permission_access_not_determined", nil))
+            #expect(
+                try await answer(good, replacing: header, with: Service.pfs("ProviderA", access: .restricted).headerValue)
+                    == (400, "invalid_header_pfs_permission_access_not_granted", nil))
+            #expect(
+                try await answer(good, replacing: header, with: Service.pfs("ProviderZ").headerValue)
+                    == (400, "invalid_header_pfs_provider_id_not_determined", nil))
+            #expect(
+                try await answer(good, replacing: header, with: Service.pfs("ProviderA", expiresIn: -1).headerValue)
+                    == (400, "invalid_header_pfs_provider_info_expired", nil))
+            #expect(try await answer(good, replacing: header, with: "%%%") == (400, "invalid_header_pfs_malformed", "pfs.malformed-base64"))
+            #expect(
+                try await answer(good, body: good.body + Array("&mvpd=MVPD-B".utf8)) == (400, "invalid_header_pfs_provider_id_mismatch", nil))
+            // The MVPD's response posted as another MVPD's: its issuer is not the one trusted there.
+            #expect(
+                try await answer(good, replacing: header, with: Service.pfs("ProviderB").headerValue)
+                    == (400, "invalid_parameter_saml_response", "issuer.mismatch"))
+            #expect(
+                try await answer(good, replacing: header, with: Service.pfs("ProviderC").headerValue) == (500, "mvpd_not_trusted", "trust.unknown-mvpd"))
+            // Altered after signing.
+            #expect(xml.contains("hh-7731"))
+            let tampered = Service.exchange(xml.replacingOccurrences(of: "hh-7731", with: "hh-7732"), status)
+            #expect(try await answer(tampered) == (400, "invalid_parameter_saml_response", "signature.digest-mismatch"))
+            #expect(try await answer(good, body: Array("SAMLResponse=%%".utf8)) == (400, "invalid_parameter_saml_response", "decode.invalid-percent-encoding"))
+            let missing = try await answer(good, body: Array("nothing=here&other=1".utf8))
+            #expect(missing == (400, "invalid_parameter_saml_response", "decode.missing-field"), "\(missing)")
+            // Device headers.
+            #expect(try await answer(good, replacing: "AP-Device-Identifier") == (400, "invalid_header_device_identifier", nil))
+            #expect(try await answer(good, replacing: "AP-Device-Identifier", with: "dGVzdA==") == (400, "invalid_header_device_identifier", nil))
+            #expect(try await answer(good, replacing: "X-Device-Info", with: "not-json") == (400, "invalid_header_device_info", nil))
+            // Path.
+            var otherPartner = good
+            otherPartner.path = "/api/v2/REF30/profiles/sso/Google"
+            #expect(try await answer(otherPartner) == (400, "invalid_parameter_partner", nil))
+            // None of the above consumed the request: the good one is still accepted, once.
+            let last = try await answer(good)
+            #expect(last.0 == 201, "\(last)")
+        }
+    }
+
+    @Test("a store that fails makes every exchange and session fail closed with 503, and readiness say so")
+    func failingStore() async throws {
+        try await Service.with(store: FailingStore()) { port in
+            let session = try await Service.session(port, Service.pfs("ProviderA").headerValue)
+            #expect(session.status == 503 && Service.json(session)["code"] as? String == "service_unavailable")
+            #expect(Service.json(session)["action"] as? String == "retry")
+            let exchange = try await Service.send(port, Service.exchange(try Service.response(Service.mvpdA, to: "_any"), Service.pfs("ProviderA")))
+            #expect(exchange.status == 503 && Service.detailCode(exchange) == "store.unavailable")
+            #expect(try await Service.send(port, "/health/ready", method: "GET").status == 503)
+            #expect(try await Service.send(port, "/health", method: "GET").status == 200)
+        }
+    }
+
+    @Test("size limits: a body over the limit is 413, headers over the limit are refused")
+    func sizeLimits() async throws {
+        var configuration = Service.configuration()
+        configuration.maximumBodyBytes = 64 * 1024
+        try await Service.with(configuration) { port in
+            var request = try await Service.freshExchange(port, Service.mvpdB)
+            let original = request.body
+            request.body = original + Array("&padding=".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 70 * 1024)
+            let large = try await Service.send(port, request)
+            #expect(large.status == 413 && Service.json(large)["code"] as? String == "request_too_large")
+            #expect(Service.detailCode(large) == "decode.too-large")
+            // Headers over 16 KiB: the connection is refused an answer (431 or closed), never a 2xx.
+            var headers = request.headers
+            headers.append(HTTPHeader("X-Padding", String(repeating: "b", count: 20 * 1024)))
+            request.headers = headers
+            request.body = original
+            do {
+                let answer = try await Service.send(port, request)
+                #expect(answer.status >= 400)
+            } catch {}
+            request.headers.removeLast()
+            #expect(try await Service.send(port, request).status == 201)
+        }
+    }
+
+    @Test("REST API v1: 204 when verified, 400 otherwise")
+    func legacy() async throws {
+        try await Service.with { port in
+            let id = Service.requestID(try await Service.session(port, Service.pfs("ProviderB").headerValue))
+            let response = try Service.response(Service.mvpdB, to: id)
+            let request = TokenExchangeRequest.v1(
+                samlAttributeQueryResponse: response, requestor: "REF30", deviceID: "device-1", mvpd: "MVPD-B", deviceType: .tvOS)
+            let accepted = try await Service.send(port, request)
+            #expect(accepted.status == 204 && accepted.body.isEmpty)
+            let replay = try await Service.send(port, request)
+            #expect(replay.status == 400 && Service.detailCode(replay) == "replay.detected")
+            let wrongMVPD = TokenExchangeRequest.v1(
+                samlAttributeQueryResponse: response, requestor: "REF30", deviceID: "device-1", mvpd: "MVPD-A", deviceType: .iOS)
+            #expect(Service.detailCode(try await Service.send(port, wrongMVPD)) == "issuer.mismatch")
+            var missing = request
+            missing.body = Array(String(decoding: request.body, as: UTF8.self).replacingOccurrences(of: "deviceId=device-1&", with: "").utf8)
+            let refused = try await Service.send(port, missing)
+            #expect(refused.status == 400 && Service.json(refused)["code"] as? String == "missing_parameter_deviceId")
+            let otherRequestor = TokenExchangeRequest.v1(
+                samlAttributeQueryResponse: response, requestor: "OTHER", deviceID: "d", mvpd: "MVPD-B", deviceType: .iOS)
+            #expect(Service.json(try await Service.send(port, otherRequestor))["code"] as? String == "invalid_requestor")
+        }
+    }
+
+    @Test("bearer tokens, when configured, are required")
+    func bearerTokens() async throws {
+        var configuration = Service.configuration()
+        configuration.bearerTokens = ["token"]
+        try await Service.with(configuration) { port in
+            var request = try await Service.freshExchange(port, Service.mvpdA)
+            request.headers.removeAll { $0.name == "Authorization" }
+            let refused = try await Service.send(port, request)
+            #expect(refused.status == 401 && Service.json(refused)["code"] as? String == "invalid_access_token")
+            request.headers.append(HTTPHeader("Authorization", "Bearer token"))
+            #expect(try await Service.send(port, request).status == 201)
+        }
+    }
+
+    @Test("one log line per request with request id, MVPD, code and latency; no SAMLResponse or attribute value at info")
+    func logs() async throws {
+        let logs = CapturedLogs()
+        try await Service.with(logger: logs.logger) { port in
+            let request = try await Service.freshExchange(port, Service.mvpdA, nameID: "secret-subscriber-9")
+            #expect(try await Service.send(port, request).status == 201)
+            #expect(try await Service.send(port, request).status == 400)
+        }
+        let records = logs.records.withLock { $0 }
+        let exchanges = records.filter { $0.message.contains("profiles/sso") }
+        #expect(exchanges.count == 2)
+        #expect(exchanges.map { $0.metadata["code"] } == ["ok", "replay.detected"])
+        for record in exchanges {
+            #expect(record.level == .info)
+            #expect(record.metadata["mvpd"] == "MVPD-A")
+            #expect(record.metadata["hb.request.id"] != nil && record.metadata["latency_us"] != nil)
+        }
+        for record in records where record.level >= .info {
+            let text = record.message + record.metadata.values.joined()
+            #expect(!text.contains("secret-subscriber-9") && !text.contains("hh-7731") && !text.contains("PHNhbWxw"))
+        }
+    }
+
+    @Test("metrics: verdicts by code, latency histogram, store errors, in Prometheus text")
+    func metrics() async throws {
+        let metrics = ServiceMetrics()
+        try await Service.with(metrics: metrics) { port in
+            let request = try await Service.freshExchange(port, Service.mvpdB)
+            _ = try await Service.send(port, request)
+            _ = try await Service.send(port, request)
+            let text = try await Service.send(port, "/metrics", method: "GET").text
+            #expect(text.contains(#"saml_token_exchange_verdicts_total{endpoint="profiles/sso",code="ok"} 1"#))
+            #expect(text.contains(#"saml_token_exchange_verdicts_total{endpoint="profiles/sso",code="replay.detected"} 1"#))
+            #expect(text.contains("saml_http_request_duration_seconds_bucket"))
+            #expect(text.contains(#"saml_sso_sessions_total{action="partner_profile",reason="none"} 1"#))
+        }
+        try await Service.with(store: FailingStore(), metrics: metrics) { port in
+            _ = try await Service.session(port, Service.pfs("ProviderA").headerValue)
+            #expect(try await Service.send(port, "/metrics", method: "GET").text.contains(#"saml_store_errors_total{operation="record-request"} 1"#))
+        }
+    }
+
+    @Test("the load harness, briefly: every answer as expected")
+    func loadHarness() async throws {
+        try await Service.with { port in
+            var options = LoadOptions(targets: [("127.0.0.1", port)], serviceProvider: "REF30", mvpds: Service.mvpds)
+            options.requests = 300
+            options.connections = 4
+            options.replayShare = 0.15
+            options.tamperedShare = 0.1
+            options.wrongMVPDShare = 0.1
+            let report = try await LoadHarness.run(options)
+            #expect(report.wrong == 0, "\(report.table)")
+            #expect(report.lines.allSatisfy { $0.sent > 0 && $0.asExpected == $0.sent }, "\(report.table)")
+            #expect(report.settleChecked == report.lines[0].asExpected)
+        }
+    }
+}
+
+@Suite("Service configuration")
+struct ServiceConfigurationTests {
+    @Test("read from a file, with paths relative to it, and overridden by the environment")
+    func load() throws {
+        let configuration = try ServiceConfiguration.load(
+            contentsOf: "\(Service.vectors)/exchange/service.json", environment: ["SAML_SERVICE_PORT": "9999", "SAML_SERVICE_STORE": "postgres://u@h/d"])
+        #expect(configuration.serviceProvider == "REF30")
+        #expect(configuration.trustPath.hasSuffix("exchange/trust.json") && FileManager.default.fileExists(atPath: configuration.trustPath))
+        #expect(configuration.port == 9999 && configuration.store == "postgres://u@h/d")
+        #expect(configuration.featuredMVPDs == ["MVPD-B", "MVPD-A"])
+        #expect(throws: SAMLError.self) { try ServiceConfiguration.load(contentsOf: "/nonexistent.json") }
+        #expect(throws: SAMLError.self) {
+            try ServiceConfiguration.load(contentsOf: "\(Service.vectors)/exchange/service.json", environment: ["SAML_SERVICE_PORT": "x"])
+        }
+    }
+}
