@@ -55,6 +55,14 @@ public struct LoadOptions: Sendable {
     }
 }
 
+/// Prepared requests, ready for the timed phase (``LoadHarness/run(_:)-(LoadPlan)``).
+public struct LoadPlan: Sendable {
+    public let options: LoadOptions
+    let items: [LoadHarness.Item]
+    public let generationSeconds: Double
+    public var count: Int { items.count }
+}
+
 /// The harness's result: throughput, latency, and the correctness audit.
 public struct LoadReport: Sendable {
     public struct Line: Sendable {
@@ -128,14 +136,27 @@ public enum LoadHarness {
         case accepted, refused(String), unanswered, other(Int)
     }
 
+    /// Prepares the requests, then runs them.
     public static func run(_ options: LoadOptions, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> LoadReport {
+        try await run(try await prepare(options, progress: progress))
+    }
+
+    /// The untimed phase: a SAML request from `sessions/sso` for each response, the MVPD's signed
+    /// answer, the cookbook's encoding.
+    public static func prepare(_ options: LoadOptions, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> LoadPlan {
         precondition(!options.targets.isEmpty && !options.mvpds.isEmpty && options.connections > 0)
         let clock = ContinuousClock()
         let generationStart = clock.now
-        let items = try await prepare(options, progress: progress)
+        let items = try await makeItems(options, progress: progress)
         let generationSeconds = seconds(clock.now - generationStart)
         progress("prepared \(items.count) requests in \(String(format: "%.1f", generationSeconds)) s")
+        return LoadPlan(options: options, items: items, generationSeconds: generationSeconds)
+    }
 
+    /// The timed phase, then the settle phase.
+    public static func run(_ plan: LoadPlan) async throws -> LoadReport {
+        let options = plan.options, items = plan.items, generationSeconds = plan.generationSeconds
+        let clock = ContinuousClock()
         let outcomes = Shared([Outcome?](repeating: nil, count: items.count))
         let latencies = Shared([Double]())
         let wrongAnswers = Shared([String]())
@@ -220,7 +241,7 @@ public enum LoadHarness {
     }
 
     /// sessions/sso for each response, then the MVPD's signed answer, encoded as the cookbook does.
-    static func prepare(_ options: LoadOptions, progress: @escaping @Sendable (String) -> Void) async throws -> [Item] {
+    static func makeItems(_ options: LoadOptions, progress: @escaping @Sendable (String) -> Void) async throws -> [Item] {
         var random = SplitMix(seed: options.seed)
         // Plan kinds first (deterministic for a seed), then fetch requests and sign in parallel.
         var kinds: [Kind] = []

@@ -1,0 +1,91 @@
+import Foundation
+import SAML
+import SAMLLoad
+import SAMLService
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Several instances sharing one PostgreSQL server, started by `scripts/postgres-tests` (which `.ci/run`
+/// runs). Without `SAML_POSTGRES_URL` the suite is skipped (under CI the PostgreSQL suite fails then).
+@Suite("Token Exchange service on PostgreSQL", .serialized, .enabled(if: ProcessInfo.processInfo.environment["SAML_POSTGRES_URL"] != nil))
+struct ServicePostgresTests {
+    static let url = ProcessInfo.processInfo.environment["SAML_POSTGRES_URL"] ?? ""
+
+    @Test("two instances, one truth: a request issued by one is answered on the other; an accepted response is a replay on both")
+    func twoInstances() async throws {
+        let configuration = Service.configuration(store: Self.url)
+        try await Service.with(configuration) { a in
+            try await Service.with(configuration) { b in
+                #expect(try await Service.send(a, "/health/ready", method: "GET").status == 200)
+                let status = Service.pfs("ProviderA")
+                let id = Service.requestID(try await Service.session(a, status.headerValue))
+                let request = Service.exchange(try Service.response(Service.mvpdA, to: id), status)
+                #expect(try await Service.send(b, request).status == 201)
+                #expect(Service.detailCode(try await Service.send(a, request)) == "replay.detected")
+                #expect(Service.detailCode(try await Service.send(b, request)) == "replay.detected")
+
+                var options = LoadOptions(targets: [("127.0.0.1", a), ("127.0.0.1", b)], serviceProvider: "REF30", mvpds: Service.mvpds)
+                options.requests = 400
+                options.connections = 4
+                let report = try await LoadHarness.run(options)
+                #expect(report.wrong == 0, "\(report.table)")
+                #expect(report.lines.allSatisfy { $0.sent > 0 && $0.asExpected == $0.sent }, "\(report.table)")
+                // Every accepted response was re-posted to both instances and refused by both.
+                #expect(report.settleChecked == 2 * report.lines[0].asExpected)
+            }
+        }
+    }
+
+    @Test("killing one instance during a load run loses no accepted login and accepts no replay on the other")
+    func killOneInstance() async throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("saml-server").path
+        #expect(FileManager.default.isExecutableFile(atPath: binary), "build saml-server first (swift build)")
+        let ports = [try await Service.freePort(), try await Service.freePort()]
+        let instances = try ports.map { port in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = ["serve", "--config", "\(Service.vectors)/exchange/service.json", "--port", String(port), "--store", Self.url]
+            process.environment = ProcessInfo.processInfo.environment.merging(["SAML_SERVICE_LOG_LEVEL": "warning"]) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        defer {
+            for process in instances where process.isRunning { process.terminate() }
+        }
+        for port in ports {
+            var ready = false
+            for _ in 0..<200 where !ready {
+                ready = (try? await Service.send(port, "/health/ready", method: "GET").status) == 200
+                if !ready { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(ready, "instance on \(port) did not start")
+        }
+        var options = LoadOptions(targets: ports.map { ("127.0.0.1", $0) }, serviceProvider: "REF30", mvpds: Service.mvpds)
+        options.requests = 1200
+        options.connections = 4
+        options.rate = 300  // about 4 s
+        options.replayShare = 0.2
+        let plan = try await LoadHarness.prepare(options)
+        let victim = instances[0]
+        let killer = Task {
+            try await Task.sleep(for: .milliseconds(1500))
+            kill(victim.processIdentifier, SIGKILL)
+        }
+        let report = try await LoadHarness.run(plan)
+        try await killer.value
+        print(report.table)
+        #expect(!victim.isRunning)
+        #expect(report.wrong == 0, "\(report.table)")
+        let fresh = report.lines[0], replays = report.lines[1]
+        // Both instances answered, the victim until it died; the rest went to the survivor.
+        #expect(fresh.asExpected > 300 && replays.asExpected > 50, "\(report.table)")
+        // The settle phase re-posted every accepted response to the survivor: all refused as replays,
+        // those the victim accepted included (no accepted login lost, no replay accepted).
+        #expect(report.settleChecked >= fresh.asExpected, "\(report.table)")
+    }
+}
