@@ -44,7 +44,8 @@ public struct HTTPConnection: ~Copyable {
     }
 
     /// Sends one request and reads its whole answer.
-    public mutating func send(method: HTTPMethod, path: String, headers: [(String, String)] = [], body: [UInt8] = []) async throws -> Answer {
+    public mutating func send(method: HTTPMethod, path: String, headers: [(String, String)] = [], body: [UInt8] = []) async throws -> Answer
+    {
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
         head.headers.add(name: "Host", value: authority)
         for (name, value) in headers { head.headers.add(name: name, value: value) }

@@ -103,7 +103,8 @@ public struct LoadReport: Sendable {
 
             """
         for line in lines { out += "| \(line.kind) | \(line.sent) | \(line.asExpected) | \(line.wrong) | \(line.unanswered) |\n" }
-        out += "\nsettle: \(settleChecked) re-posts, \(settleWrong) wrong; lost answers: \(lostThenAccepted) accepted later, \(lostButCommitted) had been committed\n"
+        out +=
+            "\nsettle: \(settleChecked) re-posts, \(settleWrong) wrong; lost answers: \(lostThenAccepted) accepted later, \(lostButCommitted) had been committed\n"
         out += "audit: \(wrong) wrong answers\n"
         for description in wrongAnswers { out += "  wrong: \(description)\n" }
         return out
@@ -169,7 +170,8 @@ public enum LoadHarness {
                     var mine = Array(stride(from: worker, to: items.count, by: options.connections))
                     while !mine.isEmpty {
                         do {
-                            try await HTTPConnection.with(host: options.targets[target].host, port: options.targets[target].port) { connection in
+                            try await HTTPConnection.with(host: options.targets[target].host, port: options.targets[target].port) {
+                                connection in
                                 while let index = mine.first {
                                     if let deadline, clock.now >= deadline { mine.removeAll(); return }
                                     var due = clock.now
@@ -188,7 +190,8 @@ public enum LoadHarness {
                                     let answer: HTTPConnection.Answer
                                     do {
                                         answer = try await connection.send(
-                                            method: .POST, path: item.request.path, headers: item.request.headers.map { ($0.name, $0.value) },
+                                            method: .POST, path: item.request.path,
+                                            headers: item.request.headers.map { ($0.name, $0.value) },
                                             body: item.request.body)
                                     } catch {
                                         outcomes.withLock { $0[index] = .unanswered }
@@ -201,7 +204,9 @@ public enum LoadHarness {
                                     outcomes.withLock { $0[index] = outcome }
                                     let originalOutcome = item.original.flatMap { original in outcomes.withLock { $0[original] } }
                                     if let problem = check(item, outcome, answer, original: originalOutcome) {
-                                        wrongAnswers.withLock { if $0.count < 20 { $0.append("#\(index) \(item.kind.rawValue): \(problem)") } }
+                                        wrongAnswers.withLock {
+                                            if $0.count < 20 { $0.append("#\(index) \(item.kind.rawValue): \(problem)") }
+                                        }
                                     }
                                     mine.removeFirst()
                                 }
@@ -234,7 +239,8 @@ public enum LoadHarness {
         let sorted = latencies.withLock { $0 }.sorted()
         func percentile(_ q: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
         var report = LoadReport(
-            generationSeconds: generationSeconds, timedSeconds: timedSeconds, answered: sorted.count, p50: percentile(0.5), p90: percentile(0.9),
+            generationSeconds: generationSeconds, timedSeconds: timedSeconds, answered: sorted.count, p50: percentile(0.5),
+            p90: percentile(0.9),
             p99: percentile(0.99), maximum: sorted.last ?? 0, lines: lines, wrongAnswers: wrongAnswers.withLock { $0 })
         if options.settle { try await settle(options, items: items, outcomes: results, report: &report) }
         return report
@@ -302,12 +308,15 @@ public enum LoadHarness {
         }
     }
 
-    static func makeItem(index: Int, kind: Kind, choice: (Int, Int), options: LoadOptions, connection: inout HTTPConnection) async throws -> Item {
+    static func makeItem(index: Int, kind: Kind, choice: (Int, Int), options: LoadOptions, connection: inout HTTPConnection) async throws
+        -> Item
+    {
         let signer = options.mvpds[choice.0]
         // wrong-mvpd: signed by one MVPD, presented (request and header) as the next one.
         let postedAs = kind == .wrongMVPD ? options.mvpds[(choice.0 + 1) % options.mvpds.count] : signer
         let status = PartnerFrameworkStatus(
-            accessStatus: .granted, providerID: postedAs.providerID, expirationMilliseconds: SAMLInstant.now().millisecondsSinceEpoch + 86_400_000)
+            accessStatus: .granted, providerID: postedAs.providerID,
+            expirationMilliseconds: SAMLInstant.now().millisecondsSinceEpoch + 86_400_000)
         let session = try await connection.send(
             method: .POST, path: "/api/v2/\(options.serviceProvider)/sessions/sso/Apple",
             headers: [
@@ -330,14 +339,16 @@ public enum LoadHarness {
         template.inResponseTo = requestID
         template.nameID = "load-\(index)-\(choice.1)"
         template.attributes = [("uid", [template.nameID]), ("householdId", ["hh-\(choice.1)"]), ("zip", ["10001"])]
-        var response = String(decoding: try signer.identityProvider.response(template, issuedAt: .now(), placement: .assertion), as: UTF8.self)
+        var response = String(
+            decoding: try signer.identityProvider.response(template, issuedAt: .now(), placement: .assertion), as: UTF8.self)
         if kind == .tampered {
             // Another subscriber's household, after signing: the assertion's digest no longer matches.
             response = response.replacingOccurrences(of: "hh-\(choice.1)<", with: "hh-\(choice.1 + 1)<")
         }
         let request2 = TokenExchangeRequest.v2(
             samlAttributeQueryResponse: response, serviceProvider: options.serviceProvider, accessToken: "load-harness",
-            deviceIdentifier: "load-harness", deviceInfo: Data(#"{"model":"load"}"#.utf8).base64EncodedString(), partnerFrameworkStatus: status)
+            deviceIdentifier: "load-harness", deviceInfo: Data(#"{"model":"load"}"#.utf8).base64EncodedString(),
+            partnerFrameworkStatus: status)
         return Item(kind: kind, worker: 0, request: request2, mvpd: postedAs.id, nameID: template.nameID, original: nil)
     }
 
@@ -410,12 +421,16 @@ public enum LoadHarness {
                 try await HTTPConnection.with(host: target.host, port: target.port) { connection in
                     for index in accepted.sorted() {
                         let answer = try await connection.send(
-                            method: .POST, path: items[index].request.path, headers: items[index].request.headers.map { ($0.name, $0.value) },
+                            method: .POST, path: items[index].request.path,
+                            headers: items[index].request.headers.map { ($0.name, $0.value) },
                             body: items[index].request.body)
                         checked += 1
                         if classify(answer) != .refused("replay.detected") {
                             wrong += 1
-                            if descriptions.count < 10 { descriptions.append("settle #\(index): an accepted response re-posted to \(target.port) got \(classify(answer))") }
+                            if descriptions.count < 10 {
+                                descriptions.append(
+                                    "settle #\(index): an accepted response re-posted to \(target.port) got \(classify(answer))")
+                            }
                         }
                     }
                 }
@@ -497,7 +512,8 @@ extension LoadMVPD {
         return [
             LoadMVPD(
                 id: "MVPD-A", providerID: "ProviderA", issuer: "https://idp.mvpd.example.com",
-                identityProvider: try MockIdentityProvider(privateKeyPEM: try read("rsa-2048.key.pem"), certificatePEM: try read("rsa-2048.cert.pem"))),
+                identityProvider: try MockIdentityProvider(
+                    privateKeyPEM: try read("rsa-2048.key.pem"), certificatePEM: try read("rsa-2048.cert.pem"))),
             LoadMVPD(
                 id: "MVPD-B", providerID: "ProviderB", issuer: "https://idp.mvpd-b.example.com",
                 identityProvider: try MockIdentityProvider(

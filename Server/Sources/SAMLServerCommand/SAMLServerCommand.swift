@@ -13,7 +13,9 @@ struct SAMLServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "saml-server",
         abstract: "The Token Exchange service, its load harness, and SAML requests and verification with state shared through PostgreSQL.",
-        subcommands: [ServeCommand.self, LoadCommand.self, RequestCommand.self, VerifyCommand.self, ExchangeCommand.self, BenchCommand.self]
+        subcommands: [
+            ServeCommand.self, LoadCommand.self, RequestCommand.self, VerifyCommand.self, ExchangeCommand.self, BenchCommand.self,
+        ]
     )
 }
 

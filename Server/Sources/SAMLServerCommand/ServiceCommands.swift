@@ -83,9 +83,12 @@ struct LoadCommand: AsyncParsableCommand {
         if json {
             let object: [String: Any] = [
                 "requests_per_second": report.requestsPerSecond.rounded(), "answered": report.answered,
-                "p50_us": report.p50.rounded(), "p90_us": report.p90.rounded(), "p99_us": report.p99.rounded(), "max_us": report.maximum.rounded(),
+                "p50_us": report.p50.rounded(), "p90_us": report.p90.rounded(), "p99_us": report.p99.rounded(),
+                "max_us": report.maximum.rounded(),
                 "wrong": report.wrong, "settle_checked": report.settleChecked,
-                "kinds": report.lines.map { ["kind": $0.kind, "sent": $0.sent, "as_expected": $0.asExpected, "wrong": $0.wrong, "unanswered": $0.unanswered] },
+                "kinds": report.lines.map {
+                    ["kind": $0.kind, "sent": $0.sent, "as_expected": $0.asExpected, "wrong": $0.wrong, "unanswered": $0.unanswered]
+                },
                 "wrong_answers": report.wrongAnswers,
             ]
             FileHandle.standardOutput.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) + Data("\n".utf8))

@@ -93,12 +93,14 @@ public enum ServiceApplication {
         }
 
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
-            maxHeaderFieldSize: configuration.maximumHeaderBytes, maxHeaderListSize: configuration.maximumHeaderBytes, maxHeaderFieldCount: 100)
+            maxHeaderFieldSize: configuration.maximumHeaderBytes, maxHeaderListSize: configuration.maximumHeaderBytes,
+            maxHeaderFieldCount: 100)
         let storeKind = database == nil ? "memory" : "postgres"
         var application = Application(
             router: router,
             server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(60), httpDecoderConfiguration: decoder)),
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "swift-saml"),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "swift-saml"),
             services: services,
             onServerRunning: { channel in
                 logger.info("listening", metadata: ["address": "\(channel.localAddress?.description ?? "?")", "store": "\(storeKind)"])
@@ -115,7 +117,8 @@ public enum ServiceApplication {
     /// Reads the body within the limit and the headers, runs `handler`, and turns its answer into a
     /// response; logs one line per request (never the body or attribute values at `info`).
     private static func answer(
-        _ request: Request, _ context: BasicRequestContext, limit: Int, logger: Logger, metrics: ServiceMetrics? = nil, endpoint: String = "",
+        _ request: Request, _ context: BasicRequestContext, limit: Int, logger: Logger, metrics: ServiceMetrics? = nil,
+        endpoint: String = "",
         _ handler: (RequestHeaders, [UInt8]) async -> ServiceAnswer
     ) async throws -> Response {
         let started = ContinuousClock.now
@@ -147,7 +150,8 @@ public enum ServiceApplication {
         var headers: HTTPFields = [.contentType: "application/json;charset=utf-8"]
         if result.body.isEmpty { headers = [:] }
         return Response(
-            status: HTTPResponse.Status(code: result.status), headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: result.body)))
+            status: HTTPResponse.Status(code: result.status), headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: result.body)))
     }
 
     private static func tooLarge(_ limit: Int) -> ServiceAnswer {
@@ -160,7 +164,8 @@ public enum ServiceApplication {
     private static func health(_ status: Int, _ text: String) -> Response {
         let body = Array(#"{"status":"\#(text)"}"#.utf8)
         return Response(
-            status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+            status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     static let deviceIdentifier = HTTPField.Name("AP-Device-Identifier")!

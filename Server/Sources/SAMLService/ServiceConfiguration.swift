@@ -129,7 +129,9 @@ public struct ServiceConfiguration: Sendable {
             configuration[keyPath: keyPath] = list
         }
         if let value = object["allowUnsolicited"] {
-            guard let flag = value as? Bool else { throw SAMLError(.configurationInvalid, "expected true or false for \"allowUnsolicited\"") }
+            guard let flag = value as? Bool else {
+                throw SAMLError(.configurationInvalid, "expected true or false for \"allowUnsolicited\"")
+            }
             configuration.allowUnsolicited = flag
         }
         configuration.requestSigningKeyPath = try string("requestSigningKey").map(relative)
@@ -154,7 +156,8 @@ public struct ServiceConfiguration: Sendable {
 
     private static func level(_ text: String) throws -> Logger.Level {
         guard let level = Logger.Level(rawValue: text) else {
-            throw SAMLError(.configurationInvalid, "expected a log level (trace, debug, info, notice, warning, error, critical), found \(quoted(text))")
+            throw SAMLError(
+                .configurationInvalid, "expected a log level (trace, debug, info, notice, warning, error, critical), found \(quoted(text))")
         }
         return level
     }

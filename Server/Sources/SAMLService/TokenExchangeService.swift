@@ -46,7 +46,9 @@ public struct TokenExchangeService: Sendable {
             signingKey = nil
         }
         for mvpd in mvpds.mvpds where mvpd.boardingStatus == .supported && trust.identityProvider(for: mvpd.id) == nil {
-            logger.warning("MVPD has platform SSO but no identity provider in the trust file: its responses are refused", metadata: ["mvpd": "\(mvpd.id)"])
+            logger.warning(
+                "MVPD has platform SSO but no identity provider in the trust file: its responses are refused",
+                metadata: ["mvpd": "\(mvpd.id)"])
         }
     }
 
@@ -117,13 +119,15 @@ public struct TokenExchangeService: Sendable {
             try await store.recordOutstandingRequest(request.id, expiry: .now() + configuration.requestLifetime)
         } catch {
             metrics.storeError(operation: "record-request")
-            let saml = error as? SAMLError ?? SAMLError(.storeUnavailable, "expected the store to record the request, found \(type(of: error))")
+            let saml =
+                error as? SAMLError ?? SAMLError(.storeUnavailable, "expected the store to record the request, found \(type(of: error))")
             return .error(EnhancedError(saml: saml), mvpd: mvpd.id)
         }
         metrics.session(action: "partner_profile", reason: "none")
         let object: [String: Any] = [
             "actionName": "partner_profile", "actionType": "direct", "reasonType": "none", "mvpd": mvpd.id,
-            "authenticationRequest": ["type": "saml", "request": request.base64, "attributesNames": mvpd.requiredMetadataFields] as [String: Any],
+            "authenticationRequest": ["type": "saml", "request": request.base64, "attributesNames": mvpd.requiredMetadataFields]
+                as [String: Any],
         ]
         return .json(200, object, code: "partner_profile", mvpd: mvpd.id)
     }
@@ -133,7 +137,9 @@ public struct TokenExchangeService: Sendable {
     /// provider maps to (`invalid_header_pfs_provider_id_mismatch` otherwise). `AP-Device-Identifier` is required (`fingerprint <value>`),
     /// `X-Device-Info`, when present, must be Base64 of a JSON object.
     public func profile(serviceProvider: String, partner: String, headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
-        if let refusal = checkPath(serviceProvider: serviceProvider, partner: partner) ?? checkAuthorization(headers) ?? checkDevice(headers) {
+        if let refusal = checkPath(serviceProvider: serviceProvider, partner: partner) ?? checkAuthorization(headers)
+            ?? checkDevice(headers)
+        {
             return refusal
         }
         let mvpd = headers.partnerFrameworkStatus.flatMap { try? PartnerFrameworkStatus(headerValue: $0) }?.providerID
@@ -167,7 +173,8 @@ public struct TokenExchangeService: Sendable {
     public func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
         if let refusal = checkPath(serviceProvider: serviceProvider, partner: nil) ?? checkAuthorization(headers) { return refusal }
         return ServiceAnswer(
-            status: 200, body: mvpds.json(serviceProvider: configuration.serviceProvider, featured: configuration.featuredMVPDs), code: "ok",
+            status: 200, body: mvpds.json(serviceProvider: configuration.serviceProvider, featured: configuration.featuredMVPDs),
+            code: "ok",
             mvpd: nil)
     }
 
@@ -186,14 +193,16 @@ public struct TokenExchangeService: Sendable {
                 Refusal(
                     answer: .error(
                         EnhancedError(
-                            status: 400, code: "invalid_parameter_mvpd", message: "The mvpd parameter is malformed.", details: error as? SAMLError))
+                            status: 400, code: "invalid_parameter_mvpd", message: "The mvpd parameter is malformed.",
+                            details: error as? SAMLError))
                 ))
         }
     }
 
     private func checkPath(serviceProvider: String, partner: String?) -> ServiceAnswer? {
         guard serviceProvider == configuration.serviceProvider else {
-            return .error(EnhancedError(status: 400, code: "invalid_requestor", message: "The service provider is not served here.", details: nil))
+            return .error(
+                EnhancedError(status: 400, code: "invalid_requestor", message: "The service provider is not served here.", details: nil))
         }
         if let partner, partner != "Apple" {
             return .error(
@@ -227,7 +236,8 @@ public struct TokenExchangeService: Sendable {
             guard let decoded, (try? JSONSerialization.jsonObject(with: decoded)) is [String: Any] else {
                 return .error(
                     EnhancedError(
-                        status: 400, code: "invalid_header_device_info", message: "The X-Device-Info header must be Base64 of a JSON object.",
+                        status: 400, code: "invalid_header_device_info",
+                        message: "The X-Device-Info header must be Base64 of a JSON object.",
                         details: nil))
             }
         }
@@ -242,7 +252,9 @@ public struct RequestHeaders: Sendable {
     public var deviceInfo: String?
     public var partnerFrameworkStatus: String?
 
-    public init(authorization: String? = nil, deviceIdentifier: String? = nil, deviceInfo: String? = nil, partnerFrameworkStatus: String? = nil) {
+    public init(
+        authorization: String? = nil, deviceIdentifier: String? = nil, deviceInfo: String? = nil, partnerFrameworkStatus: String? = nil
+    ) {
         self.authorization = authorization
         self.deviceIdentifier = deviceIdentifier
         self.deviceInfo = deviceInfo
@@ -276,6 +288,7 @@ public struct ServiceAnswer: Sendable {
 
     static func error(_ error: EnhancedError, mvpd: String? = nil) -> ServiceAnswer {
         ServiceAnswer(
-            status: error.status, body: error.json, code: error.cause?.code.identifier ?? error.code, mvpd: mvpd, detail: error.cause?.message)
+            status: error.status, body: error.json, code: error.cause?.code.identifier ?? error.code, mvpd: mvpd,
+            detail: error.cause?.message)
     }
 }

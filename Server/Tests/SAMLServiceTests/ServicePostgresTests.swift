@@ -47,7 +47,9 @@ struct ServicePostgresTests {
         let instances = try ports.map { port in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["serve", "--config", "\(Service.vectors)/exchange/service.json", "--port", String(port), "--store", Self.url]
+            process.arguments = [
+                "serve", "--config", "\(Service.vectors)/exchange/service.json", "--port", String(port), "--store", Self.url,
+            ]
             process.environment = ProcessInfo.processInfo.environment.merging(["SAML_SERVICE_LOG_LEVEL": "warning"]) { $1 }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice

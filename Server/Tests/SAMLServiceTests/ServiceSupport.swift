@@ -31,7 +31,8 @@ enum Service {
 
     /// Runs `body` with the port of a running service, then shuts it down gracefully.
     static func with<T: Sendable>(
-        _ configuration: ServiceConfiguration = configuration(), store: (any SAMLStateStore)? = nil, metrics: ServiceMetrics = ServiceMetrics(),
+        _ configuration: ServiceConfiguration = configuration(), store: (any SAMLStateStore)? = nil,
+        metrics: ServiceMetrics = ServiceMetrics(),
         logger: Logger = quiet, _ body: (Int) async throws -> T
     ) async throws -> T {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
@@ -120,7 +121,8 @@ enum Service {
     }
 
     /// A fresh, accepted-to-be exchange for `mvpd` against the service on `port`.
-    static func freshExchange(_ port: Int, _ mvpd: LoadMVPD, nameID: String = "subscriber-\(UInt32.random(in: 0...UInt32.max))") async throws
+    static func freshExchange(_ port: Int, _ mvpd: LoadMVPD, nameID: String = "subscriber-\(UInt32.random(in: 0...UInt32.max))")
+        async throws
         -> HTTPRequestParts
     {
         let status = pfs(mvpd.providerID)

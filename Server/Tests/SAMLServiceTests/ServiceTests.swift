@@ -20,7 +20,8 @@ struct ServiceTests {
             #expect((object["mvpds"] as? [[String: Any]])?.map { $0["id"] as? String } == ["MVPD-A", "MVPD-B", "MVPD-C"])
             // What it answers reads back as the same configuration.
             let read = try MVPDConfiguration.decode(answer.body)
-            let file = try MVPDConfiguration.decode(Array(try Data(contentsOf: URL(fileURLWithPath: "\(Service.vectors)/exchange/mvpd-configuration.json"))))
+            let file = try MVPDConfiguration.decode(
+                Array(try Data(contentsOf: URL(fileURLWithPath: "\(Service.vectors)/exchange/mvpd-configuration.json"))))
             #expect(read == file)
             #expect(try await Service.send(port, "/api/v2/OTHER/configuration", method: "GET").status == 400)
         }
@@ -133,23 +134,33 @@ struct ServiceTests {
                     == (400, "invalid_header_pfs_provider_info_expired", nil))
             #expect(try await answer(good, replacing: header, with: "%%%") == (400, "invalid_header_pfs_malformed", "pfs.malformed-base64"))
             #expect(
-                try await answer(good, body: good.body + Array("&mvpd=MVPD-B".utf8)) == (400, "invalid_header_pfs_provider_id_mismatch", nil))
+                try await answer(good, body: good.body + Array("&mvpd=MVPD-B".utf8)) == (
+                    400, "invalid_header_pfs_provider_id_mismatch", nil
+                ))
             // The MVPD's response posted as another MVPD's: its issuer is not the one trusted there.
             #expect(
                 try await answer(good, replacing: header, with: Service.pfs("ProviderB").headerValue)
                     == (400, "invalid_parameter_saml_response", "issuer.mismatch"))
             #expect(
-                try await answer(good, replacing: header, with: Service.pfs("ProviderC").headerValue) == (500, "mvpd_not_trusted", "trust.unknown-mvpd"))
+                try await answer(good, replacing: header, with: Service.pfs("ProviderC").headerValue) == (
+                    500, "mvpd_not_trusted", "trust.unknown-mvpd"
+                ))
             // Altered after signing.
             #expect(xml.contains("hh-7731"))
             let tampered = Service.exchange(xml.replacingOccurrences(of: "hh-7731", with: "hh-7732"), status)
             #expect(try await answer(tampered) == (400, "invalid_parameter_saml_response", "signature.digest-mismatch"))
-            #expect(try await answer(good, body: Array("SAMLResponse=%%".utf8)) == (400, "invalid_parameter_saml_response", "decode.invalid-percent-encoding"))
+            #expect(
+                try await answer(good, body: Array("SAMLResponse=%%".utf8)) == (
+                    400, "invalid_parameter_saml_response", "decode.invalid-percent-encoding"
+                ))
             let missing = try await answer(good, body: Array("nothing=here&other=1".utf8))
             #expect(missing == (400, "invalid_parameter_saml_response", "decode.missing-field"), "\(missing)")
             // Device headers.
             #expect(try await answer(good, replacing: "AP-Device-Identifier") == (400, "invalid_header_device_identifier", nil))
-            #expect(try await answer(good, replacing: "AP-Device-Identifier", with: "dGVzdA==") == (400, "invalid_header_device_identifier", nil))
+            #expect(
+                try await answer(good, replacing: "AP-Device-Identifier", with: "dGVzdA==") == (
+                    400, "invalid_header_device_identifier", nil
+                ))
             #expect(try await answer(good, replacing: "X-Device-Info", with: "not-json") == (400, "invalid_header_device_info", nil))
             // Path.
             var otherPartner = good
@@ -167,7 +178,8 @@ struct ServiceTests {
             let session = try await Service.session(port, Service.pfs("ProviderA").headerValue)
             #expect(session.status == 503 && Service.json(session)["code"] as? String == "service_unavailable")
             #expect(Service.json(session)["action"] as? String == "retry")
-            let exchange = try await Service.send(port, Service.exchange(try Service.response(Service.mvpdA, to: "_any"), Service.pfs("ProviderA")))
+            let exchange = try await Service.send(
+                port, Service.exchange(try Service.response(Service.mvpdA, to: "_any"), Service.pfs("ProviderA")))
             #expect(exchange.status == 503 && Service.detailCode(exchange) == "store.unavailable")
             #expect(try await Service.send(port, "/health/ready", method: "GET").status == 503)
             #expect(try await Service.send(port, "/health", method: "GET").status == 200)
@@ -214,7 +226,8 @@ struct ServiceTests {
                 samlAttributeQueryResponse: response, requestor: "REF30", deviceID: "device-1", mvpd: "MVPD-A", deviceType: .iOS)
             #expect(Service.detailCode(try await Service.send(port, wrongMVPD)) == "issuer.mismatch")
             var missing = request
-            missing.body = Array(String(decoding: request.body, as: UTF8.self).replacingOccurrences(of: "deviceId=device-1&", with: "").utf8)
+            missing.body = Array(
+                String(decoding: request.body, as: UTF8.self).replacingOccurrences(of: "deviceId=device-1&", with: "").utf8)
             let refused = try await Service.send(port, missing)
             #expect(refused.status == 400 && Service.json(refused)["code"] as? String == "missing_parameter_deviceId")
             let otherRequestor = TokenExchangeRequest.v1(
@@ -275,7 +288,9 @@ struct ServiceTests {
         }
         try await Service.with(store: FailingStore(), metrics: metrics) { port in
             _ = try await Service.session(port, Service.pfs("ProviderA").headerValue)
-            #expect(try await Service.send(port, "/metrics", method: "GET").text.contains(#"saml_store_errors_total{operation="record-request"} 1"#))
+            #expect(
+                try await Service.send(port, "/metrics", method: "GET").text.contains(
+                    #"saml_store_errors_total{operation="record-request"} 1"#))
         }
     }
 
@@ -301,7 +316,8 @@ struct ServiceConfigurationTests {
     @Test("read from a file, with paths relative to it, and overridden by the environment")
     func load() throws {
         let configuration = try ServiceConfiguration.load(
-            contentsOf: "\(Service.vectors)/exchange/service.json", environment: ["SAML_SERVICE_PORT": "9999", "SAML_SERVICE_STORE": "postgres://u@h/d"])
+            contentsOf: "\(Service.vectors)/exchange/service.json",
+            environment: ["SAML_SERVICE_PORT": "9999", "SAML_SERVICE_STORE": "postgres://u@h/d"])
         #expect(configuration.serviceProvider == "REF30")
         #expect(configuration.trustPath.hasSuffix("exchange/trust.json") && FileManager.default.fileExists(atPath: configuration.trustPath))
         #expect(configuration.port == 9999 && configuration.store == "postgres://u@h/d")

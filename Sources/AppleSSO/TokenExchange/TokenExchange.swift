@@ -88,24 +88,31 @@ public struct TokenExchange: Sendable {
             do {
                 value = try FormBody.text(named: name, in: body)
             } catch let error as SAMLError {
-                return .failure(EnhancedError(status: 400, code: "invalid_parameter_\(name)", message: "The \(name) parameter is malformed.", details: error))
+                return .failure(
+                    EnhancedError(
+                        status: 400, code: "invalid_parameter_\(name)", message: "The \(name) parameter is malformed.", details: error))
             } catch {
                 return .failure(EnhancedError.internalError)
             }
             guard let value, !value.isEmpty else {
-                return .failure(EnhancedError(status: 400, code: "missing_parameter_\(name)", message: "The \(name) parameter is required.", details: nil))
+                return .failure(
+                    EnhancedError(
+                        status: 400, code: "missing_parameter_\(name)", message: "The \(name) parameter is required.", details: nil))
             }
             fields[name] = value
         }
         guard fields["requestor"] == requestor else {
-            return .failure(EnhancedError(status: 400, code: "invalid_requestor", message: "The requestor is not served here.", details: nil))
+            return .failure(
+                EnhancedError(status: 400, code: "invalid_requestor", message: "The requestor is not served here.", details: nil))
         }
         guard fields["deviceType"] == "iOS" || fields["deviceType"] == "tvOS" else {
             return .failure(
-                EnhancedError(status: 400, code: "invalid_parameter_deviceType", message: "The deviceType must be iOS or tvOS.", details: nil))
+                EnhancedError(
+                    status: 400, code: "invalid_parameter_deviceType", message: "The deviceType must be iOS or tvOS.", details: nil))
         }
         guard let mvpd = fields["mvpd"], let provider = configuration.mvpd(id: mvpd) else {
-            return .failure(EnhancedError(status: 400, code: "invalid_parameter_mvpd", message: "The mvpd is not configured.", details: nil))
+            return .failure(
+                EnhancedError(status: 400, code: "invalid_parameter_mvpd", message: "The mvpd is not configured.", details: nil))
         }
         return await verify(body: body, for: provider, expecting: expectations)
     }
