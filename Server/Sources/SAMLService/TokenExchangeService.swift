@@ -18,6 +18,8 @@ public struct TokenExchangeService: Sendable {
     public let trust: TrustRegistry
     public let store: any SAMLStateStore
     let exchange: TokenExchange
+    /// The configuration endpoint's answer (the configuration does not change while the service runs).
+    let configurationJSON: [UInt8]
     let signingKey: SigningKey?
     let metrics: ServiceMetrics
     let logger: Logger
@@ -38,6 +40,7 @@ public struct TokenExchangeService: Sendable {
             replay: .store(store, unsolicited: configuration.allowUnsolicited ? .allow : .refuse))
         template.logger = logger
         trust = try TrustRegistry(try TrustFile.load(contentsOf: configuration.trustPath), template: template)
+        configurationJSON = mvpds.json(serviceProvider: configuration.serviceProvider, featured: configuration.featuredMVPDs)
         exchange = TokenExchange(configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping))
         if let keyPath = configuration.requestSigningKeyPath {
             signingKey = try SigningKey(
@@ -78,9 +81,9 @@ public struct TokenExchangeService: Sendable {
         }
         func fallback(_ reason: String, mvpd: MVPD? = nil) -> ServiceAnswer {
             metrics.session(action: "authenticate", reason: reason)
-            var object: [String: Any] = ["actionName": "authenticate", "actionType": "interactive", "reasonType": reason]
-            object["mvpd"] = mvpd?.id
-            return .json(200, object, code: reason, mvpd: mvpd?.id)
+            var object: [String: JSONValue] = ["actionName": "authenticate", "actionType": "interactive", "reasonType": .string(reason)]
+            if let mvpd { object["mvpd"] = .string(mvpd.id) }
+            return .json(200, .object(object), code: reason, mvpd: mvpd?.id)
         }
         let requested: String?
         switch requestedMVPD(body) {
@@ -124,10 +127,11 @@ public struct TokenExchangeService: Sendable {
             return .error(EnhancedError(saml: saml), mvpd: mvpd.id)
         }
         metrics.session(action: "partner_profile", reason: "none")
-        let object: [String: Any] = [
-            "actionName": "partner_profile", "actionType": "direct", "reasonType": "none", "mvpd": mvpd.id,
-            "authenticationRequest": ["type": "saml", "request": request.base64, "attributesNames": mvpd.requiredMetadataFields]
-                as [String: Any],
+        let object: JSONValue = [
+            "actionName": "partner_profile", "actionType": "direct", "reasonType": "none", "mvpd": .string(mvpd.id),
+            "authenticationRequest": [
+                "type": "saml", "request": .string(request.base64), "attributesNames": .strings(mvpd.requiredMetadataFields),
+            ],
         ]
         return .json(200, object, code: "partner_profile", mvpd: mvpd.id)
     }
@@ -142,8 +146,6 @@ public struct TokenExchangeService: Sendable {
         {
             return refusal
         }
-        let mvpd = headers.partnerFrameworkStatus.flatMap { try? PartnerFrameworkStatus(headerValue: $0) }?.providerID
-            .flatMap { mvpds.mvpd(platformMappingId: $0)?.id }
         let requested: String?
         switch requestedMVPD(body) {
         case .success(let value): requested = value
@@ -153,7 +155,7 @@ public struct TokenExchangeService: Sendable {
         case .success(let profile):
             return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
         case .failure(let error):
-            return .error(error, mvpd: mvpd)
+            return .error(error)
         }
     }
 
@@ -165,17 +167,14 @@ public struct TokenExchangeService: Sendable {
         case .success(let profile):
             return ServiceAnswer(status: 204, body: [], code: "ok", mvpd: profile.mvpd)
         case .failure(let error):
-            return .error(error, mvpd: try? FormBody.text(named: "mvpd", in: body))
+            return .error(error)
         }
     }
 
     /// `GET /api/v2/{serviceProvider}/configuration`.
     public func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
         if let refusal = checkPath(serviceProvider: serviceProvider, partner: nil) ?? checkAuthorization(headers) { return refusal }
-        return ServiceAnswer(
-            status: 200, body: mvpds.json(serviceProvider: configuration.serviceProvider, featured: configuration.featuredMVPDs),
-            code: "ok",
-            mvpd: nil)
+        return ServiceAnswer(status: 200, body: configurationJSON, code: "ok", mvpd: nil)
     }
 
     // MARK: Checks shared by the endpoints
@@ -280,15 +279,13 @@ public struct ServiceAnswer: Sendable {
         self.detail = detail
     }
 
-    static func json(_ status: Int, _ object: [String: Any], code: String, mvpd: String?) -> ServiceAnswer {
-        // Strings, arrays and dictionaries only: serialisation cannot fail.
-        let body = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return ServiceAnswer(status: status, body: Array(body), code: code, mvpd: mvpd)
+    static func json(_ status: Int, _ object: JSONValue, code: String, mvpd: String?) -> ServiceAnswer {
+        ServiceAnswer(status: status, body: object.bytes, code: code, mvpd: mvpd)
     }
 
     static func error(_ error: EnhancedError, mvpd: String? = nil) -> ServiceAnswer {
         ServiceAnswer(
-            status: error.status, body: error.json, code: error.cause?.code.identifier ?? error.code, mvpd: mvpd,
+            status: error.status, body: error.json, code: error.cause?.code.identifier ?? error.code, mvpd: mvpd ?? error.mvpd,
             detail: error.cause?.message)
     }
 }

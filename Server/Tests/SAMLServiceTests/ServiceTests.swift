@@ -264,7 +264,7 @@ struct ServiceTests {
         #expect(exchanges.map { $0.metadata["code"] } == ["ok", "replay.detected"])
         for record in exchanges {
             #expect(record.level == .info)
-            #expect(record.metadata["mvpd"] == "MVPD-A")
+            #expect(record.metadata["mvpd"] == "MVPD-A", "\(record)")
             #expect(record.metadata["hb.request.id"] != nil && record.metadata["latency_us"] != nil)
         }
         for record in records where record.level >= .info {

@@ -1,5 +1,3 @@
-import Foundation
-
 extension MVPDConfiguration {
     /// The v2 `GET /api/v2/{serviceProvider}/configuration` answer: `{"id", "mvpds": [...]}` with every
     /// field of ``MVPD`` (absent optionals left out), plus the lists an app hands to Apple's picker:
@@ -7,23 +5,23 @@ extension MVPDConfiguration {
     /// `featuredAccountProviderIdentifiers` (``featuredProviderIdentifiers(_:)`` of `featured`). What
     /// ``decode(_:)`` reads back.
     public func json(serviceProvider: String, featured: [String] = []) -> [UInt8] {
-        let list: [[String: Any]] = mvpds.map { mvpd in
-            var object: [String: Any] = [
-                "id": mvpd.id, "enablePlatformServices": mvpd.enablePlatformServices,
-                "displayInPlatformPicker": mvpd.displayInPlatformPicker, "requiredMetadataFields": mvpd.requiredMetadataFields,
-                "enforcePlatformPermissions": mvpd.enforcePlatformPermissions,
+        let list: [JSONValue] = mvpds.map { mvpd in
+            var object: [String: JSONValue] = [
+                "id": .string(mvpd.id), "enablePlatformServices": .bool(mvpd.enablePlatformServices),
+                "displayInPlatformPicker": .bool(mvpd.displayInPlatformPicker),
+                "requiredMetadataFields": .strings(mvpd.requiredMetadataFields),
+                "enforcePlatformPermissions": .bool(mvpd.enforcePlatformPermissions),
             ]
-            object["displayName"] = mvpd.displayName
-            object["boardingStatus"] = mvpd.boardingStatus?.rawValue
-            object["platformMappingId"] = mvpd.platformMappingId
-            return object
+            if let value = mvpd.displayName { object["displayName"] = .string(value) }
+            if let value = mvpd.boardingStatus?.rawValue { object["boardingStatus"] = .string(value) }
+            if let value = mvpd.platformMappingId { object["platformMappingId"] = .string(value) }
+            return .object(object)
         }
-        let object: [String: Any] = [
-            "id": serviceProvider, "mvpds": list,
-            "supportedAccountProviderIdentifiers": supportedProviderIdentifiers,
-            "featuredAccountProviderIdentifiers": featuredProviderIdentifiers(featured),
+        let object: JSONValue = [
+            "id": .string(serviceProvider), "mvpds": .array(list),
+            "supportedAccountProviderIdentifiers": .strings(supportedProviderIdentifiers),
+            "featuredAccountProviderIdentifiers": .strings(featuredProviderIdentifiers(featured)),
         ]
-        // Strings, booleans, arrays and dictionaries only: serialisation cannot fail.
-        return Array(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        return object.bytes
     }
 }

@@ -63,23 +63,21 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
 
     /// The JSON object, keys sorted.
     public var json: [UInt8] {
-        func errorObject(_ error: FrameworkError?) -> [String: Any]? {
+        func errorObject(_ error: FrameworkError?) -> JSONValue? {
             guard let error else { return nil }
-            var object: [String: Any] = [:]
-            if let code = error.code { object["code"] = code }
-            if let message = error.message { object["message"] = message }
-            return object
+            var object: [String: JSONValue] = [:]
+            if let code = error.code { object["code"] = .string(code) }
+            if let message = error.message { object["message"] = .string(message) }
+            return .object(object)
         }
-        var permission: [String: Any] = [:]
-        if let accessStatus { permission["accessStatus"] = accessStatus.rawValue }
+        var permission: [String: JSONValue] = [:]
+        if let accessStatus { permission["accessStatus"] = .string(accessStatus.rawValue) }
         if let error = errorObject(permissionError) { permission["error"] = error }
-        var provider: [String: Any] = [:]
-        if let providerID { provider["id"] = providerID }
-        if let expirationMilliseconds { provider["expirationDate"] = String(expirationMilliseconds) }
+        var provider: [String: JSONValue] = [:]
+        if let providerID { provider["id"] = .string(providerID) }
+        if let expirationMilliseconds { provider["expirationDate"] = .string(String(expirationMilliseconds)) }
         if let error = errorObject(providerError) { provider["error"] = error }
-        let object: [String: Any] = ["frameworkPermissionInfo": permission, "frameworkProviderInfo": provider]
-        // Only strings and nested dictionaries: serialisation cannot fail.
-        return Array(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        return JSONValue.object(["frameworkPermissionInfo": .object(permission), "frameworkProviderInfo": .object(provider)]).bytes
     }
 
     /// Decodes a header value.

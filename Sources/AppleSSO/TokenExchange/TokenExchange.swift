@@ -121,6 +121,16 @@ public struct TokenExchange: Sendable {
     private func verify(body: [UInt8], for provider: MVPD, expecting expectations: SAMLResponseVerifier.RequestExpectations) async
         -> Result<Profile, EnhancedError>
     {
+        await verifyAndExtract(body: body, for: provider, expecting: expectations).mapError { error in
+            var error = error
+            error.mvpd = provider.id
+            return error
+        }
+    }
+
+    private func verifyAndExtract(body: [UInt8], for provider: MVPD, expecting expectations: SAMLResponseVerifier.RequestExpectations) async
+        -> Result<Profile, EnhancedError>
+    {
         let verifier: SAMLResponseVerifier
         do {
             verifier = try trust.verifier(for: provider.id)
@@ -171,20 +181,15 @@ public struct Profile: Sendable {
 
     /// The JSON body of the `201 Created` answer.
     public var json: [UInt8] {
-        var attributeObject: [String: Any] = [:]
+        var attributeObject: [String: JSONValue] = [:]
         for (key, values) in attributes {
-            attributeObject[key] = ["value": values.count == 1 ? values[0] as Any : values as Any, "state": "plain"]
+            attributeObject[key] = ["value": values.count == 1 ? .string(values[0]) : .strings(values), "state": "plain"]
         }
-        let object: [String: Any] = [
-            "profiles": [
-                mvpd: [
-                    "notBefore": notBefore, "notAfter": notAfter, "issuer": "Apple", "type": "appleSSO",
-                    "attributes": attributeObject,
-                ] as [String: Any]
-            ]
+        let profile: JSONValue = [
+            "notBefore": .integer(notBefore), "notAfter": .integer(notAfter), "issuer": "Apple", "type": "appleSSO",
+            "attributes": .object(attributeObject),
         ]
-        // Strings, numbers and dictionaries only: serialisation cannot fail.
-        return Array(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        return JSONValue.object(["profiles": .object([mvpd: profile])]).bytes
     }
 }
 
@@ -196,6 +201,8 @@ public struct EnhancedError: Error, Sendable {
     public let message: String
     /// The library's own error, when one caused this (its code goes into `details`).
     public let cause: SAMLError?
+    /// The MVPD the request was for, once known (for logs; not part of the JSON).
+    public internal(set) var mvpd: String?
 
     public init(status: Int, code: String, message: String, details: SAMLError?, action: String = "none") {
         self.action = action
@@ -239,8 +246,10 @@ public struct EnhancedError: Error, Sendable {
     public var details: String? { cause.map { "\($0.code.identifier): \($0.message)" } }
 
     public var json: [UInt8] {
-        var object: [String: Any] = ["action": action, "status": status, "code": code, "message": message]
-        object["details"] = details ?? NSNull()
-        return Array(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
+        let object: JSONValue = [
+            "action": .string(action), "status": .integer(Int64(status)), "code": .string(code), "message": .string(message),
+            "details": .optional(details),
+        ]
+        return object.bytes
     }
 }
