@@ -103,3 +103,37 @@ struct PartnerFrameworkStatusTests {
         }
     }
 }
+
+@Suite("AP-Partner-Framework-Status decoding errors")
+struct PartnerFrameworkStatusErrorTests {
+    @Test(
+        "a member of the wrong type is named, with the type expected",
+        arguments: [
+            (#"{"frameworkPermissionInfo": "granted"}"#, "expected frameworkPermissionInfo to be an object"),
+            (#"{"frameworkPermissionInfo": {"accessStatus": 1}}"#, "expected frameworkPermissionInfo.accessStatus to be a string"),
+            (
+                #"{"frameworkProviderInfo": {"expirationDate": 1735689600000}}"#,
+                "expected frameworkProviderInfo.expirationDate to be a string"
+            ),
+            (#"{"frameworkProviderInfo": {"error": {"code": 5}}}"#, "expected frameworkProviderInfo.error.code to be a string"),
+            (#"{"frameworkProviderInfo": {"error": []}}"#, "expected frameworkProviderInfo.error to be an object"),
+        ])
+    func typeMismatch(json: String, message: String) {
+        let header = Data(json.utf8).base64EncodedString()
+        #expect {
+            try PartnerFrameworkStatus(headerValue: header)
+        } throws: { error in
+            (error as? SAMLError)?.code == .pfsMalformedJSON && (error as? SAMLError)?.message.hasPrefix(message) == true
+        }
+    }
+
+    @Test("HTTP whitespace around the value is ignored; a JSON array or text is not an object")
+    func whitespaceAndShapes() throws {
+        let status = PartnerFrameworkStatus(accessStatus: .granted, providerID: "P", expirationMilliseconds: 5)
+        #expect(try PartnerFrameworkStatus(headerValue: " \t" + status.headerValue + " ") == status)
+        for json in ["[]", "\"x\"", "{"] {
+            #expect(throws: SAMLError.self) { try PartnerFrameworkStatus(headerValue: Data(json.utf8).base64EncodedString()) }
+        }
+        #expect(throws: SAMLError.self) { try PartnerFrameworkStatus(headerValue: "   ") }
+    }
+}

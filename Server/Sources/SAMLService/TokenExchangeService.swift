@@ -232,7 +232,7 @@ public struct TokenExchangeService: Sendable {
         }
         if let info = headers.deviceInfo {
             let decoded = Data(base64Encoded: info)
-            guard let decoded, (try? JSONSerialization.jsonObject(with: decoded)) is [String: Any] else {
+            guard let decoded, (try? JSONDecoder().decode(AnyJSONObject.self, from: decoded)) != nil else {
                 return .error(
                     EnhancedError(
                         status: 400, code: "invalid_header_device_info",
@@ -287,5 +287,19 @@ public struct ServiceAnswer: Sendable {
         ServiceAnswer(
             status: error.status, body: error.json, code: error.cause?.code.identifier ?? error.code, mvpd: mvpd ?? error.mvpd,
             detail: error.cause?.message)
+    }
+}
+
+/// Decodes when the JSON is an object, whatever its members.
+private struct AnyJSONObject: Decodable {
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        _ = try decoder.container(keyedBy: Key.self)
     }
 }

@@ -84,41 +84,30 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
     ///
     /// - Throws: ``SAML/SAMLError/Code/pfsMalformedBase64`` or ``SAML/SAMLError/Code/pfsMalformedJSON``.
     public init(headerValue: String) throws {
-        let trimmed = headerValue.trimmingCharacters(in: .whitespaces)
-        guard let data = Data(base64Encoded: trimmed) else {
+        // HTTP's optional whitespace (space, tab) around the value; the rest must be Base64.
+        let bytes = headerValue.utf8
+        let first = bytes.firstIndex { $0 != 0x20 && $0 != 0x09 } ?? bytes.endIndex
+        let last = bytes.lastIndex { $0 != 0x20 && $0 != 0x09 }.map { bytes.index(after: $0) } ?? first
+        let trimmed = Substring(headerValue.utf8[first..<max(first, last)])
+        guard let data = Data(base64Encoded: String(trimmed)) else {
             throw SAMLError(
-                .pfsMalformedBase64, "expected standard Base64 in AP-Partner-Framework-Status, found \(SAMLError.quote(trimmed))")
+                .pfsMalformedBase64, "expected standard Base64 in AP-Partner-Framework-Status, found \(SAMLError.quote(String(trimmed)))")
         }
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+        let decoded: Wire
+        do {
+            decoded = try JSONDecoder().decode(Wire.self, from: data)
+        } catch DecodingError.typeMismatch(_, let context) {
+            throw SAMLError(.pfsMalformedJSON, "expected \(Self.path(context)) to be \(Self.expectedKind(context)), found another type")
+        } catch {
             throw SAMLError(.pfsMalformedJSON, "expected a JSON object in AP-Partner-Framework-Status, found something else")
         }
-        func part(_ name: String) throws -> [String: Any]? {
-            guard let value = object[name], !(value is NSNull) else { return nil }
-            guard let part = value as? [String: Any] else {
-                throw SAMLError(.pfsMalformedJSON, "expected \(name) to be an object")
-            }
-            return part
-        }
-        func string(_ part: [String: Any]?, _ key: String, in name: String) throws -> String? {
-            guard let value = part?[key], !(value is NSNull) else { return nil }
-            guard let string = value as? String else {
-                throw SAMLError(.pfsMalformedJSON, "expected \(name).\(key) to be a string")
-            }
-            return string
-        }
-        func error(_ part: [String: Any]?, in name: String) throws -> FrameworkError? {
-            guard let value = part?["error"], !(value is NSNull) else { return nil }
-            guard let object = value as? [String: Any] else { throw SAMLError(.pfsMalformedJSON, "expected \(name).error to be an object") }
-            return FrameworkError(
-                code: try string(object, "code", in: name + ".error"), message: try string(object, "message", in: name + ".error"))
-        }
-        let permission = try part("frameworkPermissionInfo")
-        let provider = try part("frameworkProviderInfo")
-        accessStatus = try string(permission, "accessStatus", in: "frameworkPermissionInfo").map(AccessStatus.init(rawValue:))
-        permissionError = try error(permission, in: "frameworkPermissionInfo")
-        providerID = try string(provider, "id", in: "frameworkProviderInfo")
-        providerError = try error(provider, in: "frameworkProviderInfo")
-        if let text = try string(provider, "expirationDate", in: "frameworkProviderInfo") {
+        let permission = decoded.frameworkPermissionInfo
+        let provider = decoded.frameworkProviderInfo
+        accessStatus = permission?.accessStatus.map(AccessStatus.init(rawValue:))
+        permissionError = permission?.error.map { FrameworkError(code: $0.code, message: $0.message) }
+        providerID = provider?.id
+        providerError = provider?.error.map { FrameworkError(code: $0.code, message: $0.message) }
+        if let text = provider?.expirationDate {
             guard let value = Int64(text) else {
                 throw SAMLError(
                     .pfsMalformedJSON, "expected frameworkProviderInfo.expirationDate in milliseconds, found \(SAMLError.quote(text))")
@@ -128,6 +117,35 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
             expirationMilliseconds = nil
         }
     }
+
+    /// The header's JSON as it travels (unknown members ignored, `null` as absent).
+    private struct Wire: Decodable {
+        struct Error: Decodable {
+            var code: String?
+            var message: String?
+        }
+        struct Permission: Decodable {
+            var accessStatus: String?
+            var error: Error?
+        }
+        struct Provider: Decodable {
+            var id: String?
+            var expirationDate: String?
+            var error: Error?
+        }
+        var frameworkPermissionInfo: Permission?
+        var frameworkProviderInfo: Provider?
+    }
+
+    private static func path(_ context: DecodingError.Context) -> String {
+        context.codingPath.map(\.stringValue).joined(separator: ".")
+    }
+
+    private static func expectedKind(_ context: DecodingError.Context) -> String {
+        ["accessStatus", "id", "expirationDate", "code", "message"].contains(context.codingPath.last?.stringValue ?? "")
+            ? "a string" : "an object"
+    }
+
 }
 
 /// The documented server-side outcomes of checking the header against an MVPD and a clock.
