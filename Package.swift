@@ -100,7 +100,7 @@ let package = Package(
         // Runs the built `saml` executable; the dependency makes sure it is built first.
         .testTarget(
             name: "SAMLCommandTests",
-            dependencies: ["SAMLCommand"]
+            dependencies: ["SAMLCommand", "SAMLBench", "SAML"]
         ),
     ]
 )

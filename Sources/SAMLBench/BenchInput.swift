@@ -42,17 +42,46 @@ public struct BenchInput: Sendable {
     }
 
     /// A response from a file (XML, Base64, form value or body), verified with the values it carries
-    /// itself (its issuer, audience, destination), at an instant just after its IssueInstant.
-    public static func file(path: String, certificatePEM: [UInt8], decryptionKeyPEM: [UInt8]? = nil) throws -> BenchInput {
+    /// itself (its issuer, audience, destination), at `now` or else at ``validInstant(_:)``.
+    public static func file(path: String, certificatePEM: [UInt8], decryptionKeyPEM: [UInt8]? = nil, now: SAMLInstant? = nil) throws
+        -> BenchInput
+    {
         let decoded = try SAMLResponseDecoder().decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
         let outline = try decoded.bytes.withUnsafeBytes { try DocumentOutline.read($0) }
         let assertion = outline.assertions.first
-        let issued = (assertion?.notBefore ?? outline.issueInstant).flatMap { SAMLInstant(xmlDateTime: $0) }
         return try BenchInput(
             name: URL(fileURLWithPath: path).lastPathComponent, xml: decoded.bytes, certificatePEM: certificatePEM,
-            now: issued.map { $0 + .seconds(1) }, issuer: assertion?.issuer, audience: assertion?.audiences.first,
+            now: try now ?? validInstant(outline), issuer: assertion?.issuer, audience: assertion?.audiences.first,
             destination: outline.destination, inResponseTo: outline.inResponseTo, decryptionKeyPEM: decryptionKeyPEM
         )
+    }
+
+    /// An instant inside the response's validity window: one second after the latest IssueInstant and
+    /// NotBefore (Response, assertions, conditions, subject confirmations), provided that is before the
+    /// earliest NotOnOrAfter; else the middle of the window. Throws `configuration.invalid` when the
+    /// window is empty or a time cannot be read (give `--now` then).
+    public static func validInstant(_ outline: DocumentOutline) throws -> SAMLInstant {
+        func instants(_ texts: [String?]) throws -> [SAMLInstant] {
+            try texts.compactMap { $0 }.map { text in
+                guard let instant = SAMLInstant(xmlDateTime: text) else {
+                    throw SAMLError(.configurationInvalid, "expected xs:dateTime values in the response, found \"\(text)\"; give --now")
+                }
+                return instant
+            }
+        }
+        let starts = try instants(
+            [outline.issueInstant] + outline.assertions.flatMap { [$0.issueInstant, $0.notBefore] + $0.confirmationNotBefore.map(Optional.some) })
+        let ends = try instants(outline.assertions.flatMap { [$0.notOnOrAfter] + $0.confirmationNotOnOrAfter.map(Optional.some) })
+        guard let start = starts.max() else {
+            throw SAMLError(.configurationInvalid, "expected an IssueInstant in the response, found none; give --now")
+        }
+        guard let end = ends.min() else { return start + .seconds(1) }
+        guard start < end else {
+            throw SAMLError(
+                .configurationInvalid, "expected a validity window, found the latest start \(start) not before the earliest end \(end); give --now")
+        }
+        if start + .seconds(1) < end { return start + .seconds(1) }
+        return start + .milliseconds((end.millisecondsSinceEpoch - start.millisecondsSinceEpoch) / 2)
     }
 
     init(

@@ -33,19 +33,26 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "The TestVectors folder used when no FILE is given.")
     var directory = "TestVectors"
 
+    @Option(help: "The instant to verify FILEs at (ISO 8601, e.g. 2026-11-21T12:01:00Z); default: inside each response's validity window.")
+    var now: String?
+
     @Argument(help: "Responses to measure (XML, Base64, form value or body).")
     var files: [String] = []
 
     func validate() throws {
         guard threads >= 1, seconds > 0 else { throw ValidationError("--threads and --seconds must be positive") }
         guard files.isEmpty || !certificates.isEmpty else { throw ValidationError("--cert is required with FILEs") }
+        guard now.map({ SAMLInstant(xmlDateTime: $0) != nil }) ?? true else {
+            throw ValidationError("--now must be an ISO 8601 instant such as 2026-11-21T12:01:00Z")
+        }
     }
 
     func run() throws {
         let inputs: [BenchInput] = try rejectingOnError {
             if files.isEmpty { return try BenchInput.bundled(directory: URL(fileURLWithPath: directory)) }
             let pem = try StandardStreams.readAll(certificates[0])
-            return try files.map { try BenchInput.file(path: $0, certificatePEM: pem) }
+            let instant = now.flatMap { SAMLInstant(xmlDateTime: $0) }
+            return try files.map { try BenchInput.file(path: $0, certificatePEM: pem, now: instant) }
         }
         let results = try rejectingOnError {
             try BenchRunner.run(inputs: inputs, threads: threads, seconds: seconds, baseline: !noBaseline) { line in

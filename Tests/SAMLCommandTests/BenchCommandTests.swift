@@ -1,4 +1,6 @@
 import Foundation
+import SAML
+import SAMLBench
 import Testing
 
 @Suite("saml bench and generate")
@@ -27,6 +29,45 @@ struct BenchCommandTests {
         ])
         #expect(result.status == 1)
         #expect(result.error.contains("signature.digest-mismatch"))
+    }
+
+    @Test("bench FILE verifies inside the validity window: after every IssueInstant and NotBefore, before every NotOnOrAfter")
+    func instantInsideTheWindow() throws {
+        func outline(_ assertion: String, issued: String = "2026-11-21T12:00:00Z") throws -> DocumentOutline {
+            let xml = """
+                <samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" \
+                ID="_r" Version="2.0" IssueInstant="\(issued)">\(assertion)</samlp:Response>
+                """
+            return try Array(xml.utf8).withUnsafeBytes { try DocumentOutline.read($0) }
+        }
+        // NotBefore an hour before the IssueInstant: the instant is after the IssueInstant.
+        let old = try outline(
+            #"<saml:Assertion ID="_a" Version="2.0" IssueInstant="2026-11-21T12:00:05Z"><saml:Subject><saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="2026-11-21T12:05:00Z"/></saml:SubjectConfirmation></saml:Subject><saml:Conditions NotBefore="2026-11-21T11:00:00Z" NotOnOrAfter="2026-11-21T13:00:00Z"/></saml:Assertion>"#
+        )
+        #expect(try BenchInput.validInstant(old) == SAMLInstant(xmlDateTime: "2026-11-21T12:00:06Z"))
+        // A window under a second wide: its middle.
+        let narrow = try outline(
+            #"<saml:Assertion ID="_a" Version="2.0" IssueInstant="2026-11-21T12:00:00Z"><saml:Conditions NotBefore="2026-11-21T12:00:00Z" NotOnOrAfter="2026-11-21T12:00:00.500Z"/></saml:Assertion>"#
+        )
+        #expect(try BenchInput.validInstant(narrow) == SAMLInstant(xmlDateTime: "2026-11-21T12:00:00.250Z"))
+        // No window at all.
+        let empty = try outline(
+            #"<saml:Assertion ID="_a" Version="2.0" IssueInstant="2026-11-21T12:00:00Z"><saml:Conditions NotOnOrAfter="2026-11-21T11:00:00Z"/></saml:Assertion>"#
+        )
+        #expect(throws: SAMLError.self) { try BenchInput.validInstant(empty) }
+    }
+
+    @Test("bench --now verifies at that instant: inside the window it runs, after it the expiry is reported")
+    func benchNow() throws {
+        let arguments = [
+            "bench", "--no-baseline", "--threads", "1", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
+            "TestVectors/responses/typical-rsa2048-assertion-signed.xml",
+        ]
+        let inside = try CommandRunner.run(arguments + ["--now", "2026-11-21T12:01:00Z"])
+        #expect(inside.status == 0, "\(inside.error)")
+        let after = try CommandRunner.run(arguments + ["--now", "2030-01-01T00:00:00Z"])
+        #expect(after.status == 1 && after.error.contains("time."), "\(after.error)")
+        #expect(try CommandRunner.run(arguments + ["--now", "yesterday"]).status != 0)
     }
 
     @Test("generate writes distinct signed responses that verify, encoded or not")

@@ -27,8 +27,12 @@ public struct DocumentOutline: Sendable, Hashable {
         public let id: String?
         public let issuer: String?
         public let nameID: String?
+        public let issueInstant: String?
         public let notBefore: String?
         public let notOnOrAfter: String?
+        /// `NotBefore` and `NotOnOrAfter` of each `SubjectConfirmationData`.
+        public let confirmationNotBefore: [String]
+        public let confirmationNotOnOrAfter: [String]
         public let audiences: [String]
         public let attributeNames: [String]
     }
@@ -66,10 +70,14 @@ public struct DocumentOutline: Sendable, Hashable {
         }
         let assertions = root.descendants { $0.is(saml, "Assertion") }.map { node in
             let conditions = node.firstChild(saml, "Conditions")
+            let subject = node.firstChild(saml, "Subject")
+            let confirmations = (subject?.children(saml, "SubjectConfirmation") ?? []).compactMap { $0.firstChild(saml, "SubjectConfirmationData") }
             return Assertion(
                 path: path(node), id: node.attribute("ID"), issuer: ResponseContentReader.issuer(of: node)?.value,
-                nameID: node.firstChild(saml, "Subject")?.firstChild(saml, "NameID")?.textContent,
+                nameID: subject?.firstChild(saml, "NameID")?.textContent, issueInstant: node.attribute("IssueInstant"),
                 notBefore: conditions?.attribute("NotBefore"), notOnOrAfter: conditions?.attribute("NotOnOrAfter"),
+                confirmationNotBefore: confirmations.compactMap { $0.attribute("NotBefore") },
+                confirmationNotOnOrAfter: confirmations.compactMap { $0.attribute("NotOnOrAfter") },
                 audiences: (conditions.map(ResponseContentReader.audiences(of:)) ?? []).flatMap { $0 },
                 attributeNames: node.children(saml, "AttributeStatement").flatMap { $0.children(saml, "Attribute") }
                     .map { $0.attribute("Name") ?? "" }
