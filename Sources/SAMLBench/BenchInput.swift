@@ -70,7 +70,8 @@ public struct BenchInput: Sendable {
             }
         }
         let starts = try instants(
-            [outline.issueInstant] + outline.assertions.flatMap { [$0.issueInstant, $0.notBefore] + $0.confirmationNotBefore.map(Optional.some) })
+            [outline.issueInstant]
+                + outline.assertions.flatMap { [$0.issueInstant, $0.notBefore] + $0.confirmationNotBefore.map(Optional.some) })
         let ends = try instants(outline.assertions.flatMap { [$0.notOnOrAfter] + $0.confirmationNotOnOrAfter.map(Optional.some) })
         guard let start = starts.max() else {
             throw SAMLError(.configurationInvalid, "expected an IssueInstant in the response, found none; give --now")
@@ -78,7 +79,8 @@ public struct BenchInput: Sendable {
         guard let end = ends.min() else { return start + .seconds(1) }
         guard start < end else {
             throw SAMLError(
-                .configurationInvalid, "expected a validity window, found the latest start \(start) not before the earliest end \(end); give --now")
+                .configurationInvalid,
+                "expected a validity window, found the latest start \(start) not before the earliest end \(end); give --now")
         }
         if start + .seconds(1) < end { return start + .seconds(1) }
         return start + .milliseconds((end.millisecondsSinceEpoch - start.millisecondsSinceEpoch) / 2)

@@ -12,12 +12,16 @@ public struct BenchResult: Sendable {
     public var ratioToBaseline: Double? { baselineResponsesPerSecond.map { responsesPerSecond / $0 } }
     /// For a multi-thread row: its throughput divided by the 1-thread row's.
     public let scaling: Double?
+    /// The JDK's XML-DSig on the same input (1-thread rows, when a JDK is present).
+    public var jdkResponsesPerSecond: Double? = nil
+    /// This row's throughput divided by the JDK's.
+    public var ratioToJDK: Double? { jdkResponsesPerSecond.map { responsesPerSecond / $0 } }
 }
 
 /// Measures the full pipeline and the C baseline on each input, 1 thread then `threads`.
 public enum BenchRunner {
     public static func run(
-        inputs: [BenchInput], threads: Int, seconds: Double, baseline measureBaseline: Bool = true,
+        inputs: [BenchInput], threads: Int, seconds: Double, baseline measureBaseline: Bool = true, jdk: JDKBaseline? = nil,
         progress: (String) -> Void
     ) throws -> [BenchResult] {
         var results: [BenchResult] = []
@@ -36,14 +40,17 @@ public enum BenchRunner {
                     reference = try Throughput.measure(threads: count, seconds: seconds) { try baseline.run(input) }
                 }
                 if count == 1 { single = swift }
-                results.append(
-                    BenchResult(
-                        input: input.name, threads: count, responsesPerSecond: swift.perSecond,
-                        microsecondsPerResponse: swift.microsecondsPerOperation,
-                        baselineResponsesPerSecond: reference?.perSecond,
-                        scaling: count == 1 ? nil : single.map { swift.perSecond / $0.perSecond }
-                    )
+                var result = BenchResult(
+                    input: input.name, threads: count, responsesPerSecond: swift.perSecond,
+                    microsecondsPerResponse: swift.microsecondsPerOperation,
+                    baselineResponsesPerSecond: reference?.perSecond,
+                    scaling: count == 1 ? nil : single.map { swift.perSecond / $0.perSecond }
                 )
+                if count == 1, let jdk {
+                    progress("[\(index + 1)/\(inputs.count)] \(input.name): JDK (JIT warm-up \(Int(jdk.warmUpSeconds)) s)")
+                    result.jdkResponsesPerSecond = try jdk.measure(input, seconds: seconds)
+                }
+                results.append(result)
             }
         }
         return results

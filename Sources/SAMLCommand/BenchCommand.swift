@@ -27,6 +27,15 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Skip the C baseline (for profiling the Swift pipeline alone).")
     var noBaseline = false
 
+    @Flag(help: "Skip the JDK's XML-DSig column (measured when javac and java are on the PATH).")
+    var noJDK = false
+
+    @Option(help: "The JDK harness source.")
+    var jdkSource = "Benchmarks/JDK/JDKVerifyBench.java"
+
+    @Option(help: "Seconds of JIT warm-up before the JDK's timed run.")
+    var jdkWarmUp: Double = 5
+
     @Flag(help: "Print JSON: {\"results\": [{\"input\", \"threads\", \"responses_per_second\", \"microseconds_per_response\", ...}]}.")
     var json = false
 
@@ -55,7 +64,8 @@ struct BenchCommand: ParsableCommand {
             return try files.map { try BenchInput.file(path: $0, certificatePEM: pem, now: instant) }
         }
         let results = try rejectingOnError {
-            try BenchRunner.run(inputs: inputs, threads: threads, seconds: seconds, baseline: !noBaseline) { line in
+            let jdk = noJDK ? nil : JDKBaseline(source: URL(fileURLWithPath: jdkSource), warmUpSeconds: jdkWarmUp)
+            return try BenchRunner.run(inputs: inputs, threads: threads, seconds: seconds, baseline: !noBaseline, jdk: jdk) { line in
                 StandardStreams.writeError("\r\u{1B}[K" + line)
             }
         }
@@ -72,6 +82,8 @@ struct BenchCommand: ParsableCommand {
                 "baseline_responses_per_second": result.baselineResponsesPerSecond.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
                 "ratio_to_baseline": result.ratioToBaseline.map { ($0 * 1000).rounded() / 1000 } ?? NSNull(),
                 "scaling": result.scaling.map { ($0 * 1000).rounded() / 1000 } ?? NSNull(),
+                "jdk_responses_per_second": result.jdkResponsesPerSecond.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
+                "ratio_to_jdk": result.ratioToJDK.map { ($0 * 1000).rounded() / 1000 } ?? NSNull(),
             ]
         }
         let data = (try? JSONSerialization.data(withJSONObject: ["results": rows], options: [.sortedKeys])) ?? Data()
@@ -84,11 +96,12 @@ struct BenchCommand: ParsableCommand {
             return String(format: "%.\(digits)f", value)
         }
         var lines = [
-            "| input | threads | responses/s | µs/response | C baseline/s | ratio to C | scaling |", "|---|---:|---:|---:|---:|---:|---:|",
+            "| input | threads | responses/s | µs/response | C baseline/s | ratio to C | JDK/s | ratio to JDK | scaling |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for r in results {
             lines.append(
-                "| \(r.input) | \(r.threads) | \(format(r.responsesPerSecond, 0)) | \(format(r.microsecondsPerResponse, 1)) | \(format(r.baselineResponsesPerSecond, 0)) | \(format(r.ratioToBaseline, 2)) | \(format(r.scaling, 2)) |"
+                "| \(r.input) | \(r.threads) | \(format(r.responsesPerSecond, 0)) | \(format(r.microsecondsPerResponse, 1)) | \(format(r.baselineResponsesPerSecond, 0)) | \(format(r.ratioToBaseline, 2)) | \(format(r.jdkResponsesPerSecond, 0)) | \(format(r.ratioToJDK, 2)) | \(format(r.scaling, 2)) |"
             )
         }
         return lines.joined(separator: "\n") + "\n"

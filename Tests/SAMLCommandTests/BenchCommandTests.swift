@@ -8,7 +8,7 @@ struct BenchCommandTests {
     @Test("bench prints the 1-thread result first for each input, with the C baseline ratio")
     func benchReportsJSON() throws {
         let result = try CommandRunner.run([
-            "bench", "--json", "--threads", "2", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
+            "bench", "--json", "--no-jdk", "--threads", "2", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
             "TestVectors/responses/typical-rsa2048-assertion-signed.xml",
         ])
         #expect(result.status == 0, "\(result.error)")
@@ -21,10 +21,25 @@ struct BenchCommandTests {
         #expect(rows.last?["scaling"] is Double)
     }
 
+    @Test(
+        "with a JDK on the PATH, the JDK's XML-DSig is measured on the same input beside the project",
+        .enabled(if: JDKBaseline.isAvailable))
+    func benchMeasuresTheJDK() throws {
+        let result = try CommandRunner.run([
+            "bench", "--json", "--no-baseline", "--threads", "1", "--seconds", "0.2", "--jdk-warm-up", "0.5", "--cert",
+            "TestVectors/keys/rsa-2048.cert.pem", "TestVectors/responses/typical-rsa2048-both-signed.xml",
+        ])
+        #expect(result.status == 0, "\(result.error)")
+        let object = try JSONSerialization.jsonObject(with: result.output) as? [String: Any]
+        let row = (object?["results"] as? [[String: Any]])?.first ?? [:]
+        #expect((row["jdk_responses_per_second"] as? Double ?? 0) > 0)
+        #expect((row["ratio_to_jdk"] as? Double ?? 0) > 0)
+    }
+
     @Test("a tampered input makes the bench fail instead of run faster")
     func benchFailsOnTamperedInput() throws {
         let result = try CommandRunner.run([
-            "bench", "--threads", "1", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
+            "bench", "--no-jdk", "--threads", "1", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
             "TestVectors/responses/tampered-attribute-value.xml",
         ])
         #expect(result.status == 1)
@@ -60,7 +75,7 @@ struct BenchCommandTests {
     @Test("bench --now verifies at that instant: inside the window it runs, after it the expiry is reported")
     func benchNow() throws {
         let arguments = [
-            "bench", "--no-baseline", "--threads", "1", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
+            "bench", "--no-baseline", "--no-jdk", "--threads", "1", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
             "TestVectors/responses/typical-rsa2048-assertion-signed.xml",
         ]
         let inside = try CommandRunner.run(arguments + ["--now", "2026-11-21T12:01:00Z"])

@@ -8,6 +8,7 @@ import NIOCore
 import SAML
 import SAMLPostgres
 import ServiceLifecycle
+import Synchronization
 
 /// The Token Exchange service as a Hummingbird application: the routes of ``TokenExchangeService``,
 /// `/health`, `/health/ready` and `/metrics`, request size limits, one access-log line per request and
@@ -29,6 +30,7 @@ public enum ServiceApplication {
         let ready: @Sendable () async throws -> Void
         var services: [any Service] = []
         var database: PostgresStateStore?
+        var started: StartSignal?
         if let custom {
             store = custom
             ready = { if let probe = custom as? any StoreHealthCheck { try await probe.checkHealth() } }
@@ -42,7 +44,9 @@ public enum ServiceApplication {
             let postgres = PostgresStateStore(storeConfiguration, logger: logger)
             store = postgres
             ready = { try await postgres.checkHealth() }
-            services.append(StoreService(store: postgres))
+            let service = StoreService(store: postgres)
+            services.append(service)
+            started = service.started
             database = postgres
         }
         let service = try TokenExchangeService(configuration: configuration, store: store, metrics: metrics, logger: logger)
@@ -108,8 +112,12 @@ public enum ServiceApplication {
             },
             logger: logger
         )
-        if let database {
-            application.beforeServerStarts { try await database.prepare() }
+        if let database, let started {
+            // The pool runs as a service beside the server: the schema is prepared once it runs.
+            application.beforeServerStarts {
+                await started.wait()
+                try await database.prepare()
+            }
         }
         return application
     }
@@ -196,10 +204,40 @@ struct ObservabilityMiddleware: RouterMiddleware {
 /// Runs the PostgreSQL pool and its clean-up for as long as the application runs.
 struct StoreService: Service {
     let store: PostgresStateStore
+    let started = StartSignal()
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            await store.run()
+            await withDiscardingTaskGroup { group in
+                group.addTask { await store.run() }
+                // Let the pool's run() begin before anything leases a connection.
+                await Task.yield()
+                started.signal()
+            }
+        }
+    }
+}
+
+/// Fires once; waiters before and after it are released.
+final class StartSignal: Sendable {
+    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func signal() {
+        let waiters = state.withLock { state in
+            state.fired = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let fired = state.withLock { state in
+                if !state.fired { state.waiters.append(continuation) }
+                return state.fired
+            }
+            if fired { continuation.resume() }
         }
     }
 }

@@ -71,7 +71,9 @@ public struct DocumentOutline: Sendable, Hashable {
         let assertions = root.descendants { $0.is(saml, "Assertion") }.map { node in
             let conditions = node.firstChild(saml, "Conditions")
             let subject = node.firstChild(saml, "Subject")
-            let confirmations = (subject?.children(saml, "SubjectConfirmation") ?? []).compactMap { $0.firstChild(saml, "SubjectConfirmationData") }
+            let confirmations = (subject?.children(saml, "SubjectConfirmation") ?? []).compactMap {
+                $0.firstChild(saml, "SubjectConfirmationData")
+            }
             return Assertion(
                 path: path(node), id: node.attribute("ID"), issuer: ResponseContentReader.issuer(of: node)?.value,
                 nameID: subject?.firstChild(saml, "NameID")?.textContent, issueInstant: node.attribute("IssueInstant"),
