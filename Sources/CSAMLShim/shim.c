@@ -10,6 +10,8 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <stdio.h>
+#include <pthread.h>
+#include <xmlsec/keysmngr.h>
 
 const char *saml_shim_restated_defines(void) { return SAML_SHIM_RESTATED_DEFINES; }
 
@@ -166,7 +168,8 @@ static int saml_shim_enable_c14n(xmlSecDSigCtxPtr ctx, int (*enable)(xmlSecDSigC
 
 static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1, int fastC14N) {
     ctx->enabledReferenceUris = xmlSecTransformUriTypeEmpty | xmlSecTransformUriTypeSameDocument;
-    // The key is preset, so KeyInfo is not read; should it be, no RetrievalMethod may name anything.
+    // The key comes from the pinned-key lookup, which does not read KeyInfo; should anything read it, no
+    // RetrievalMethod may name anything.
     ctx->keyInfoReadCtx.retrievalMethodCtx.enabledUris = xmlSecTransformUriTypeNone;
     ctx->keyInfoReadCtx.maxRetrievalMethodLevel = 0;
     if (fastC14N) {
@@ -198,10 +201,43 @@ static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1, int fastC14N
     return 0;
 }
 
+// The pinned key reaches xmlsec through a keys manager whose only lookup returns it (the key travels in
+// the context's `userData`, which xmlsec leaves to applications). Set this way rather than as
+// `ctx->signKey`, the lookup runs after xmlsec has set the key requirements, and can drop the one
+// requirement that costs: whether the key is public or private, which xmlsec asks OpenSSL 3 by exporting
+// the key's parameters (`xmlSecKeyReqMatchKey` -> `EVP_PKEY_get_bn_param`, about a tenth of a
+// verification). Pinned keys are public keys built by `saml_shim_key_public_only`; the key's algorithm
+// (RSA for an RSA SignatureMethod, EC for ECDSA) and usage are still matched by xmlsec. KeyInfo is never
+// read: the lookup ignores it.
+static xmlSecKeyPtr saml_shim_pinned_key_lookup(xmlNodePtr keyInfoNode, xmlSecKeyInfoCtxPtr keyInfoCtx) {
+    (void)keyInfoNode;
+    xmlSecKeyPtr pinned = (xmlSecKeyPtr)keyInfoCtx->userData;
+    if (pinned == NULL) {
+        return NULL;
+    }
+    keyInfoCtx->keyReq.keyType = xmlSecKeyDataTypeUnknown;
+    return xmlSecKeyDuplicate(pinned);
+}
+
+static xmlSecKeysMngrPtr saml_shim_pinned_keys_manager = NULL;
+static pthread_once_t saml_shim_pinned_keys_manager_once = PTHREAD_ONCE_INIT;
+
+static void saml_shim_pinned_keys_manager_create(void) {
+    xmlSecKeysMngrPtr manager = xmlSecKeysMngrCreate();
+    if (manager != NULL) {
+        manager->getKey = saml_shim_pinned_key_lookup;
+    }
+    saml_shim_pinned_keys_manager = manager;
+}
+
 // One verification; with `referenceBytes`, also a copy of what xmlsec digested for the first Reference.
 static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N,
                                                 unsigned char **referenceBytes, size_t *referenceLength) {
-    xmlSecDSigCtxPtr ctx = xmlSecDSigCtxCreate(NULL);
+    pthread_once(&saml_shim_pinned_keys_manager_once, saml_shim_pinned_keys_manager_create);
+    if (saml_shim_pinned_keys_manager == NULL || pinnedKey == NULL) {
+        return SAML_SHIM_DSIG_PROCESSING_FAILED;
+    }
+    xmlSecDSigCtxPtr ctx = xmlSecDSigCtxCreate(saml_shim_pinned_keys_manager);
     if (ctx == NULL) {
         return SAML_SHIM_DSIG_PROCESSING_FAILED;
     }
@@ -212,10 +248,7 @@ static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyP
     if (referenceBytes != NULL) {
         ctx->flags |= XMLSEC_DSIG_FLAGS_STORE_SIGNEDINFO_REFERENCES;
     }
-    ctx->signKey = xmlSecKeyDuplicate(pinnedKey);
-    if (ctx->signKey == NULL) {
-        goto done;
-    }
+    ctx->keyInfoReadCtx.userData = pinnedKey;
     int ids = signature->doc != NULL && signature->doc->ids != NULL ? xmlHashSize((xmlHashTablePtr)signature->doc->ids) : 0;
     int verified = xmlSecDSigCtxVerify(ctx, signature);
     // xmlsec registers every `Id` of the signature's subtree; the structure checks registered them first.
