@@ -33,10 +33,18 @@ extension VerifiedResponse {
     /// - Throws: ``SAMLError/Code/fieldsMissing`` listing every missing name, unless `allowMissing` is
     ///   true, in which case ``RequiredFields/missing`` lists them.
     public func fields(_ names: [String], allowMissing: Bool = false) throws -> RequiredFields {
+        // The first attribute of each Name and of each FriendlyName, found in one pass (a lookup per name
+        // would be quadratic in the attributes when every one is asked for).
+        var byName: [String: Int] = [:]
+        var byFriendlyName: [String: Int] = [:]
+        for (index, attribute) in assertion.attributes.enumerated() {
+            if byName[attribute.name] == nil { byName[attribute.name] = index }
+            if let friendlyName = attribute.friendlyName, byFriendlyName[friendlyName] == nil { byFriendlyName[friendlyName] = index }
+        }
         var found: [(name: String, values: [String])] = []
         var missing: [String] = []
         for name in names {
-            if let values = values(of: name) {
+            if let values = values(of: name, byName: byName, byFriendlyName: byFriendlyName) {
                 found.append((name, values))
             } else {
                 missing.append(name)
@@ -49,13 +57,14 @@ extension VerifiedResponse {
         return RequiredFields(values: found, missing: missing)
     }
 
-    private func values(of name: String) -> [String]? {
+    private func values(of name: String, byName: [String: Int], byFriendlyName: [String: Int]) -> [String]? {
         if name == "NameID" {
             guard let nameID = assertion.nameID, !nameID.value.isEmpty else { return nil }
             return [nameID.value]
         }
-        let attribute = assertion.attributes.first { $0.name == name } ?? assertion.attributes.first { $0.friendlyName == name }
-        guard let attribute, attribute.attributeValues.contains(where: { !$0.isEmpty }) else { return nil }
+        guard let index = byName[name] ?? byFriendlyName[name] else { return nil }
+        let attribute = assertion.attributes[index]
+        guard attribute.attributeValues.contains(where: { !$0.isEmpty }) else { return nil }
         return attribute.values
     }
 }
