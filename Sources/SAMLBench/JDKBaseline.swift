@@ -11,7 +11,7 @@ public final class JDKBaseline: Sendable {
     public let warmUpSeconds: Double
 
     /// Compiles the harness; nil when no JDK (`javac`, `java`) is on the PATH or the source is missing.
-    public init?(source: URL, warmUpSeconds: Double = 5) {
+    public init?(source: URL, warmUpSeconds: Double = 20) {
         guard FileManager.default.fileExists(atPath: source.path), let javac = Self.which("javac"), let java = Self.which("java") else {
             return nil
         }

@@ -34,7 +34,7 @@ struct BenchCommand: ParsableCommand {
     var jdkSource = "Benchmarks/JDK/JDKVerifyBench.java"
 
     @Option(help: "Seconds of JIT warm-up before the JDK's timed run.")
-    var jdkWarmUp: Double = 5
+    var jdkWarmUp: Double = 20
 
     @Flag(help: "Print JSON: {\"results\": [{\"input\", \"threads\", \"responses_per_second\", \"microseconds_per_response\", ...}]}.")
     var json = false
