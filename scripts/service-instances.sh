@@ -1,0 +1,19 @@
+# Sourced by scripts/service-load and scripts/service-bench: start saml-server instances on free loopback
+# ports and stop them on exit. Needs $binary (the saml-server executable).
+pids=()
+stop_instances() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; pids=(); }
+trap stop_instances EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+# start_instance CPU STORE: one instance on the bundled TestVectors/, pinned to CPU ("-": unpinned), with
+# STORE (memory or a postgres:// URL); sets $port once it is ready (fails after 10 s).
+start_instance() {
+    local pin=()
+    port=$(free_port)
+    [ "$1" = - ] || pin=(taskset -c "$1")
+    SAML_SERVICE_LOG_LEVEL=warning "${pin[@]}" "$binary" serve --config TestVectors/exchange/service.json --port "$port" --store "$2" \
+        >/dev/null 2>&1 &
+    pids+=($!)
+    for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1 && return 0; sleep 0.1; done
+    echo "instance on $port did not become ready" >&2
+    return 1
+}
