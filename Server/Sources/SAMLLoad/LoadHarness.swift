@@ -124,7 +124,6 @@ public enum LoadHarness {
 
     struct Item: Sendable {
         var kind: Kind
-        var worker: Int
         /// The HTTP request.
         var request: HTTPRequestParts
         /// fresh: the MVPD and NameID the profile must carry; replay: the item re-posted.
@@ -292,11 +291,7 @@ public enum LoadHarness {
             copy.original = original
             items[index] = copy
         }
-        return items.enumerated().map { index, item in
-            var item = item!
-            item.worker = index % options.connections
-            return item
-        }
+        return items.map { $0! }
     }
 
     /// The fresh responses item `index` may replay: sent well before it (by another connection) and,
@@ -345,11 +340,11 @@ public enum LoadHarness {
             // Another subscriber's household, after signing: the assertion's digest no longer matches.
             response = response.replacingOccurrences(of: "hh-\(choice.1)<", with: "hh-\(choice.1 + 1)<")
         }
-        let request2 = TokenExchangeRequest.v2(
+        let exchange = TokenExchangeRequest.v2(
             samlAttributeQueryResponse: response, serviceProvider: options.serviceProvider, accessToken: "load-harness",
             deviceIdentifier: "load-harness", deviceInfo: Data(#"{"model":"load"}"#.utf8).base64EncodedString(),
             partnerFrameworkStatus: status)
-        return Item(kind: kind, worker: 0, request: request2, mvpd: postedAs.id, nameID: template.nameID, original: nil)
+        return Item(kind: kind, request: exchange, mvpd: postedAs.id, nameID: template.nameID, original: nil)
     }
 
     static func attribute(_ name: String, in xml: String) -> String? {
