@@ -55,26 +55,26 @@ public enum ServiceApplication {
         let limit = configuration.maximumBodyBytes
 
         router.post("/api/v2/:serviceProvider/sessions/sso/:partner") { request, context in
-            try await answer(request, context, limit: limit, logger: logger) { headers, body in
+            try await answer(request, context, limit: limit) { headers, body in
                 await service.session(
                     serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
                     headers: headers, body: body)
             }
         }
         router.post("/api/v2/:serviceProvider/profiles/sso/:partner") { request, context in
-            try await answer(request, context, limit: limit, logger: logger, metrics: metrics, endpoint: "profiles/sso") { headers, body in
+            try await answer(request, context, limit: limit, metrics: metrics, endpoint: "profiles/sso") { headers, body in
                 await service.profile(
                     serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
                     headers: headers, body: body)
             }
         }
         router.post("/api/v1/tokens/authn") { request, context in
-            try await answer(request, context, limit: limit, logger: logger, metrics: metrics, endpoint: "tokens/authn") { headers, body in
+            try await answer(request, context, limit: limit, metrics: metrics, endpoint: "tokens/authn") { headers, body in
                 await service.legacyAuthentication(headers: headers, body: body)
             }
         }
         router.get("/api/v2/:serviceProvider/configuration") { request, context in
-            try await answer(request, context, limit: limit, logger: logger) { headers, _ in
+            try await answer(request, context, limit: limit) { headers, _ in
                 service.mvpdConfiguration(serviceProvider: context.parameters.get("serviceProvider") ?? "", headers: headers)
             }
         }
@@ -125,7 +125,7 @@ public enum ServiceApplication {
     /// Reads the body within the limit and the headers, runs `handler`, and turns its answer into a
     /// response; logs one line per request (never the body or attribute values at `info`).
     private static func answer(
-        _ request: Request, _ context: BasicRequestContext, limit: Int, logger: Logger, metrics: ServiceMetrics? = nil,
+        _ request: Request, _ context: BasicRequestContext, limit: Int, metrics: ServiceMetrics? = nil,
         endpoint: String = "",
         _ handler: (RequestHeaders, [UInt8]) async -> ServiceAnswer
     ) async throws -> Response {
