@@ -1,8 +1,8 @@
 import Foundation
 
 /// The JDK's XML-DSig (`Benchmarks/JDK/JDKVerifyBench.java`, JDK only) on the same inputs, as a third
-/// column of `saml bench`: compiled once with `javac`, then run per input in a child process (which
-/// inherits the CPU affinity, so `taskset -c 1 saml bench --threads 1` pins all three to one core). The
+/// column of `saml bench --jdk`: compiled once with `javac`, then run per input in a child process (which
+/// inherits the CPU affinity, so `taskset -c 1 saml bench --jdk --threads 1` pins all three to one core). The
 /// harness first checks that the input verifies and that a tampered copy does not, warms the JIT up,
 /// then measures one thread.
 public final class JDKBaseline: Sendable {

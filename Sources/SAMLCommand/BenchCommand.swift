@@ -27,8 +27,11 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Skip the C baseline (for profiling the Swift pipeline alone).")
     var noBaseline = false
 
-    @Flag(help: "Skip the JDK's XML-DSig column (measured when javac and java are on the PATH).")
-    var noJDK = false
+    @Flag(
+        help:
+            "Also measure the JDK's XML-DSig on each input, 1 thread (needs javac and java on the PATH; about 20 s of JIT warm-up per input)."
+    )
+    var jdk = false
 
     @Option(help: "The JDK harness source.")
     var jdkSource = "Benchmarks/JDK/JDKVerifyBench.java"
@@ -63,9 +66,16 @@ struct BenchCommand: ParsableCommand {
             let instant = now.flatMap { SAMLInstant(xmlDateTime: $0) }
             return try files.map { try BenchInput.file(path: $0, certificatePEM: pem, now: instant) }
         }
+        var baselineJDK: JDKBaseline?
+        if jdk {
+            baselineJDK = JDKBaseline(source: URL(fileURLWithPath: jdkSource), warmUpSeconds: jdkWarmUp)
+            guard baselineJDK != nil else {
+                throw CommandFailure.usage("--jdk needs javac and java on the PATH and the harness at \(jdkSource)")
+            }
+        }
         let results = try rejectingOnError {
-            let jdk = noJDK ? nil : JDKBaseline(source: URL(fileURLWithPath: jdkSource), warmUpSeconds: jdkWarmUp)
-            return try BenchRunner.run(inputs: inputs, threads: threads, seconds: seconds, baseline: !noBaseline, jdk: jdk) { line in
+            return try BenchRunner.run(inputs: inputs, threads: threads, seconds: seconds, baseline: !noBaseline, jdk: baselineJDK) {
+                line in
                 StandardStreams.writeError("\r\u{1B}[K" + line)
             }
         }

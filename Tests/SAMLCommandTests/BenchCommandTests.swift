@@ -8,7 +8,7 @@ struct BenchCommandTests {
     @Test("bench prints the 1-thread result first for each input, with the C baseline ratio")
     func benchReportsJSON() throws {
         let result = try CommandRunner.run([
-            "bench", "--json", "--no-jdk", "--threads", "2", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
+            "bench", "--json", "--threads", "2", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
             "TestVectors/responses/typical-rsa2048-assertion-signed.xml",
         ])
         #expect(result.status == 0, "\(result.error)")
@@ -26,7 +26,7 @@ struct BenchCommandTests {
         .enabled(if: JDKBaseline.isAvailable))
     func benchMeasuresTheJDK() throws {
         let result = try CommandRunner.run([
-            "bench", "--json", "--no-baseline", "--threads", "1", "--seconds", "0.2", "--jdk-warm-up", "0.5", "--cert",
+            "bench", "--json", "--jdk", "--no-baseline", "--threads", "1", "--seconds", "0.2", "--jdk-warm-up", "0.5", "--cert",
             "TestVectors/keys/rsa-2048.cert.pem", "TestVectors/responses/typical-rsa2048-both-signed.xml",
         ])
         #expect(result.status == 0, "\(result.error)")
@@ -36,10 +36,20 @@ struct BenchCommandTests {
         #expect((row["ratio_to_jdk"] as? Double ?? 0) > 0)
     }
 
+    @Test("--jdk without the harness (or a JDK) is a usage error")
+    func benchJDKMissing() throws {
+        let result = try CommandRunner.run([
+            "bench", "--jdk", "--jdk-source", "/nonexistent/JDKVerifyBench.java", "--threads", "1", "--seconds", "0.05", "--cert",
+            "TestVectors/keys/rsa-2048.cert.pem", "TestVectors/responses/typical-rsa2048-assertion-signed.xml",
+        ])
+        #expect(result.status == 2)
+        #expect(result.error.contains("--jdk needs javac and java"))
+    }
+
     @Test("a tampered input makes the bench fail instead of run faster")
     func benchFailsOnTamperedInput() throws {
         let result = try CommandRunner.run([
-            "bench", "--no-jdk", "--threads", "1", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
+            "bench", "--threads", "1", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
             "TestVectors/responses/tampered-attribute-value.xml",
         ])
         #expect(result.status == 1)
@@ -75,7 +85,7 @@ struct BenchCommandTests {
     @Test("bench --now verifies at that instant: inside the window it runs, after it the expiry is reported")
     func benchNow() throws {
         let arguments = [
-            "bench", "--no-baseline", "--no-jdk", "--threads", "1", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
+            "bench", "--no-baseline", "--threads", "1", "--seconds", "0.05", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
             "TestVectors/responses/typical-rsa2048-assertion-signed.xml",
         ]
         let inside = try CommandRunner.run(arguments + ["--now", "2026-11-21T12:01:00Z"])
