@@ -86,19 +86,17 @@ public struct TokenExchangeService: Sendable {
             return .json(200, .object(object), code: reason, mvpd: mvpd?.id)
         }
         let requested: String?
-        switch requestedMVPD(body) {
-        case .success(let value): requested = value
-        case .failure(let refusal): return refusal.answer
+        do {
+            requested = try requestedMVPD(body)
+        } catch {
+            return error.answer
         }
         guard let header = headers.partnerFrameworkStatus else { return fallback("missing_parameters_fallback") }
         let status: PartnerFrameworkStatus
         do {
             status = try PartnerFrameworkStatus(headerValue: header)
         } catch {
-            return .error(
-                EnhancedError(
-                    status: 400, code: "invalid_header_pfs_malformed", message: "The AP-Partner-Framework-Status header cannot be decoded.",
-                    details: error as? SAMLError))
+            return .error(.partnerFrameworkStatusMalformed(error))
         }
         let mvpd: MVPD
         do {
@@ -147,9 +145,10 @@ public struct TokenExchangeService: Sendable {
             return refusal
         }
         let requested: String?
-        switch requestedMVPD(body) {
-        case .success(let value): requested = value
-        case .failure(let refusal): return refusal.answer
+        do {
+            requested = try requestedMVPD(body)
+        } catch {
+            return error.answer
         }
         switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested) {
         case .success(let profile):
@@ -179,22 +178,17 @@ public struct TokenExchangeService: Sendable {
 
     // MARK: Checks shared by the endpoints
 
+    /// An answer that ends a request early.
     struct Refusal: Error {
         let answer: ServiceAnswer
     }
 
     /// The optional `mvpd` form field.
-    private func requestedMVPD(_ body: [UInt8]) -> Result<String?, Refusal> {
+    private func requestedMVPD(_ body: [UInt8]) throws(Refusal) -> String? {
         do {
-            return .success(try FormBody.text(named: "mvpd", in: body))
+            return try FormBody.text(named: "mvpd", in: body)
         } catch {
-            return .failure(
-                Refusal(
-                    answer: .error(
-                        EnhancedError(
-                            status: 400, code: "invalid_parameter_mvpd", message: "The mvpd parameter is malformed.",
-                            details: error as? SAMLError))
-                ))
+            throw Refusal(answer: .error(.malformedParameter("mvpd", error)))
         }
     }
 

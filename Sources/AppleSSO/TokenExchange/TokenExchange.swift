@@ -51,16 +51,8 @@ public struct TokenExchange: Sendable {
         let status: PartnerFrameworkStatus
         do {
             status = try PartnerFrameworkStatus(headerValue: header)
-        } catch let error as SAMLError {
-            return .failure(
-                EnhancedError(
-                    status: 400, code: "invalid_header_pfs_malformed", message: "The AP-Partner-Framework-Status header cannot be decoded.",
-                    details: error))
         } catch {
-            return .failure(
-                EnhancedError(
-                    status: 400, code: "invalid_header_pfs_malformed", message: "The AP-Partner-Framework-Status header cannot be decoded.",
-                    details: nil))
+            return .failure(.partnerFrameworkStatusMalformed(error))
         }
         let provider: MVPD
         do {
@@ -88,9 +80,7 @@ public struct TokenExchange: Sendable {
             do {
                 value = try FormBody.text(named: name, in: body)
             } catch let error as SAMLError {
-                return .failure(
-                    EnhancedError(
-                        status: 400, code: "invalid_parameter_\(name)", message: "The \(name) parameter is malformed.", details: error))
+                return .failure(.malformedParameter(name, error))
             } catch {
                 return .failure(EnhancedError.internalError)
             }
@@ -232,6 +222,20 @@ public struct EnhancedError: Error, Sendable {
         default:
             self.init(status: 400, code: "invalid_parameter_saml_response", message: "The SAML response is not valid.", details: error)
         }
+    }
+
+    /// `400 invalid_header_pfs_malformed`: the `AP-Partner-Framework-Status` header cannot be decoded
+    /// (the library's reason in `details` when `cause` is a ``SAML/SAMLError``).
+    public static func partnerFrameworkStatusMalformed(_ cause: (any Error)?) -> EnhancedError {
+        EnhancedError(
+            status: 400, code: "invalid_header_pfs_malformed", message: "The AP-Partner-Framework-Status header cannot be decoded.",
+            details: cause as? SAMLError)
+    }
+
+    /// `400 invalid_parameter_<name>`: a form field that cannot be decoded.
+    public static func malformedParameter(_ name: String, _ cause: (any Error)?) -> EnhancedError {
+        EnhancedError(
+            status: 400, code: "invalid_parameter_\(name)", message: "The \(name) parameter is malformed.", details: cause as? SAMLError)
     }
 
     /// An error that is not the library's: the server's fault, never the client's.
