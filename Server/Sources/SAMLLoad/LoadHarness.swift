@@ -158,6 +158,8 @@ public enum LoadHarness {
         let options = plan.options, items = plan.items, generationSeconds = plan.generationSeconds
         let clock = ContinuousClock()
         let outcomes = Shared([Outcome?](repeating: nil, count: items.count))
+        // Each answered item's verdict, judged once with its whole answer (the profile of a fresh one).
+        let wrong = Shared([Bool](repeating: false, count: items.count))
         let latencies = Shared([Double]())
         let wrongAnswers = Shared([String]())
         let start = clock.now
@@ -203,6 +205,7 @@ public enum LoadHarness {
                                     outcomes.withLock { $0[index] = outcome }
                                     let originalOutcome = item.original.flatMap { original in outcomes.withLock { $0[original] } }
                                     if let problem = check(item, outcome, answer, original: originalOutcome) {
+                                        wrong.withLock { $0[index] = true }
                                         wrongAnswers.withLock {
                                             if $0.count < 20 { $0.append("#\(index) \(item.kind.rawValue): \(problem)") }
                                         }
@@ -222,6 +225,7 @@ public enum LoadHarness {
         }
         let timedSeconds = seconds(clock.now - start)
         let results = outcomes.withLock { $0 }
+        let judged = wrong.withLock { $0 }
         var lines = Kind.allCases.map { LoadReport.Line(kind: $0.rawValue) }
         for (index, item) in items.enumerated() {
             guard let outcome = results[index] else { continue }
@@ -229,10 +233,10 @@ public enum LoadHarness {
             lines[line].sent += 1
             if outcome == .unanswered {
                 lines[line].unanswered += 1
-            } else if check(item, outcome, nil, original: item.original.flatMap { results[$0] }) == nil {
-                lines[line].asExpected += 1
-            } else {
+            } else if judged[index] {
                 lines[line].wrong += 1
+            } else {
+                lines[line].asExpected += 1
             }
         }
         let sorted = latencies.withLock { $0 }.sorted()
@@ -364,9 +368,9 @@ public enum LoadHarness {
         return .refused(code)
     }
 
-    /// nil when the outcome is what the item must get; otherwise what is wrong. With `answer`, a fresh
-    /// acceptance's profile is checked too.
-    static func check(_ item: Item, _ outcome: Outcome, _ answer: HTTPConnection.Answer?, original: Outcome?) -> String? {
+    /// nil when the outcome is what the item must get; otherwise what is wrong. A fresh acceptance's
+    /// profile is checked too.
+    static func check(_ item: Item, _ outcome: Outcome, _ answer: HTTPConnection.Answer, original: Outcome?) -> String? {
         switch (item.kind, outcome) {
         case (_, .unanswered):
             return nil
@@ -376,7 +380,6 @@ public enum LoadHarness {
             // it is the only one).
             return nil
         case (.fresh, .accepted):
-            guard let answer else { return nil }
             guard let object = (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any],
                 let profile = (object["profiles"] as? [String: Any])?[item.mvpd] as? [String: Any],
                 let userID = ((profile["attributes"] as? [String: Any])?["userID"] as? [String: Any])?["value"] as? String,
