@@ -1,3 +1,5 @@
+import AppleSSO
+import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -16,6 +18,28 @@ public struct HTTPConnection: ~Copyable {
         }
 
         public var text: String { String(decoding: body, as: UTF8.self) }
+
+        /// The body as a JSON object, if it is one.
+        public var jsonObject: [String: Any]? {
+            (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        }
+
+        /// The library's code an Enhanced Error Code answer carries in `details` (`code: message`).
+        public var libraryCode: String? {
+            (jsonObject?["details"] as? String)?.split(separator: ":", maxSplits: 1).first.map(String.init)
+        }
+
+        /// The ID of the SAML request a `partner_profile` answer of `sessions/sso` hands out.
+        public var partnerRequestID: String? {
+            guard let object = jsonObject, object["actionName"] as? String == "partner_profile",
+                let request = (object["authenticationRequest"] as? [String: Any])?["request"] as? String,
+                let xml = Data(base64Encoded: request).map({ String(decoding: $0, as: UTF8.self) }),
+                let start = xml.range(of: " ID=\"")
+            else { return nil }
+            let rest = xml[start.upperBound...]
+            guard let end = rest.firstIndex(of: "\"") else { return nil }
+            return String(rest[..<end])
+        }
     }
 
     public enum Failure: Error, Sendable {
@@ -41,6 +65,13 @@ public struct HTTPConnection: ~Copyable {
             var connection = HTTPConnection(inbound: inbound.makeAsyncIterator(), outbound: outbound, authority: "\(host):\(port)")
             return try await body(&connection)
         }
+    }
+
+    /// Sends a request built by ``AppleSSO/TokenExchangeRequest`` and reads its whole answer.
+    public mutating func send(_ request: HTTPRequestParts) async throws -> Answer {
+        try await send(
+            method: HTTPMethod(rawValue: request.method), path: request.path, headers: request.headers.map { ($0.name, $0.value) },
+            body: request.body)
     }
 
     /// Sends one request and reads its whole answer.

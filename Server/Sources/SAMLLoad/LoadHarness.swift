@@ -190,10 +190,7 @@ public enum LoadHarness {
                                     }
                                     let answer: HTTPConnection.Answer
                                     do {
-                                        answer = try await connection.send(
-                                            method: .POST, path: item.request.path,
-                                            headers: item.request.headers.map { ($0.name, $0.value) },
-                                            body: item.request.body)
+                                        answer = try await connection.send(item.request)
                                     } catch {
                                         outcomes.withLock { $0[index] = .unanswered }
                                         mine.removeFirst()
@@ -323,13 +320,7 @@ public enum LoadHarness {
                 ("Content-Type", "application/x-www-form-urlencoded"),
             ],
             body: Array("domainName=load.example&redirectUrl=https%3A%2F%2Fload.example%2Fdone".utf8))
-        guard session.status == 200,
-            let object = (try? JSONSerialization.jsonObject(with: Data(session.body))) as? [String: Any],
-            object["actionName"] as? String == "partner_profile",
-            let request = (object["authenticationRequest"] as? [String: Any])?["request"] as? String,
-            let xml = Data(base64Encoded: request).map({ String(decoding: $0, as: UTF8.self) }),
-            let requestID = attribute("ID", in: xml)
-        else {
+        guard session.status == 200, let requestID = session.partnerRequestID else {
             throw LoadError.unexpectedSession(session.status, session.text.prefix(300).description)
         }
         var template = MockIdentityProvider.Template()
@@ -351,21 +342,10 @@ public enum LoadHarness {
         return Item(kind: kind, request: exchange, mvpd: postedAs.id, nameID: template.nameID, original: nil)
     }
 
-    static func attribute(_ name: String, in xml: String) -> String? {
-        guard let start = xml.range(of: " \(name)=\"") else { return nil }
-        let rest = xml[start.upperBound...]
-        guard let end = rest.firstIndex(of: "\"") else { return nil }
-        return String(rest[..<end])
-    }
-
     static func classify(_ answer: HTTPConnection.Answer) -> Outcome {
         if answer.status == 201 { return .accepted }
-        guard answer.status == 400, let object = (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any] else {
-            return .other(answer.status)
-        }
-        let details = object["details"] as? String ?? ""
-        let code = details.split(separator: ":", maxSplits: 1).first.map(String.init) ?? (object["code"] as? String ?? "")
-        return .refused(code)
+        guard answer.status == 400, let object = answer.jsonObject else { return .other(answer.status) }
+        return .refused(answer.libraryCode ?? object["code"] as? String ?? "")
     }
 
     /// nil when the outcome is what the item must get; otherwise what is wrong. A fresh acceptance's
@@ -380,7 +360,7 @@ public enum LoadHarness {
             // it is the only one).
             return nil
         case (.fresh, .accepted):
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any],
+            guard let object = answer.jsonObject,
                 let profile = (object["profiles"] as? [String: Any])?[item.mvpd] as? [String: Any],
                 let userID = ((profile["attributes"] as? [String: Any])?["userID"] as? [String: Any])?["value"] as? String,
                 userID == item.nameID
@@ -418,10 +398,7 @@ public enum LoadHarness {
             do {
                 try await HTTPConnection.with(host: target.host, port: target.port) { connection in
                     for index in accepted.sorted() {
-                        let answer = try await connection.send(
-                            method: .POST, path: items[index].request.path,
-                            headers: items[index].request.headers.map { ($0.name, $0.value) },
-                            body: items[index].request.body)
+                        let answer = try await connection.send(items[index].request)
                         checked += 1
                         if classify(answer) != .refused("replay.detected") {
                             wrong += 1
@@ -439,9 +416,7 @@ public enum LoadHarness {
         if !lost.isEmpty, let live = options.targets.last {
             try? await HTTPConnection.with(host: live.host, port: live.port) { connection in
                 for index in lost {
-                    let answer = try await connection.send(
-                        method: .POST, path: items[index].request.path, headers: items[index].request.headers.map { ($0.name, $0.value) },
-                        body: items[index].request.body)
+                    let answer = try await connection.send(items[index].request)
                     switch classify(answer) {
                     case .accepted: lostAccepted += 1
                     case .refused("replay.detected"): lostCommitted += 1

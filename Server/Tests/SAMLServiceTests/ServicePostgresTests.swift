@@ -21,7 +21,7 @@ struct ServicePostgresTests {
             try await Service.with(configuration) { b in
                 #expect(try await Service.send(a, "/health/ready", method: "GET").status == 200)
                 let status = Service.pfs("ProviderA")
-                let id = Service.requestID(try await Service.session(a, status.headerValue))
+                let id = try await Service.session(a, status.headerValue).partnerRequestID
                 let request = Service.exchange(try Service.response(Service.mvpdA, to: id), status)
                 #expect(try await Service.send(b, request).status == 201)
                 #expect(Service.detailCode(try await Service.send(a, request)) == "replay.detected")

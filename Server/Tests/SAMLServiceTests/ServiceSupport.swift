@@ -63,16 +63,16 @@ enum Service {
     }
 
     static func send(_ port: Int, _ request: HTTPRequestParts) async throws -> HTTPConnection.Answer {
-        try await send(port, request.path, method: request.method, headers: request.headers.map { ($0.name, $0.value) }, body: request.body)
+        try await HTTPConnection.with(host: "127.0.0.1", port: port) { try await $0.send(request) }
     }
 
     static func json(_ answer: HTTPConnection.Answer) -> [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any] ?? [:]
+        answer.jsonObject ?? [:]
     }
 
     /// The library code an error answer carries in `details` (`code: message`).
     static func detailCode(_ answer: HTTPConnection.Answer) -> String? {
-        (json(answer)["details"] as? String)?.split(separator: ":", maxSplits: 1).first.map(String.init)
+        answer.libraryCode
     }
 
     static func pfs(_ providerID: String?, access: PartnerFrameworkStatus.AccessStatus? = .granted, expiresIn: Int64 = 86_400_000)
@@ -91,15 +91,6 @@ enum Service {
         var headers = device + [("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Bearer token")]
         if let header { headers.append(("AP-Partner-Framework-Status", header)) }
         return try await send(port, "/api/v2/REF30/sessions/sso/Apple", headers: headers, body: Array(body.utf8))
-    }
-
-    /// The outstanding request's ID from a partner_profile answer.
-    static func requestID(_ answer: HTTPConnection.Answer) -> String? {
-        guard let request = (json(answer)["authenticationRequest"] as? [String: Any])?["request"] as? String,
-            let xml = Data(base64Encoded: request).map({ String(decoding: $0, as: UTF8.self) }),
-            let start = xml.range(of: " ID=\"")
-        else { return nil }
-        return String(xml[start.upperBound...].prefix { $0 != "\"" })
     }
 
     /// The MVPD's signed answer to `requestID`, as the XML string the device receives.
@@ -126,7 +117,7 @@ enum Service {
         -> HTTPRequestParts
     {
         let status = pfs(mvpd.providerID)
-        let id = requestID(try await session(port, status.headerValue))
+        let id = try await session(port, status.headerValue).partnerRequestID
         return exchange(try response(mvpd, to: id, nameID: nameID), status)
     }
 

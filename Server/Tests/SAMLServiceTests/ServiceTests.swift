@@ -42,7 +42,7 @@ struct ServiceTests {
             #expect(authentication["attributesNames"] as? [String] == ["NameID", "uid", "householdId"])
             let xml = String(decoding: Data(base64Encoded: authentication["request"] as? String ?? "") ?? Data(), as: UTF8.self)
             #expect(xml.contains("samlp:AttributeQuery") && xml.contains("https://saml.sp.auth.adobe.com</saml:Issuer>"))
-            let id = try #require(Service.requestID(session))
+            let id = try #require(session.partnerRequestID)
 
             let request = Service.exchange(try Service.response(Service.mvpdA, to: id, nameID: "subscriber-77"), status)
             let accepted = try await Service.send(port, request)
@@ -101,7 +101,7 @@ struct ServiceTests {
     func enhancedErrorCodes() async throws {
         try await Service.with { port in
             let status = Service.pfs(Service.mvpdA.providerID)
-            let xml = try Service.response(Service.mvpdA, to: Service.requestID(try await Service.session(port, status.headerValue)))
+            let xml = try Service.response(Service.mvpdA, to: try await Service.session(port, status.headerValue).partnerRequestID)
             let good = Service.exchange(xml, status)
             func answer(_ request: HTTPRequestParts, replacing name: String? = nil, with value: String? = nil, body: [UInt8]? = nil)
                 async throws -> (Int, String?, String?)
@@ -214,7 +214,7 @@ struct ServiceTests {
     @Test("REST API v1: 204 when verified, 400 otherwise")
     func legacy() async throws {
         try await Service.with { port in
-            let id = Service.requestID(try await Service.session(port, Service.pfs("ProviderB").headerValue))
+            let id = try await Service.session(port, Service.pfs("ProviderB").headerValue).partnerRequestID
             let response = try Service.response(Service.mvpdB, to: id)
             let request = TokenExchangeRequest.v1(
                 samlAttributeQueryResponse: response, requestor: "REF30", deviceID: "device-1", mvpd: "MVPD-B", deviceType: .tvOS)
