@@ -155,11 +155,14 @@ public enum ServiceApplication {
         if let mvpd = result.mvpd { metadata["mvpd"] = "\(mvpd)" }
         context.logger.info("\(request.method) \(context.endpointPath ?? request.uri.path)", metadata: metadata)
         if let detail = result.detail { context.logger.debug("refusal detail", metadata: ["detail": "\(detail)"]) }
-        var headers: HTTPFields = [.contentType: "application/json;charset=utf-8"]
-        if result.body.isEmpty { headers = [:] }
-        return Response(
-            status: HTTPResponse.Status(code: result.status), headers: headers,
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: result.body)))
+        return json(result.status, result.body)
+    }
+
+    /// A JSON response (no content type for an empty body, as `204`).
+    private static func json(_ status: Int, _ body: [UInt8]) -> Response {
+        Response(
+            status: HTTPResponse.Status(code: status), headers: body.isEmpty ? [:] : [.contentType: "application/json;charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     private static func tooLarge(_ limit: Int) -> ServiceAnswer {
@@ -170,10 +173,7 @@ public enum ServiceApplication {
     }
 
     private static func health(_ status: Int, _ text: String) -> Response {
-        let body = Array(#"{"status":"\#(text)"}"#.utf8)
-        return Response(
-            status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        json(status, JSONValue.object(["status": .string(text)]).bytes)
     }
 
     static let deviceIdentifier = HTTPField.Name("AP-Device-Identifier")!
