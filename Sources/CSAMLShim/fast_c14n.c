@@ -116,6 +116,20 @@ static int saml_fast_visible(void *data, xmlNodePtr node, xmlNodePtr parent) {
     return shape->excluded == NULL || !saml_in_tree(node, parent, shape->excluded);
 }
 
+// Canonicalises the shape into `buffer`: exclusive C14N by exc_c14n.c when it can, else (and for the
+// inclusive modes) libxml2's xmlC14NExecute with the cheap visibility test. Negative on failure.
+static int saml_canonicalize(xmlDocPtr doc, const saml_fast_shape *shape, int mode, xmlChar **prefixes,
+                             int withComments, xmlOutputBufferPtr buffer) {
+    if (mode == XML_C14N_EXCLUSIVE_1_0) {
+        int handled = saml_shim_exc_c14n(doc, shape->apex, shape->excluded, prefixes,
+                                         withComments && !shape->withoutComments, buffer);
+        if (handled != 0) {
+            return handled > 0 ? 0 : -1;
+        }
+    }
+    return xmlC14NExecute(doc, saml_fast_visible, (void *)shape, mode, prefixes, withComments, buffer);
+}
+
 // Runs `call` on `transform` as the original klass would see it.
 #define SAML_AS_ORIGINAL(transform, fast, call) \
     do { (transform)->id = (fast)->original; ret = (call); (transform)->id = &(fast)->klass; } while (0)
@@ -180,7 +194,7 @@ static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nod
         xmlSecPtrListPtr list = (xmlSecPtrListPtr)(((xmlSecByte *)transform) + sizeof(xmlSecTransform));
         prefixes = (xmlChar **)list->data;
     }
-    ret = xmlC14NExecute(nodes->doc, saml_fast_visible, &shape, fast->mode, prefixes, fast->withComments, buffer);
+    ret = saml_canonicalize(nodes->doc, &shape, fast->mode, prefixes, fast->withComments, buffer);
     if (xmlOutputBufferClose(buffer) < 0 || ret < 0) {
         return -1;
     }
@@ -219,4 +233,57 @@ int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx) {
         }
     }
     return 0;
+}
+
+// The two canonicalisers of an exclusive C14N on one shape, compared (see CSAMLShim.h).
+saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded,
+                                                     const char *prefixList, int withComments) {
+    xmlChar *prefixStore[16];
+    int count = 0;
+    xmlChar *copy = prefixList != NULL ? xmlStrdup(BAD_CAST prefixList) : NULL;
+    if (copy != NULL) {
+        char *save = NULL;
+        for (char *token = strtok_r((char *)copy, " ", &save); token != NULL && count < 15;
+             token = strtok_r(NULL, " ", &save)) {
+            prefixStore[count++] = BAD_CAST token;
+        }
+    }
+    prefixStore[count] = NULL;
+    xmlChar **prefixes = prefixList != NULL ? prefixStore : NULL;
+    saml_fast_shape shape = { apex, excluded, !withComments };
+
+    xmlBufferPtr ours = xmlBufferCreate();
+    xmlBufferPtr theirs = xmlBufferCreate();
+    xmlOutputBufferPtr oursOut = ours != NULL ? xmlOutputBufferCreateBuffer(ours, NULL) : NULL;
+    xmlOutputBufferPtr theirsOut = theirs != NULL ? xmlOutputBufferCreateBuffer(theirs, NULL) : NULL;
+    saml_shim_c14n_comparison result = SAML_SHIM_C14N_FAILED;
+    if (oursOut != NULL && theirsOut != NULL) {
+        int handled = saml_shim_exc_c14n(doc, apex, excluded, prefixes, withComments, oursOut);
+        int stock = xmlC14NExecute(doc, saml_fast_visible, &shape, XML_C14N_EXCLUSIVE_1_0, prefixes, withComments,
+                                   theirsOut);
+        int oursClosed = xmlOutputBufferClose(oursOut);
+        int theirsClosed = xmlOutputBufferClose(theirsOut);
+        oursOut = theirsOut = NULL;
+        if (handled == 0) {
+            result = SAML_SHIM_C14N_DECLINED;
+        } else if (handled < 0 || oursClosed < 0) {
+            result = SAML_SHIM_C14N_FAILED;
+        } else if (stock < 0 || theirsClosed < 0) {
+            result = SAML_SHIM_C14N_DIFFERENT;  // libxml2 refused what exc_c14n.c wrote
+        } else {
+            int same = xmlBufferLength(ours) == xmlBufferLength(theirs)
+                && memcmp(xmlBufferContent(ours), xmlBufferContent(theirs), (size_t)xmlBufferLength(ours)) == 0;
+            result = same ? SAML_SHIM_C14N_SAME : SAML_SHIM_C14N_DIFFERENT;
+        }
+    }
+    if (oursOut != NULL) {
+        xmlOutputBufferClose(oursOut);
+    }
+    if (theirsOut != NULL) {
+        xmlOutputBufferClose(theirsOut);
+    }
+    xmlBufferFree(ours);
+    xmlBufferFree(theirs);
+    xmlFree(copy);
+    return result;
 }

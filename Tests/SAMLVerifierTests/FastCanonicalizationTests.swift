@@ -54,11 +54,53 @@ struct FastCanonicalizationTests {
         #expect(disagreements.isEmpty, "\(disagreements)")
     }
 
+    static func compareBytes(_ xml: [UInt8], named name: String, into total: inout CanonicalizationComparison.Report) {
+        guard let report = try? xml.withUnsafeBytes({ try CanonicalizationComparison.compareEveryElement($0) }) else { return }
+        total.same += report.same
+        total.declined += report.declined
+        total.differences += report.differences.map { "\(name): \($0)" }
+    }
+
+    @Test("exc_c14n.c writes libxml2's exact bytes for every element of every bundled vector")
+    func canonicalBytesOfVectors() throws {
+        var total = CanonicalizationComparison.Report()
+        for vector in Vector.all {
+            Self.compareBytes(vector.bytes, named: vector.id, into: &total)
+        }
+        #expect(total.differences.isEmpty, "\(total.differences.prefix(20))")
+        #expect(total.same > 10_000, "compared \(total.same), declined \(total.declined)")
+        #expect(total.declined * 20 < total.same, "declined \(total.declined) of \(total.same + total.declined)")
+    }
+
+    @Test("exc_c14n.c writes libxml2's exact bytes on documents built to probe namespaces and escaping")
+    func canonicalBytesOfProbes() throws {
+        let probes = [
+            // Default namespaces, xmlns="" undeclarations, a prefix rebound lower down, attributes in
+            // namespaces sorted by URI rather than prefix, the xml namespace, escapes in text and values.
+            #"<r xmlns="urn:a" xmlns:p="urn:p" a="1" p:b="&lt;&amp;&gt;&quot;&#9;&#10;&#13;" xml:lang="en"><c xmlns=""><d/></c>"#
+                + #"<p:e xmlns:p="urn:q" xmlns:z="urn:a" z:y="2" p:x="3"><f xmlns="urn:b">t&amp;&lt;&gt;&#13;"'</f></p:e>"#
+                + #"<g><!-- c --><?pi data?><?pi?><![CDATA[<x>&]]></g></r>"#,
+            #"<a:r xmlns:a="http://example.com/a#" xmlns:b="http://example.com/b"><b:s b:q="1" a:q="2" q="3"/>"#
+                + #"<a:t xmlns="urn:d"><u xmlns=""/><v xmlns:a="http://example.com/a#"/></a:t></a:r>"#,
+            // Namespace URIs the fast check does not accept on sight and xmlParseURI decides.
+            #"<r xmlns="mailto:x@example.com" xmlns:w="tag:example.com,2026:x"><w:s/></r>"#,
+            #"<r xmlns:rel="relative/path"><s/></r>"#,
+        ]
+        var total = CanonicalizationComparison.Report()
+        for (index, probe) in probes.enumerated() {
+            Self.compareBytes(Array(probe.utf8), named: "probe \(index)", into: &total)
+        }
+        #expect(total.differences.isEmpty, "\(total.differences.prefix(20))")
+        #expect(total.same > 50)
+        #expect(total.declined > 0, "the relative namespace URI is left to libxml2")
+    }
+
     @Test("same signature verdict on the third-party corpus", .enabled(if: ConformanceTests.available))
     func corpus() throws {
         let cases = try JSONDecoder().decode(
             [ConformanceTests.Case].self, from: Data(contentsOf: ConformanceTests.root.appendingPathComponent("manifest.json")))
         var compared = 0
+        var bytes = CanonicalizationComparison.Report()
         for c in cases where c.kind != "xml-parser-attack" && c.encrypted != true {
             guard let pem = try? Data(contentsOf: ConformanceTests.root.appendingPathComponent(c.cert)),
                 let keys = try? TrustedKey.all(pem: Array(pem)),
@@ -71,8 +113,11 @@ struct FastCanonicalizationTests {
             let verifier = try SAMLResponseVerifier(configuration)
             let (fast, stock) = Self.verdicts(decoded.bytes, verifier: verifier)
             #expect(fast == stock, "\(c.id)")
+            Self.compareBytes(decoded.bytes, named: c.id, into: &bytes)
             compared += 1
         }
         #expect(compared > 100)
+        #expect(bytes.differences.isEmpty, "\(bytes.differences.prefix(20))")
+        #expect(bytes.same > 10_000, "compared \(bytes.same), declined \(bytes.declined)")
     }
 }

@@ -165,6 +165,25 @@ int saml_shim_install_fast_c14n(void);
 /// canonicalisation transforms of the chain about to run to the prepared klasses.
 int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx);
 
+/// Exclusive C14N of `apex`'s subtree without `excluded`'s (NULL: none) into `buffer`, byte for byte
+/// libxml2's (exc_c14n.c). `prefixes`: the InclusiveNamespaces PrefixList, NULL-terminated, or NULL.
+/// 1 when written, 0 when the document holds something left to libxml2 (nothing written), -1 on failure.
+int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlChar **prefixes, int comments,
+                       xmlOutputBufferPtr buffer);
+
+/// What `saml_shim_exc_c14n_compare` found.
+typedef enum {
+    SAML_SHIM_C14N_SAME = 0,
+    SAML_SHIM_C14N_DECLINED = 1,
+    SAML_SHIM_C14N_DIFFERENT = 2,
+    SAML_SHIM_C14N_FAILED = 3,
+} saml_shim_c14n_comparison;
+
+/// For the tests: canonicalises the shape with exc_c14n.c and with libxml2's xmlC14NExecute (under
+/// fast_c14n.c's visibility test) and compares the bytes. `prefixList`: space-separated, or NULL.
+saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded,
+                                                     const char *prefixList, int withComments);
+
 /// Outcome of the decryption functions.
 typedef enum {
     SAML_SHIM_DECRYPT_OK = 0,
