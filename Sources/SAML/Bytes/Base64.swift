@@ -110,4 +110,19 @@ package enum Base64 {
         }
         return table
     }()
+
+    /// For decoding four symbols at once: four tables of 256 entries, the k-th holding each symbol's
+    /// value already shifted to its place in a 24-bit group (`value << (18 - 6k)`), or ``invalidGroup``
+    /// for a byte outside the alphabet. OR-ing the four lookups gives the group, or a value with
+    /// ``invalidGroup`` set.
+    package static let invalidGroup: UInt32 = 0x8000_0000
+    package static let shiftedValues: [UInt32] = {
+        var table = [UInt32](repeating: invalidGroup, count: 4 * 256)
+        for (index, symbol) in symbols.enumerated() {
+            for place in 0..<4 {
+                table[place * 256 + Int(symbol)] = UInt32(index) << (18 - 6 * place)
+            }
+        }
+        return table
+    }()
 }
