@@ -4,11 +4,16 @@
 // on) -> read NameID and every attribute value. Like the C baseline it checks nothing else.
 //
 // Protocol: the input must verify, a copy with one attribute value changed must not, then JIT warm-up,
-// then timed runs on one thread. Prints one JSON line. Run by `saml bench --jdk`; by hand:
+// then timed runs on one thread. Prints one JSON line. With --interleave it prints {"ready": true} after
+// the warm-up and then times one slice of --seconds per line read from standard input, one JSON line
+// each, until standard input closes: `saml bench --jdk` alternates these slices with its own on the same
+// core, so that both sides see the same machine. By hand:
 //   javac -d /tmp/jdkbench Benchmarks/JDK/JDKVerifyBench.java
 //   java -cp /tmp/jdkbench JDKVerifyBench --cert CERT.pem --seconds 3 --warm-up 20 BASE64-FILE
 // On one core (taskset) C2 needs about 20 s to settle: with 5 s the figures wander from 1,200 to 2,700/s.
+import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -80,17 +85,19 @@ public final class JDKVerifyBench {
     public static void main(String[] args) throws Exception {
         String certificate = null;
         double seconds = 2, warmUp = 5;
+        boolean interleave = false;
         List<String> files = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--cert": certificate = args[++i]; break;
                 case "--seconds": seconds = Double.parseDouble(args[++i]); break;
                 case "--warm-up": warmUp = Double.parseDouble(args[++i]); break;
+                case "--interleave": interleave = true; break;
                 default: files.add(args[i]);
             }
         }
         if (certificate == null || files.size() != 1) {
-            System.err.println("usage: JDKVerifyBench --cert CERT.pem [--seconds S] [--warm-up S] BASE64-FILE");
+            System.err.println("usage: JDKVerifyBench --cert CERT.pem [--seconds S] [--warm-up S] [--interleave] BASE64-FILE");
             System.exit(2);
         }
         X509Certificate x509 = (X509Certificate) CertificateFactory.getInstance("X.509")
@@ -115,6 +122,22 @@ public final class JDKVerifyBench {
         long sink = 0;
         long warmEnd = System.nanoTime() + (long) (warmUp * 1e9);
         while (System.nanoTime() < warmEnd) sink += bench.run(input);
+        if (!interleave) {
+            sink += slice(bench, input, seconds);
+            return;
+        }
+        System.out.println("{\"ready\": true}");
+        System.out.flush();
+        BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        while (commands.readLine() != null) {
+            sink += slice(bench, input, seconds);
+        }
+        if (sink == 42) System.err.println();  // keeps the results alive
+    }
+
+    // Verifies for `seconds`, prints one JSON line, returns a value derived from the results.
+    static long slice(JDKVerifyBench bench, byte[] input, double seconds) throws Exception {
+        long sink = 0;
         long start = System.nanoTime(), end = start + (long) (seconds * 1e9), count = 0, now;
         do {
             sink += bench.run(input);
@@ -124,5 +147,7 @@ public final class JDKVerifyBench {
         double elapsed = (now - start) / 1e9;
         System.out.printf("{\"responses_per_second\": %.1f, \"microseconds_per_response\": %.2f, \"sink\": %d}%n",
             count / elapsed, elapsed * 1e6 / count, sink % 10);
+        System.out.flush();
+        return sink;
     }
 }

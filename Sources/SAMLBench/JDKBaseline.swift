@@ -4,7 +4,7 @@ import Foundation
 /// column of `saml bench --jdk`: compiled once with `javac`, then run per input in a child process (which
 /// inherits the CPU affinity, so `taskset -c 1 saml bench --jdk --threads 1` pins all three to one core). The
 /// harness first checks that the input verifies and that a tampered copy does not, warms the JIT up,
-/// then measures one thread.
+/// then times one slice per request, alternated with the project's slices (``interleaved(_:seconds:rounds:ours:)``).
 public final class JDKBaseline: Sendable {
     let classes: URL
     let java: String
@@ -31,28 +31,78 @@ public final class JDKBaseline: Sendable {
         try? FileManager.default.removeItem(at: classes)
     }
 
-    /// Responses per second on one thread, or the reason it could not be measured.
-    public func measure(_ input: BenchInput, seconds: Double) throws -> Double {
+    /// Alternates `rounds` slices of `seconds`: one of `ours` (which measures the project and returns its
+    /// responses per second), then one of the JDK harness kept running between slices (`--interleave`),
+    /// so that both sides meet the machine in the same state. Returns both series, in order.
+    public func interleaved(_ input: BenchInput, seconds: Double, rounds: Int, ours: () throws -> Double) throws -> (
+        ours: [Double], jdk: [Double]
+    ) {
         let folder = classes.appendingPathComponent("input-\(UInt64.random(in: 0...UInt64.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let transported = folder.appendingPathComponent("response.b64")
         let certificate = folder.appendingPathComponent("certificate.pem")
+        let errors = folder.appendingPathComponent("stderr")
         try Data(input.transported).write(to: transported)
         try Data(input.certificatePEM).write(to: certificate)
-        let result = try Self.execute(
-            java,
-            [
-                "-cp", classes.path, "JDKVerifyBench", "--cert", certificate.path, "--seconds", String(seconds), "--warm-up",
-                String(warmUpSeconds), transported.path,
-            ])
-        guard result.status == 0,
-            let object = try? JSONSerialization.jsonObject(with: result.output) as? [String: Any],
-            let perSecond = object["responses_per_second"] as? Double
-        else {
-            throw JDKFailure(message: String(decoding: result.error.suffix(400), as: UTF8.self))
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: java)
+        process.arguments = [
+            "-cp", classes.path, "JDKVerifyBench", "--cert", certificate.path, "--seconds", String(seconds), "--warm-up",
+            String(warmUpSeconds), "--interleave", transported.path,
+        ]
+        let commands = Pipe()
+        let answers = Pipe()
+        process.standardInput = commands
+        process.standardOutput = answers
+        process.standardError = try FileHandle(forWritingTo: errors)
+        try process.run()
+        var lines = LineReader(answers.fileHandleForReading)
+        func failure() -> JDKFailure {
+            process.terminate()
+            let size = (try? FileManager.default.attributesOfItem(atPath: errors.path)[.size] as? Int) ?? 0
+            let text = size > 0 ? (try? Data(contentsOf: errors)) ?? Data() : Data()
+            return JDKFailure(message: String(decoding: text.suffix(400), as: UTF8.self))
         }
-        return perSecond
+        defer {
+            try? commands.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
+        guard let ready = lines.next(), ready.contains("ready") else { throw failure() }
+        var series: (ours: [Double], jdk: [Double]) = ([], [])
+        for _ in 0..<rounds {
+            series.ours.append(try ours())
+            commands.fileHandleForWriting.write(Data("go\n".utf8))
+            guard let line = lines.next(),
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let perSecond = object["responses_per_second"] as? Double
+            else { throw failure() }
+            series.jdk.append(perSecond)
+        }
+        return series
+    }
+
+    /// Lines of a pipe, read as they arrive.
+    struct LineReader {
+        let handle: FileHandle
+        var pending: [UInt8] = []
+
+        init(_ handle: FileHandle) { self.handle = handle }
+
+        mutating func next() -> String? {
+            while true {
+                if let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[..<end], as: UTF8.self)
+                    pending.removeSubrange(...end)
+                    return line
+                }
+                let data = handle.availableData
+                if data.isEmpty { return nil }
+                pending.append(contentsOf: data)
+            }
+        }
     }
 
     public struct JDKFailure: Error, CustomStringConvertible {

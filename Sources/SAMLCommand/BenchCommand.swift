@@ -29,14 +29,17 @@ struct BenchCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Also measure the JDK's XML-DSig on each input, 1 thread (needs javac and java on the PATH; about 20 s of JIT warm-up per input)."
+            "Also measure the JDK's XML-DSig on each input, 1 thread, in slices alternated with the project's (needs javac and java on the PATH; about 20 s of JIT warm-up per input)."
     )
     var jdk = false
+
+    @Option(help: "With --jdk: how many slices of --seconds each side runs, alternately; the medians are reported.")
+    var jdkRounds = 5
 
     @Option(help: "The JDK harness source.")
     var jdkSource = "Benchmarks/JDK/JDKVerifyBench.java"
 
-    @Option(help: "Seconds of JIT warm-up before the JDK's timed run.")
+    @Option(help: "Seconds of JIT warm-up before the JDK's first slice.")
     var jdkWarmUp: Double = 20
 
     @Flag(help: "Print JSON: {\"results\": [{\"input\", \"threads\", \"responses_per_second\", \"microseconds_per_response\", ...}]}.")
@@ -52,7 +55,7 @@ struct BenchCommand: ParsableCommand {
     var files: [String] = []
 
     func validate() throws {
-        guard threads >= 1, seconds > 0 else { throw ValidationError("--threads and --seconds must be positive") }
+        guard threads >= 1, seconds > 0, jdkRounds >= 1 else { throw ValidationError("--threads, --seconds and --jdk-rounds must be positive") }
         guard files.isEmpty || !certificates.isEmpty else { throw ValidationError("--cert is required with FILEs") }
         guard now.map({ SAMLInstant(xmlDateTime: $0) != nil }) ?? true else {
             throw ValidationError("--now must be an ISO 8601 instant such as 2026-11-21T12:01:00Z")
@@ -74,7 +77,7 @@ struct BenchCommand: ParsableCommand {
             }
         }
         let results = try rejectingOnError {
-            return try BenchRunner.run(inputs: inputs, threads: threads, seconds: seconds, baseline: !noBaseline, jdk: baselineJDK) {
+            return try BenchRunner.run(inputs: inputs, threads: threads, seconds: seconds, baseline: !noBaseline, jdk: baselineJDK, jdkRounds: jdkRounds) {
                 line in
                 StandardStreams.writeError("\r\u{1B}[K" + line)
             }
@@ -94,6 +97,8 @@ struct BenchCommand: ParsableCommand {
                 "scaling": result.scaling.map { ($0 * 1000).rounded() / 1000 } ?? NSNull(),
                 "jdk_responses_per_second": result.jdkResponsesPerSecond.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
                 "ratio_to_jdk": result.ratioToJDK.map { ($0 * 1000).rounded() / 1000 } ?? NSNull(),
+                "interleaved_responses_per_second": result.interleavedSlices.map { $0.ours.map { $0.rounded() } } ?? NSNull(),
+                "interleaved_jdk_responses_per_second": result.interleavedSlices.map { $0.jdk.map { $0.rounded() } } ?? NSNull(),
             ]
         }
         let data = (try? JSONSerialization.data(withJSONObject: ["results": rows], options: [.sortedKeys])) ?? Data()
