@@ -55,7 +55,9 @@ struct BenchCommand: ParsableCommand {
     var files: [String] = []
 
     func validate() throws {
-        guard threads >= 1, seconds > 0, jdkRounds >= 1 else { throw ValidationError("--threads, --seconds and --jdk-rounds must be positive") }
+        guard threads >= 1, seconds > 0, jdkRounds >= 1 else {
+            throw ValidationError("--threads, --seconds and --jdk-rounds must be positive")
+        }
         guard files.isEmpty || !certificates.isEmpty else { throw ValidationError("--cert is required with FILEs") }
         guard now.map({ SAMLInstant(xmlDateTime: $0) != nil }) ?? true else {
             throw ValidationError("--now must be an ISO 8601 instant such as 2026-11-21T12:01:00Z")
@@ -77,8 +79,9 @@ struct BenchCommand: ParsableCommand {
             }
         }
         let results = try rejectingOnError {
-            return try BenchRunner.run(inputs: inputs, threads: threads, seconds: seconds, baseline: !noBaseline, jdk: baselineJDK, jdkRounds: jdkRounds) {
-                line in
+            return try BenchRunner.run(
+                inputs: inputs, threads: threads, seconds: seconds, baseline: !noBaseline, jdk: baselineJDK, jdkRounds: jdkRounds
+            ) { line in
                 StandardStreams.writeError("\r\u{1B}[K" + line)
             }
         }
