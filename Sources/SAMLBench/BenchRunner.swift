@@ -40,7 +40,8 @@ public enum BenchRunner {
                 var slices: (ours: [Double], jdk: [Double])?
                 var swift: Throughput
                 if count == 1, let jdk {
-                    progress("[\(index + 1)/\(inputs.count)] \(input.name): JDK (JIT warm-up \(Int(jdk.warmUpSeconds)) s), then \(jdkRounds) slices each")
+                    let warmUp = Int(jdk.warmUpSeconds)
+                    progress("[\(index + 1)/\(inputs.count)] \(input.name): JDK (JIT warm-up \(warmUp) s), then \(jdkRounds) slices each")
                     var measured: [Throughput] = []
                     slices = try jdk.interleaved(input, seconds: seconds, rounds: jdkRounds) {
                         measured.append(try Throughput.measure(threads: 1, seconds: seconds) { try Pipeline.run(input) })
