@@ -12,64 +12,80 @@ public struct BenchResult: Sendable {
     public var ratioToBaseline: Double? { baselineResponsesPerSecond.map { responsesPerSecond / $0 } }
     /// For a multi-thread row: its throughput divided by the 1-thread row's.
     public let scaling: Double?
-    /// The JDK's XML-DSig on the same input (1-thread rows, when a JDK is present): the median of its
-    /// slices, alternated with this row's (whose throughput is then the median of its own slices).
+    /// The JDK's XML-DSig on the same input (1-thread rows, when a JDK is present).
     public var jdkResponsesPerSecond: Double? = nil
-    /// The slices behind the medians, in the order they ran (ours, then the JDK's, alternately).
-    public var interleavedSlices: (ours: [Double], jdk: [Double])? = nil
+    /// The responses per second of each slice behind this row's median, in the order they ran.
+    public var slices: [Double] = []
+    /// The JDK's slices, each run right after this row's slice of the same round.
+    public var jdkSlices: [Double] = []
     /// This row's throughput divided by the JDK's.
     public var ratioToJDK: Double? { jdkResponsesPerSecond.map { responsesPerSecond / $0 } }
 }
 
-/// Measures the full pipeline and the C baseline on each input, 1 thread then `threads`. With a JDK, the
-/// 1-thread figure and the JDK's come from `jdkRounds` slices of `seconds` each, alternated.
+/// Measures the full pipeline and the C baseline on each input, 1 thread then `threads`, and the JDK's
+/// XML-DSig on 1 thread when given. Each figure is the median of `rounds` slices of `seconds`; the slices
+/// of one input alternate (project, C baseline, JDK on 1 thread, then project and C baseline on
+/// `threads`, round after round), so that every column, and the scaling, meet the machine in the same
+/// state.
 public enum BenchRunner {
     public static func run(
-        inputs: [BenchInput], threads: Int, seconds: Double, baseline measureBaseline: Bool = true, jdk: JDKBaseline? = nil,
-        jdkRounds: Int = 5, progress: (String) -> Void
+        inputs: [BenchInput], threads: Int, seconds: Double, rounds: Int = 1, baseline measureBaseline: Bool = true,
+        jdk: JDKBaseline? = nil, progress: (String) -> Void
     ) throws -> [BenchResult] {
         var results: [BenchResult] = []
         for (index, input) in inputs.enumerated() {
+            let label = "[\(index + 1)/\(inputs.count)] \(input.name)"
             // One verification outside the timing, so that a rejected input fails before any number is printed.
             try Pipeline.run(input)
             let baseline = measureBaseline ? try? CBaseline(certificatePEM: input.certificatePEM) : nil
-            let baselineWorks = baseline.map { (try? $0.run(input)) != nil } ?? false
-            var single: Throughput?
-            for count in Set([1, threads]).sorted() {
-                progress("[\(index + 1)/\(inputs.count)] \(input.name): \(count) thread(s)")
-                var slices: (ours: [Double], jdk: [Double])?
-                var swift: Throughput
-                if count == 1, let jdk {
-                    let warmUp = Int(jdk.warmUpSeconds)
-                    progress("[\(index + 1)/\(inputs.count)] \(input.name): JDK (JIT warm-up \(warmUp) s), then \(jdkRounds) slices each")
-                    var measured: [Throughput] = []
-                    slices = try jdk.interleaved(input, seconds: seconds, rounds: jdkRounds) {
-                        measured.append(try Throughput.measure(threads: 1, seconds: seconds) { try Pipeline.run(input) })
-                        return measured.last!.perSecond
+            let workingBaseline = baseline.flatMap { (try? $0.run(input)) != nil ? $0 : nil }
+            var session: JDKBaseline.Session?
+            if let jdk {
+                progress("\(label): JDK (JIT warm-up \(Int(jdk.warmUpSeconds)) s)")
+                session = try jdk.start(input, seconds: seconds)
+            }
+            defer { session?.close() }
+            let counts = Set([1, threads]).sorted()
+            var ours: [Int: [Throughput]] = [:]
+            var reference: [Int: [Double]] = [:]
+            var jdkSlices: [Double] = []
+            for round in 1...rounds {
+                for count in counts {
+                    progress("\(label): round \(round)/\(rounds), \(count) thread(s)")
+                    ours[count, default: []].append(
+                        try Throughput.measure(threads: count, seconds: seconds) { try Pipeline.run(input) })
+                    if let workingBaseline {
+                        progress("\(label): round \(round)/\(rounds), \(count) thread(s), C baseline")
+                        reference[count, default: []].append(
+                            try Throughput.measure(threads: count, seconds: seconds) { try workingBaseline.run(input) }.perSecond)
                     }
-                    swift = measured.sorted { $0.perSecond < $1.perSecond }[measured.count / 2]
-                } else {
-                    swift = try Throughput.measure(threads: count, seconds: seconds) { try Pipeline.run(input) }
+                    if count == 1, let session {
+                        progress("\(label): round \(round)/\(rounds), JDK")
+                        jdkSlices.append(try session.slice())
+                    }
                 }
-                var reference: Throughput?
-                if baselineWorks, let baseline {
-                    progress("[\(index + 1)/\(inputs.count)] \(input.name): \(count) thread(s), C baseline")
-                    reference = try Throughput.measure(threads: count, seconds: seconds) { try baseline.run(input) }
-                }
-                if count == 1 { single = swift }
+            }
+            let single = median(ours[1]!)
+            for count in counts {
+                let swift = median(ours[count]!)
                 var result = BenchResult(
                     input: input.name, threads: count, responsesPerSecond: swift.perSecond,
                     microsecondsPerResponse: swift.microsecondsPerOperation,
-                    baselineResponsesPerSecond: reference?.perSecond,
-                    scaling: count == 1 ? nil : single.map { swift.perSecond / $0.perSecond }
+                    baselineResponsesPerSecond: reference[count].map { median($0) },
+                    scaling: count == 1 ? nil : swift.perSecond / single.perSecond
                 )
-                if let slices {
-                    result.interleavedSlices = slices
-                    result.jdkResponsesPerSecond = slices.jdk.sorted()[slices.jdk.count / 2]
+                result.slices = ours[count]!.map(\.perSecond)
+                if count == 1, session != nil {
+                    result.jdkSlices = jdkSlices
+                    result.jdkResponsesPerSecond = median(jdkSlices)
                 }
                 results.append(result)
             }
         }
         return results
     }
+
+    static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+    static func median(_ values: [Throughput]) -> Throughput { values.sorted { $0.perSecond < $1.perSecond }[values.count / 2] }
 }

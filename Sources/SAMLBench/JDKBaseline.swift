@@ -4,7 +4,7 @@ import Foundation
 /// column of `saml bench --jdk`: compiled once with `javac`, then run per input in a child process (which
 /// inherits the CPU affinity, so `taskset -c 1 saml bench --jdk --threads 1` pins all three to one core). The
 /// harness first checks that the input verifies and that a tampered copy does not, warms the JIT up,
-/// then times one slice per request, alternated with the project's slices (``interleaved(_:seconds:rounds:ours:)``).
+/// then times one slice per request, alternated with the project's slices (``start(_:seconds:)``).
 public final class JDKBaseline: Sendable {
     let classes: URL
     let java: String
@@ -31,57 +31,67 @@ public final class JDKBaseline: Sendable {
         try? FileManager.default.removeItem(at: classes)
     }
 
-    /// Alternates `rounds` slices of `seconds`: one of `ours` (which measures the project and returns its
-    /// responses per second), then one of the JDK harness kept running between slices (`--interleave`),
-    /// so that both sides meet the machine in the same state. Returns both series, in order.
-    public func interleaved(_ input: BenchInput, seconds: Double, rounds: Int, ours: () throws -> Double) throws -> (
-        ours: [Double], jdk: [Double]
-    ) {
-        let folder = classes.appendingPathComponent("input-\(UInt64.random(in: 0...UInt64.max))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let transported = folder.appendingPathComponent("response.b64")
-        let certificate = folder.appendingPathComponent("certificate.pem")
-        let errors = folder.appendingPathComponent("stderr")
-        try Data(input.transported).write(to: transported)
-        try Data(input.certificatePEM).write(to: certificate)
-        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+    /// Starts the harness on `input` (`--interleave`): it checks the input and a tampered copy, warms
+    /// the JIT up, then times one slice of `seconds` per ``Session/slice()``.
+    public func start(_ input: BenchInput, seconds: Double) throws -> Session {
+        try Session(self, input: input, seconds: seconds)
+    }
 
+    /// One harness process, kept up between slices.
+    public final class Session {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: java)
-        process.arguments = [
-            "-cp", classes.path, "JDKVerifyBench", "--cert", certificate.path, "--seconds", String(seconds), "--warm-up",
-            String(warmUpSeconds), "--interleave", transported.path,
-        ]
+        let folder: URL
+        let errors: URL
         let commands = Pipe()
-        let answers = Pipe()
-        process.standardInput = commands
-        process.standardOutput = answers
-        process.standardError = try FileHandle(forWritingTo: errors)
-        try process.run()
-        var lines = LineReader(answers.fileHandleForReading)
-        func failure() -> JDKFailure {
-            process.terminate()
-            let size = (try? FileManager.default.attributesOfItem(atPath: errors.path)[.size] as? Int) ?? 0
-            let text = size > 0 ? (try? Data(contentsOf: errors)) ?? Data() : Data()
-            return JDKFailure(message: String(decoding: text.suffix(400), as: UTF8.self))
+        var lines: LineReader
+
+        init(_ baseline: JDKBaseline, input: BenchInput, seconds: Double) throws {
+            folder = baseline.classes.appendingPathComponent("input-\(UInt64.random(in: 0...UInt64.max))")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let transported = folder.appendingPathComponent("response.b64")
+            let certificate = folder.appendingPathComponent("certificate.pem")
+            errors = folder.appendingPathComponent("stderr")
+            try Data(input.transported).write(to: transported)
+            try Data(input.certificatePEM).write(to: certificate)
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
+            process.executableURL = URL(fileURLWithPath: baseline.java)
+            process.arguments = [
+                "-cp", baseline.classes.path, "JDKVerifyBench", "--cert", certificate.path, "--seconds", String(seconds),
+                "--warm-up", String(baseline.warmUpSeconds), "--interleave", transported.path,
+            ]
+            let answers = Pipe()
+            process.standardInput = commands
+            process.standardOutput = answers
+            process.standardError = try FileHandle(forWritingTo: errors)
+            lines = LineReader(answers.fileHandleForReading)
+            try process.run()
+            guard let ready = lines.next(), ready.contains("ready") else { throw failure() }
         }
-        defer {
-            try? commands.fileHandleForWriting.close()
-            process.waitUntilExit()
-        }
-        guard let ready = lines.next(), ready.contains("ready") else { throw failure() }
-        var series: (ours: [Double], jdk: [Double]) = ([], [])
-        for _ in 0..<rounds {
-            series.ours.append(try ours())
+
+        /// Responses per second of one timed slice.
+        public func slice() throws -> Double {
             commands.fileHandleForWriting.write(Data("go\n".utf8))
             guard let line = lines.next(),
                 let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                 let perSecond = object["responses_per_second"] as? Double
             else { throw failure() }
-            series.jdk.append(perSecond)
+            return perSecond
         }
-        return series
+
+        /// Ends the harness (it exits when its standard input closes) and removes its files.
+        public func close() {
+            try? commands.fileHandleForWriting.close()
+            if process.isRunning { process.waitUntilExit() }
+            try? FileManager.default.removeItem(at: folder)
+        }
+
+        private func failure() -> JDKFailure {
+            if process.isRunning { process.terminate() }
+            // An empty file is not read: FoundationEssentials leaks its 4 KiB read buffer on one (LeakSanitizer).
+            let size = (try? FileManager.default.attributesOfItem(atPath: errors.path)[.size] as? Int) ?? 0
+            let text = size > 0 ? (try? Data(contentsOf: errors)) ?? Data() : Data()
+            return JDKFailure(message: String(decoding: text.suffix(400), as: UTF8.self))
+        }
     }
 
     /// Lines of a pipe, read as they arrive.

@@ -33,8 +33,10 @@ struct BenchCommand: ParsableCommand {
     )
     var jdk = false
 
-    @Option(help: "With --jdk: how many slices of --seconds each side runs, alternately; the medians are reported.")
-    var jdkRounds = 5
+    @Option(
+        help: "Slices of --seconds per figure, alternated between the columns and thread counts of an input; medians are reported."
+    )
+    var rounds = 1
 
     @Option(help: "The JDK harness source.")
     var jdkSource = "Benchmarks/JDK/JDKVerifyBench.java"
@@ -55,8 +57,8 @@ struct BenchCommand: ParsableCommand {
     var files: [String] = []
 
     func validate() throws {
-        guard threads >= 1, seconds > 0, jdkRounds >= 1 else {
-            throw ValidationError("--threads, --seconds and --jdk-rounds must be positive")
+        guard threads >= 1, seconds > 0, rounds >= 1 else {
+            throw ValidationError("--threads, --seconds and --rounds must be positive")
         }
         guard files.isEmpty || !certificates.isEmpty else { throw ValidationError("--cert is required with FILEs") }
         guard now.map({ SAMLInstant(xmlDateTime: $0) != nil }) ?? true else {
@@ -80,7 +82,7 @@ struct BenchCommand: ParsableCommand {
         }
         let results = try rejectingOnError {
             return try BenchRunner.run(
-                inputs: inputs, threads: threads, seconds: seconds, baseline: !noBaseline, jdk: baselineJDK, jdkRounds: jdkRounds
+                inputs: inputs, threads: threads, seconds: seconds, rounds: rounds, baseline: !noBaseline, jdk: baselineJDK
             ) { line in
                 StandardStreams.writeError("\r\u{1B}[K" + line)
             }
@@ -100,8 +102,8 @@ struct BenchCommand: ParsableCommand {
                 "scaling": result.scaling.map { ($0 * 1000).rounded() / 1000 } ?? NSNull(),
                 "jdk_responses_per_second": result.jdkResponsesPerSecond.map { ($0 * 10).rounded() / 10 } ?? NSNull(),
                 "ratio_to_jdk": result.ratioToJDK.map { ($0 * 1000).rounded() / 1000 } ?? NSNull(),
-                "interleaved_responses_per_second": result.interleavedSlices.map { $0.ours.map { $0.rounded() } } ?? NSNull(),
-                "interleaved_jdk_responses_per_second": result.interleavedSlices.map { $0.jdk.map { $0.rounded() } } ?? NSNull(),
+                "slices": result.slices.map { $0.rounded() },
+                "jdk_slices": result.jdkSlices.map { $0.rounded() },
             ]
         }
         let data = (try? JSONSerialization.data(withJSONObject: ["results": rows], options: [.sortedKeys])) ?? Data()

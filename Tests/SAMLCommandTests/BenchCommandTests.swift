@@ -26,7 +26,7 @@ struct BenchCommandTests {
         .enabled(if: JDKBaseline.isAvailable))
     func benchMeasuresTheJDK() throws {
         let result = try CommandRunner.run([
-            "bench", "--json", "--jdk", "--jdk-rounds", "3", "--no-baseline", "--threads", "1", "--seconds", "0.2", "--jdk-warm-up", "0.5",
+            "bench", "--json", "--jdk", "--rounds", "3", "--no-baseline", "--threads", "1", "--seconds", "0.2", "--jdk-warm-up", "0.5",
             "--cert",
             "TestVectors/keys/rsa-2048.cert.pem", "TestVectors/responses/typical-rsa2048-both-signed.xml",
         ])
@@ -36,8 +36,8 @@ struct BenchCommandTests {
         #expect((row["jdk_responses_per_second"] as? Double ?? 0) > 0)
         #expect((row["ratio_to_jdk"] as? Double ?? 0) > 0)
         // Three slices each, alternated; the reported figures are their medians.
-        let ours = row["interleaved_responses_per_second"] as? [Double] ?? []
-        let jdk = row["interleaved_jdk_responses_per_second"] as? [Double] ?? []
+        let ours = row["slices"] as? [Double] ?? []
+        let jdk = row["jdk_slices"] as? [Double] ?? []
         #expect(ours.count == 3 && jdk.count == 3)
         #expect(abs(jdk.sorted()[1] - (row["jdk_responses_per_second"] as? Double ?? 0)) <= 1)
     }
