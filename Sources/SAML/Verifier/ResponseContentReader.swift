@@ -22,15 +22,16 @@ enum ResponseContentReader {
         let saml = Namespace.samlAssertion
         let subject = assertion.firstChild(saml, "Subject")
         let authn = assertion.firstChild(saml, "AuthnStatement")
+        // Walked without intermediate arrays: a response can carry hundreds of attributes.
         var attributes: [SAMLAttribute] = []
-        for statement in assertion.children(saml, "AttributeStatement") {
-            for attribute in statement.children(saml, "Attribute") {
+        for statement in assertion.elementChildren where statement.is(saml, "AttributeStatement") {
+            for attribute in statement.elementChildren where attribute.is(saml, "Attribute") {
                 attributes.append(
                     SAMLAttribute(
                         name: attribute.attribute("Name") ?? "",
                         friendlyName: attribute.attribute("FriendlyName"),
                         nameFormat: attribute.attribute("NameFormat"),
-                        attributeValues: attribute.children(saml, "AttributeValue").map(attributeValue)
+                        attributeValues: Array(attribute.elementChildren.lazy.filter { $0.is(saml, "AttributeValue") }.map(attributeValue))
                     )
                 )
             }
