@@ -189,6 +189,24 @@ static int saml_namespaces_absolute(xmlNodePtr element) {
     return 1;
 }
 
+// The node kinds xmlC14NProcessNode skips without output ("should be ignored according to W3C Canonical
+// XML").
+static int saml_c14n_ignored(xmlElementType type) {
+    switch (type) {
+    case XML_DOCUMENT_TYPE_NODE:
+    case XML_NOTATION_NODE:
+    case XML_DTD_NODE:
+    case XML_ELEMENT_DECL:
+    case XML_ATTRIBUTE_DECL:
+    case XML_ENTITY_DECL:
+    case XML_XINCLUDE_START:
+    case XML_XINCLUDE_END:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 // Every node xmlC14NProcessNode would visit is of a kind it processes without error, and every element
 // passes the relative-namespace check.
 static int saml_document_supported(xmlDocPtr doc) {
@@ -206,17 +224,12 @@ static int saml_document_supported(xmlDocPtr doc) {
         case XML_CDATA_SECTION_NODE:
         case XML_PI_NODE:
         case XML_COMMENT_NODE:
-        case XML_DOCUMENT_TYPE_NODE:
-        case XML_NOTATION_NODE:
-        case XML_DTD_NODE:
-        case XML_ELEMENT_DECL:
-        case XML_ATTRIBUTE_DECL:
-        case XML_ENTITY_DECL:
-        case XML_XINCLUDE_START:
-        case XML_XINCLUDE_END:
             break;
         default:
-            return 0;
+            if (!saml_c14n_ignored(node->type)) {
+                return 0;
+            }
+            break;
         }
         if (descend) {
             node = node->children;
@@ -574,17 +587,10 @@ static void saml_children(saml_exc_c14n *c, xmlNodePtr child) {
                 SAML_OUT_LITERAL(&c->out, "-->");
             }
             break;
-        case XML_DOCUMENT_TYPE_NODE:
-        case XML_NOTATION_NODE:
-        case XML_DTD_NODE:
-        case XML_ELEMENT_DECL:
-        case XML_ATTRIBUTE_DECL:
-        case XML_ENTITY_DECL:
-        case XML_XINCLUDE_START:
-        case XML_XINCLUDE_END:
-            break;
         default:
-            c->unsupported = 1;
+            if (!saml_c14n_ignored(child->type)) {
+                c->unsupported = 1;
+            }
             break;
         }
     }

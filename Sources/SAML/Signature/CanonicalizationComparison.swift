@@ -48,7 +48,7 @@ public enum CanonicalizationComparison {
             case SAML_SHIM_C14N_DECLINED: report.declined += 1
             default:
                 report.differences.append(
-                    "\(path(apex)) excluding \(excluded.map(path) ?? "nothing") prefixes [\(prefixes ?? "none")]"
+                    "\(apex.elementPath) excluding \(excluded?.elementPath ?? "nothing") prefixes [\(prefixes ?? "none")]"
                         + (comments ? " with comments" : ""))
             }
         }
@@ -65,15 +65,5 @@ public enum CanonicalizationComparison {
             return true
         }
         return report
-    }
-
-    private static func path(_ node: xmlNodePtr) -> String {
-        var names: [String] = []
-        var current: xmlNodePtr? = node
-        while let element = current, element.isElement {
-            names.append(element.localName)
-            current = element.pointee.parent
-        }
-        return "/" + names.reversed().joined(separator: "/")
     }
 }

@@ -75,7 +75,7 @@ public struct DocumentOutline: Sendable, Hashable {
                 $0.firstChild(saml, "SubjectConfirmationData")
             }
             return Assertion(
-                path: path(node), id: node.attribute("ID"), issuer: ResponseContentReader.issuer(of: node)?.value,
+                path: node.elementPath, id: node.attribute("ID"), issuer: ResponseContentReader.issuer(of: node)?.value,
                 nameID: subject?.firstChild(saml, "NameID")?.textContent, issueInstant: node.attribute("IssueInstant"),
                 notBefore: conditions?.attribute("NotBefore"), notOnOrAfter: conditions?.attribute("NotOnOrAfter"),
                 confirmationNotBefore: confirmations.compactMap { $0.attribute("NotBefore") },
@@ -88,7 +88,7 @@ public struct DocumentOutline: Sendable, Hashable {
         let signatures = root.descendants { $0.is(dsig, "Signature") }.map { node in
             let signedInfo = node.firstChild(dsig, "SignedInfo")
             return Signature(
-                path: path(node),
+                path: node.elementPath,
                 canonicalization: signedInfo?.firstChild(dsig, "CanonicalizationMethod")?.attribute("Algorithm"),
                 signatureMethod: signedInfo?.firstChild(dsig, "SignatureMethod")?.attribute("Algorithm"),
                 references: (signedInfo?.children(dsig, "Reference") ?? []).map { reference in
@@ -105,7 +105,7 @@ public struct DocumentOutline: Sendable, Hashable {
         }
         var identifiers: [Identifier] = []
         for element in root.descendants(where: { _ in true }) {
-            if let value = element.attribute("ID") { identifiers.append(Identifier(path: path(element), value: value)) }
+            if let value = element.attribute("ID") { identifiers.append(Identifier(path: element.elementPath, value: value)) }
         }
         return DocumentOutline(
             root: root.qualifiedDescription, version: root.attribute("Version"), destination: root.attribute("Destination"),
@@ -114,15 +114,5 @@ public struct DocumentOutline: Sendable, Hashable {
             encryptedAssertions: root.descendants { $0.is(saml, "EncryptedAssertion") }.count,
             signatures: signatures, identifiers: identifiers
         )
-    }
-
-    private static func path(_ node: xmlNodePtr) -> String {
-        var names: [String] = []
-        var current: xmlNodePtr? = node
-        while let element = current, element.isElement {
-            names.append(element.qualifiedDescription)
-            current = element.pointee.parent
-        }
-        return "/" + names.reversed().joined(separator: "/")
     }
 }

@@ -64,6 +64,17 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
         return prefix + localName
     }
 
+    /// `/prefix:name/...` from the root element down to this one, for messages and reports.
+    var elementPath: String {
+        var names: [String] = []
+        var current: xmlNodePtr? = self
+        while let element = current, element.isElement {
+            names.append(element.qualifiedDescription)
+            current = element.pointee.parent
+        }
+        return "/" + names.reversed().joined(separator: "/")
+    }
+
     var elementChildren: ElementChildren { ElementChildren(self) }
 
     func firstChild(_ namespace: StaticString, _ localName: StaticString) -> xmlNodePtr? {
