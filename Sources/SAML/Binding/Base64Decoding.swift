@@ -13,89 +13,88 @@ enum Base64Decoding {
         let output = try [UInt8](unsafeUninitializedCapacity: capacity) { output, initialized in
             initialized = 0
             try Base64.shiftedValues.withUnsafeBufferPointer { shifted in
-                try Base64.values.withUnsafeBufferPointer { values in
-                    var quad: UInt32 = 0
-                    var pending = 0
-                    var padding = 0
-                    var o = 0
-                    var i = 0
-                    let count = input.count
-                    while i < count {
-                        // Fast path: groups of four symbols of the alphabet, nothing pending; any other byte
-                        // (a line break, a space, padding) goes through the symbol-by-symbol path below.
-                        if pending == 0, padding == 0 {
-                            while i + 4 <= count, o + 3 <= maximumBytes {
-                                let group =
-                                    shifted[Int(input[i])] | shifted[256 + Int(input[i + 1])]
-                                    | shifted[512 + Int(input[i + 2])] | shifted[768 + Int(input[i + 3])]
-                                if group & Base64.invalidGroup != 0 { break }
-                                output[o] = UInt8(truncatingIfNeeded: group >> 16)
-                                output[o + 1] = UInt8(truncatingIfNeeded: group >> 8)
-                                output[o + 2] = UInt8(truncatingIfNeeded: group)
-                                o += 3
-                                i += 4
-                            }
-                            if i == count { break }
-                        }
-                        let byte = input[i]
-                        i += 1
-                        var symbol = byte
-                        switch byte {
-                        case UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "\t"):
-                            continue
-                        case UInt8(ascii: " "):
-                            symbol = UInt8(ascii: "+")
-                            sawSpace = true
-                        case UInt8(ascii: "="):
-                            padding += 1
-                            continue
-                        default:
-                            break
-                        }
-                        let value = values[Int(symbol)]
-                        guard value != Base64.invalid else {
-                            throw SAMLError(
-                                .decodeInvalidBase64,
-                                "expected a Base64 symbol at offset \(i - 1), found byte 0x\(Hex.string([byte]))"
-                            )
-                        }
-                        guard padding == 0 else {
-                            throw SAMLError(.decodeInvalidBase64, "expected nothing after '=' padding, found data at offset \(i - 1)")
-                        }
-                        quad = quad << 6 | UInt32(value)
-                        pending += 1
-                        if pending == 4 {
-                            guard o + 3 <= maximumBytes else { throw tooLarge(maximumBytes) }
-                            output[o] = UInt8(truncatingIfNeeded: quad >> 16)
-                            output[o + 1] = UInt8(truncatingIfNeeded: quad >> 8)
-                            output[o + 2] = UInt8(truncatingIfNeeded: quad)
+                var quad: UInt32 = 0
+                var pending = 0
+                var padding = 0
+                var o = 0
+                var i = 0
+                let count = input.count
+                while i < count {
+                    // Fast path: groups of four symbols of the alphabet, nothing pending; any other byte
+                    // (a line break, a space, padding) goes through the symbol-by-symbol path below.
+                    if pending == 0, padding == 0 {
+                        while i + 4 <= count, o + 3 <= maximumBytes {
+                            let group =
+                                shifted[Int(input[i])] | shifted[256 + Int(input[i + 1])]
+                                | shifted[512 + Int(input[i + 2])] | shifted[768 + Int(input[i + 3])]
+                            if group & Base64.invalidGroup != 0 { break }
+                            output[o] = UInt8(truncatingIfNeeded: group >> 16)
+                            output[o + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                            output[o + 2] = UInt8(truncatingIfNeeded: group)
                             o += 3
-                            quad = 0
-                            pending = 0
+                            i += 4
                         }
+                        if i == count { break }
                     }
-                    if padding > 0, pending < 2 || pending + padding != 4 {
-                        let expected = pending < 2 ? "no" : String(4 - pending)
-                        throw SAMLError(.decodeInvalidBase64, "expected \(expected) '=' of padding, found \(padding)")
+                    let byte = input[i]
+                    i += 1
+                    var symbol = byte
+                    switch byte {
+                    case UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "\t"):
+                        continue
+                    case UInt8(ascii: " "):
+                        symbol = UInt8(ascii: "+")
+                        sawSpace = true
+                    case UInt8(ascii: "="):
+                        padding += 1
+                        continue
+                    default:
+                        break
                     }
-                    if pending == 1 {
+                    // The last table holds each symbol's value unshifted.
+                    let value = shifted[768 + Int(symbol)]
+                    guard value & Base64.invalidGroup == 0 else {
                         throw SAMLError(
-                            .decodeTruncatedBase64,
-                            "expected a whole number of Base64 groups, found one stray symbol at the end (input cut off?)"
+                            .decodeInvalidBase64,
+                            "expected a Base64 symbol at offset \(i - 1), found byte 0x\(Hex.string([byte]))"
                         )
                     }
-                    if pending > 1 {
-                        guard o + pending - 1 <= maximumBytes else { throw tooLarge(maximumBytes) }
-                        quad <<= UInt32(6 * (4 - pending))
-                        output[o] = UInt8(truncatingIfNeeded: quad >> 16)
-                        o += 1
-                        if pending == 3 {
-                            output[o] = UInt8(truncatingIfNeeded: quad >> 8)
-                            o += 1
-                        }
+                    guard padding == 0 else {
+                        throw SAMLError(.decodeInvalidBase64, "expected nothing after '=' padding, found data at offset \(i - 1)")
                     }
-                    initialized = o
+                    quad = quad << 6 | value
+                    pending += 1
+                    if pending == 4 {
+                        guard o + 3 <= maximumBytes else { throw tooLarge(maximumBytes) }
+                        output[o] = UInt8(truncatingIfNeeded: quad >> 16)
+                        output[o + 1] = UInt8(truncatingIfNeeded: quad >> 8)
+                        output[o + 2] = UInt8(truncatingIfNeeded: quad)
+                        o += 3
+                        quad = 0
+                        pending = 0
+                    }
                 }
+                if padding > 0, pending < 2 || pending + padding != 4 {
+                    let expected = pending < 2 ? "no" : String(4 - pending)
+                    throw SAMLError(.decodeInvalidBase64, "expected \(expected) '=' of padding, found \(padding)")
+                }
+                if pending == 1 {
+                    throw SAMLError(
+                        .decodeTruncatedBase64,
+                        "expected a whole number of Base64 groups, found one stray symbol at the end (input cut off?)"
+                    )
+                }
+                if pending > 1 {
+                    guard o + pending - 1 <= maximumBytes else { throw tooLarge(maximumBytes) }
+                    quad <<= UInt32(6 * (4 - pending))
+                    output[o] = UInt8(truncatingIfNeeded: quad >> 16)
+                    o += 1
+                    if pending == 3 {
+                        output[o] = UInt8(truncatingIfNeeded: quad >> 8)
+                        o += 1
+                    }
+                }
+                initialized = o
             }
         }
         if sawSpace { repairs.append(.spaceAsPlus) }
