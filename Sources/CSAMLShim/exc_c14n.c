@@ -303,24 +303,16 @@ static int saml_empty(const xmlChar *string) {
     return string == NULL || *string == 0;
 }
 
-// xmlC14NVisibleNsStackFind (used for the InclusiveNamespaces prefixes). `ns` may be NULL-valued
-// fields (the xmlns="" probe).
-static int saml_stack_find_inclusive(const saml_ns_stack *stack, const xmlChar *prefix, const xmlChar *href) {
+// libxml2's two searches of the rendered namespaces, by prefix from the top of the stack, answering
+// whether this prefix is rendered with this URI (NULL prefix and URI: the xmlns="" probe).
+// - xmlC14NVisibleNsStackFind, for the InclusiveNamespaces prefixes (`fromParent`): searches only down
+//   to nsPrevStart unless probing xmlns="";
+// - xmlExcC14NVisibleNsStackFind, for the rest: searches the whole stack, and answers with the
+//   visibility of the entry found, which is true here (every entry was added by a visible element).
+static int saml_stack_find(const saml_ns_stack *stack, const xmlChar *prefix, const xmlChar *href, int fromParent) {
     int hasEmpty = saml_empty(prefix) && saml_empty(href);
-    int start = hasEmpty ? 0 : stack->prevStart;
+    int start = fromParent && !hasEmpty ? stack->prevStart : 0;
     for (int i = stack->end - 1; i >= start; --i) {
-        if (saml_c14n_equal(prefix, stack->ns[i]->prefix)) {
-            return saml_c14n_equal(href, stack->ns[i]->href);
-        }
-    }
-    return hasEmpty;
-}
-
-// xmlExcC14NVisibleNsStackFind. Every entry was added by a visible element, so libxml2's visibility
-// test of the entry is true.
-static int saml_stack_find_exclusive(const saml_ns_stack *stack, const xmlChar *prefix, const xmlChar *href) {
-    int hasEmpty = saml_empty(prefix) && saml_empty(href);
-    for (int i = stack->end - 1; i >= 0; --i) {
         if (saml_c14n_equal(prefix, stack->ns[i]->prefix)) {
             return saml_c14n_equal(href, stack->ns[i]->href);
         }
@@ -395,7 +387,6 @@ static void saml_list_insert(saml_sorted_list *list, const void *item, int (*com
 // MARK: - The walk
 
 typedef struct {
-    xmlDocPtr doc;
     xmlNodePtr excluded;
     xmlChar **prefixes;
     int comments;   // visible (the node set keeps them) and asked for (the transform's WithComments)
@@ -446,7 +437,7 @@ static void saml_namespaces_axis(saml_exc_c14n *c, xmlNodePtr cur) {
             }
             xmlNsPtr ns = xmlSearchNs(cur->doc, cur, prefix);
             if (ns != NULL && !saml_is_xml_ns(ns)) {
-                int alreadyRendered = saml_stack_find_inclusive(&c->stack, ns->prefix, ns->href);
+                int alreadyRendered = saml_stack_find(&c->stack, ns->prefix, ns->href, 1);
                 saml_stack_add(&c->stack, ns);
                 if (!alreadyRendered) {
                     saml_list_insert(&list, ns, saml_ns_compare);
@@ -464,7 +455,7 @@ static void saml_namespaces_axis(saml_exc_c14n *c, xmlNodePtr cur) {
         hasVisiblyUtilizedEmptyNs = 1;
     }
     if (ns != NULL && !saml_is_xml_ns(ns)) {
-        if (!saml_stack_find_exclusive(&c->stack, ns->prefix, ns->href)) {
+        if (!saml_stack_find(&c->stack, ns->prefix, ns->href, 0)) {
             saml_list_insert(&list, ns, saml_ns_compare);
         }
         saml_stack_add(&c->stack, ns);
@@ -475,7 +466,7 @@ static void saml_namespaces_axis(saml_exc_c14n *c, xmlNodePtr cur) {
 
     for (xmlAttrPtr attr = cur->properties; attr != NULL; attr = attr->next) {
         if (attr->ns != NULL && !saml_is_xml_ns(attr->ns)) {
-            int alreadyRendered = saml_stack_find_exclusive(&c->stack, attr->ns->prefix, attr->ns->href);
+            int alreadyRendered = saml_stack_find(&c->stack, attr->ns->prefix, attr->ns->href, 0);
             saml_stack_add(&c->stack, attr->ns);
             if (!alreadyRendered) {
                 saml_list_insert(&list, attr->ns, saml_ns_compare);
@@ -489,11 +480,11 @@ static void saml_namespaces_axis(saml_exc_c14n *c, xmlNodePtr cur) {
     }
 
     if (hasVisiblyUtilizedEmptyNs && !hasEmptyNs && !hasEmptyNsInInclusiveList) {
-        if (!saml_stack_find_exclusive(&c->stack, NULL, NULL)) {
+        if (!saml_stack_find(&c->stack, NULL, NULL, 0)) {
             saml_print_namespace(c, &saml_default_ns_probe);
         }
     } else if (!hasEmptyNs && hasEmptyNsInInclusiveList) {
-        if (!saml_stack_find_inclusive(&c->stack, NULL, NULL)) {
+        if (!saml_stack_find(&c->stack, NULL, NULL, 1)) {
             saml_print_namespace(c, &saml_default_ns_probe);
         }
     }
@@ -633,7 +624,6 @@ int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlC
     enum { INLINE_OUTPUT = 16384 };
     unsigned char inlineOutput[INLINE_OUTPUT];
     saml_exc_c14n c;
-    c.doc = doc;
     c.excluded = excluded;
     c.prefixes = prefixes;
     c.comments = comments;
