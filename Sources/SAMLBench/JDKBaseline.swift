@@ -87,10 +87,7 @@ public final class JDKBaseline: Sendable {
 
         private func failure() -> JDKFailure {
             if process.isRunning { process.terminate() }
-            // An empty file is not read: FoundationEssentials leaks its 4 KiB read buffer on one (LeakSanitizer).
-            let size = (try? FileManager.default.attributesOfItem(atPath: errors.path)[.size] as? Int) ?? 0
-            let text = size > 0 ? (try? Data(contentsOf: errors)) ?? Data() : Data()
-            return JDKFailure(message: String(decoding: text.suffix(400), as: UTF8.self))
+            return JDKFailure(message: String(decoding: JDKBaseline.contents(of: errors).suffix(400), as: UTF8.self))
         }
     }
 
@@ -146,8 +143,13 @@ public final class JDKBaseline: Sendable {
         try process.run()
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        // An empty file is not read: FoundationEssentials leaks its 4 KiB read buffer on one (LeakSanitizer).
-        let size = (try? FileManager.default.attributesOfItem(atPath: errors.path)[.size] as? Int) ?? 0
-        return (process.terminationStatus, outputData, size > 0 ? (try? Data(contentsOf: errors)) ?? Data() : Data())
+        return (process.terminationStatus, outputData, contents(of: errors))
+    }
+
+    /// A file's bytes, empty when it cannot be read. An empty file is not read: FoundationEssentials leaks
+    /// its 4 KiB read buffer on one (LeakSanitizer).
+    static func contents(of file: URL) -> Data {
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
+        return size > 0 ? (try? Data(contentsOf: file)) ?? Data() : Data()
     }
 }
