@@ -37,13 +37,7 @@ public enum CanonicalizationComparison {
         let prefixLists: [String?] = [nil, "#default", everyPrefix, "#default " + everyPrefix]
         var report = Report()
         func compare(_ apex: xmlNodePtr, _ excluded: xmlNodePtr?, _ prefixes: String?, _ comments: Bool) {
-            let outcome: saml_shim_c14n_comparison
-            if let prefixes {
-                outcome = saml_shim_exc_c14n_compare(tree.document, apex, excluded, prefixes, comments ? 1 : 0)
-            } else {
-                outcome = saml_shim_exc_c14n_compare(tree.document, apex, excluded, nil, comments ? 1 : 0)
-            }
-            switch outcome {
+            switch saml_shim_exc_c14n_compare(tree.document, apex, excluded, prefixes, comments ? 1 : 0) {
             case SAML_SHIM_C14N_SAME: report.same += 1
             case SAML_SHIM_C14N_DECLINED: report.declined += 1
             default:
