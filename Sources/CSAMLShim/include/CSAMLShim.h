@@ -78,6 +78,20 @@ size_t saml_shim_sizeof_dsig_ctx(void);
 size_t saml_shim_sizeof_dsig_reference_ctx(void);
 size_t saml_shim_sizeof_key_info_ctx(void);
 size_t saml_shim_sizeof_transform_ctx(void);
+
+/// Why `saml_shim_parse_document` returned no document: libxml2's error code, line, column and message.
+typedef struct {
+    int code;
+    int line;
+    int column;
+    char message[256];
+} saml_shim_parse_error;
+
+/// Parses a whole document read as UTF-8 with `options` (plus `XML_PARSE_IGNORE_ENC` and
+/// `XML_PARSE_COMPACT`), with the calling thread's parser context and a dictionary of the document's own
+/// (parser.c says why both are safe). NULL with `error` filled when libxml2 refuses the bytes, or when
+/// they start like another encoding.
+xmlDocPtr saml_shim_parse_document(const char *bytes, int length, int options, saml_shim_parse_error *error);
 size_t saml_shim_sizeof_enc_ctx(void);
 
 /// Result of the process-wide initialisation.

@@ -26,15 +26,12 @@ enum SafeXMLParser {
             throw SAMLError(.xmlMalformed, "expected an XML document, found \(bytes.count) bytes")
         }
         try XMLPreScan.check(bytes, limits: limits)
-        guard let context = xmlNewParserCtxt() else {
-            throw SAMLError(.xmlMalformed, "expected a libxml2 parser context, found none (out of memory)")
-        }
-        defer { xmlFreeParserCtxt(context) }
+        var error = saml_shim_parse_error()
         let document = bytes.withMemoryRebound(to: CChar.self) { chars in
-            xmlCtxtReadMemory(context, chars.baseAddress, Int32(chars.count), nil, "UTF-8", options)
+            saml_shim_parse_document(chars.baseAddress, Int32(chars.count), options, &error)
         }
         guard let document else {
-            throw parseError(xmlCtxtGetLastError(context))
+            throw parseError(code: error.code, line: error.line, column: error.column, message: Self.message(of: &error))
         }
         let tree = XMLTree(document)
         if document.pointee.intSubset != nil || document.pointee.extSubset != nil {
@@ -60,27 +57,31 @@ enum SafeXMLParser {
         }
         guard status == XML_ERR_OK, let list else {
             if let list { xmlFreeNodeList(list) }
-            throw parseError(nil)
+            throw parseError(code: 0, line: 0, column: 0, message: nil)
         }
         return list
     }
 
-    private static func parseError(_ error: xmlErrorPtr?) -> SAMLError {
-        guard let error else {
+    private static func message(of error: inout saml_shim_parse_error) -> String? {
+        withUnsafeBytes(of: &error.message) { bytes in
+            bytes.first == 0 ? nil : String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+
+    private static func parseError(code: Int32, line: Int32, column: Int32, message: String?) -> SAMLError {
+        guard code != 0 else {
             return SAMLError(.xmlMalformed, "expected well-formed XML, libxml2 refused it without a reason")
         }
-        let line = error.pointee.line
-        let column = error.pointee.int2
-        var reason = error.pointee.message.map { String(cString: $0) } ?? "error \(error.pointee.code)"
+        var reason = message ?? "error \(code)"
         while reason.last == "\n" { reason.removeLast() }
-        let code: SAMLError.Code =
-            switch Int(error.pointee.code) {
+        let samlCode: SAMLError.Code =
+            switch Int(code) {
             case Int(XML_ERR_ENTITY_LOOP.rawValue), Int(XML_ERR_UNDECLARED_ENTITY.rawValue),
                 Int(XML_WAR_UNDECLARED_ENTITY.rawValue), Int(XML_ERR_ENTITY_PE_INTERNAL.rawValue):
                 .xmlEntityForbidden
             default: .xmlMalformed
             }
-        return SAMLError(code, "expected well-formed XML, found at line \(line), column \(column): \(SAMLError.quote(reason))")
+        return SAMLError(samlCode, "expected well-formed XML, found at line \(line), column \(column): \(SAMLError.quote(reason))")
     }
 }
 

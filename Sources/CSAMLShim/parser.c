@@ -1,0 +1,185 @@
+// Document parsing with a parser context kept per thread.
+//
+// A fresh libxml2 parser context costs about twenty allocations and a name dictionary (a 5 KB hash table
+// and its string pools) before the first byte is read; the typical response then spends a tenth of its
+// parse building them. Here each thread keeps one context between documents, with two precautions:
+//
+// - Names. Every document gets a dictionary of its own, created as a child (`xmlDictCreateSub`) of one
+//   process-wide dictionary that is filled once with the SAML, XML-DSig and XML-Enc vocabulary and never
+//   written again. Lookups through a child only read the parent, so the parent is shared by every thread
+//   without a lock, and a document's names stay in its own dictionary: a tree used after its thread
+//   moved on to the next document (a task that resumed elsewhere) never shares a writable dictionary
+//   with a parse in progress. The dictionary is freed with the document, as before.
+// - Stale state. A context left in the middle of a document by an error holds that document's stacks
+//   (elements, names, namespace bindings); libxml2's reset has not rewound all of them in every release
+//   (`nsNr` in 2.9.14 as released). A context is kept only after a parse that succeeded and left every
+//   stack empty; otherwise it is freed and the next document gets a new one.
+//
+// The bytes are read as UTF-8, as before (`xmlCtxtReadMemory(..., "UTF-8", ...)`), without the copy that
+// forcing the encoding makes: the encoding declaration is ignored (`XML_PARSE_IGNORE_ENC`) and a document
+// whose first bytes libxml2 would take for another encoding (UTF-16, UCS-4, EBCDIC: byte order marks and
+// NUL bytes) is refused before parsing.
+#include "CSAMLShim.h"
+
+#include <libxml/dict.h>
+#include <libxml/encoding.h>
+#include <libxml/parserInternals.h>
+#include <pthread.h>
+#include <string.h>
+
+static pthread_once_t saml_parser_once = PTHREAD_ONCE_INIT;
+static pthread_key_t saml_parser_key;
+static xmlDictPtr saml_parser_vocabulary = NULL;
+
+// Names that SAML 2.0 responses use (SAML core, XML-DSig, XML-Enc, XML Schema instance) and the
+// prefixes they are usually written with. A name missing here is simply added to the document's own
+// dictionary.
+static const char *const saml_parser_names[] = {
+    // libxml2's own (the context compares with these by pointer)
+    "xml", "xmlns", "http://www.w3.org/XML/1998/namespace",
+    // prefixes
+    "saml", "samlp", "saml2", "saml2p", "ds", "dsig", "xenc", "xenc11", "xs", "xsd", "xsi", "ec", "md",
+    // SAML protocol and assertion
+    "Response", "Status", "StatusCode", "StatusMessage", "StatusDetail", "Extensions", "Assertion",
+    "EncryptedAssertion", "Issuer", "Subject", "NameID", "EncryptedID", "BaseID", "SubjectConfirmation",
+    "SubjectConfirmationData", "Conditions", "AudienceRestriction", "Audience", "OneTimeUse",
+    "ProxyRestriction", "Advice", "AuthnStatement", "AuthnContext", "AuthnContextClassRef",
+    "AuthnContextDeclRef", "AuthenticatingAuthority", "SubjectLocality", "AttributeStatement", "Attribute",
+    "AttributeValue", "EncryptedAttribute", "AuthzDecisionStatement", "Action", "Evidence",
+    // XML-DSig
+    "Signature", "SignedInfo", "CanonicalizationMethod", "SignatureMethod", "Reference", "Transforms",
+    "Transform", "DigestMethod", "DigestValue", "SignatureValue", "KeyInfo", "KeyName", "KeyValue",
+    "RSAKeyValue", "Modulus", "Exponent", "ECKeyValue", "NamedCurve", "PublicKey", "X509Data",
+    "X509Certificate", "X509IssuerSerial", "X509IssuerName", "X509SerialNumber", "X509SubjectName", "X509SKI",
+    "RetrievalMethod", "Object", "InclusiveNamespaces", "HMACOutputLength",
+    // XML-Enc
+    "EncryptedData", "EncryptedKey", "EncryptionMethod", "CipherData", "CipherValue", "CipherReference",
+    "ReferenceList", "DataReference", "KeyReference", "CarriedKeyName", "OAEPparams", "MGF",
+    // attributes
+    "ID", "Id", "Version", "IssueInstant", "Destination", "InResponseTo", "Consent", "Format",
+    "NameQualifier", "SPNameQualifier", "SPProvidedID", "Method", "Recipient", "NotBefore", "NotOnOrAfter",
+    "Address", "AuthnInstant", "SessionIndex", "SessionNotOnOrAfter", "Name", "NameFormat", "FriendlyName",
+    "Value", "Algorithm", "URI", "PrefixList", "Type", "MimeType", "Encoding", "type", "nil",
+    "lang", "space", "id",
+};
+
+static void saml_parser_free_context(void *context) { xmlFreeParserCtxt((xmlParserCtxtPtr)context); }
+
+static void saml_parser_setup(void) {
+    if (pthread_key_create(&saml_parser_key, saml_parser_free_context) != 0) {
+        return;
+    }
+    xmlDictPtr vocabulary = xmlDictCreate();
+    if (vocabulary == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < sizeof(saml_parser_names) / sizeof(saml_parser_names[0]); ++i) {
+        if (xmlDictLookup(vocabulary, (const xmlChar *)saml_parser_names[i], -1) == NULL) {
+            xmlDictFree(vocabulary);
+            return;
+        }
+    }
+    // Also every namespace URI: the parser interns the URIs of prefixed names it resolves.
+    static const char *const uris[] = {
+        "urn:oasis:names:tc:SAML:2.0:protocol", "urn:oasis:names:tc:SAML:2.0:assertion",
+        "http://www.w3.org/2000/09/xmldsig#", "http://www.w3.org/2001/04/xmlenc#", "http://www.w3.org/2009/xmlenc11#",
+        "http://www.w3.org/2001/XMLSchema", "http://www.w3.org/2001/XMLSchema-instance",
+        "http://www.w3.org/2001/10/xml-exc-c14n#", "http://www.w3.org/2000/xmlns/",
+    };
+    for (size_t i = 0; i < sizeof(uris) / sizeof(uris[0]); ++i) {
+        if (xmlDictLookup(vocabulary, (const xmlChar *)uris[i], -1) == NULL) {
+            xmlDictFree(vocabulary);
+            return;
+        }
+    }
+    saml_parser_vocabulary = vocabulary;  // never written again
+}
+
+static void saml_parser_error(saml_shim_parse_error *error, int code, int line, int column, const char *message) {
+    if (error == NULL) {
+        return;
+    }
+    error->code = code;
+    error->line = line;
+    error->column = column;
+    error->message[0] = 0;
+    if (message != NULL) {
+        strncpy(error->message, message, sizeof(error->message) - 1);
+        error->message[sizeof(error->message) - 1] = 0;
+    }
+}
+
+// The thread's context with a new dictionary for the next document, or NULL (out of memory).
+static xmlParserCtxtPtr saml_parser_context(void) {
+    xmlParserCtxtPtr context = (xmlParserCtxtPtr)pthread_getspecific(saml_parser_key);
+    if (context == NULL) {
+        context = xmlNewParserCtxt();
+        if (context == NULL) {
+            return NULL;
+        }
+        if (pthread_setspecific(saml_parser_key, context) != 0) {
+            xmlFreeParserCtxt(context);
+            return NULL;
+        }
+    }
+    // Reset first, with the old dictionary still in place (the context's strings are freed against it).
+    xmlCtxtReset(context);
+    xmlDictPtr names = xmlDictCreateSub(saml_parser_vocabulary);
+    if (names == NULL) {
+        return NULL;
+    }
+    xmlDictFree(context->dict);
+    context->dict = names;
+    context->str_xml = xmlDictLookup(names, BAD_CAST "xml", 3);
+    context->str_xmlns = xmlDictLookup(names, BAD_CAST "xmlns", 5);
+    context->str_xml_ns = xmlDictLookup(names, XML_XML_NAMESPACE, 36);
+    if (context->str_xml == NULL || context->str_xmlns == NULL || context->str_xml_ns == NULL) {
+        return NULL;
+    }
+    return context;
+}
+
+static void saml_parser_discard_context(xmlParserCtxtPtr context) {
+    pthread_setspecific(saml_parser_key, NULL);
+    xmlFreeParserCtxt(context);
+}
+
+xmlDocPtr saml_shim_parse_document(const char *bytes, int length, int options, saml_shim_parse_error *error) {
+    saml_parser_error(error, 0, 0, 0, NULL);
+    pthread_once(&saml_parser_once, saml_parser_setup);
+    if (saml_parser_vocabulary == NULL) {
+        saml_parser_error(error, XML_ERR_NO_MEMORY, 0, 0, "no parser dictionary (out of memory)");
+        return NULL;
+    }
+    if (bytes == NULL || length <= 0) {
+        saml_parser_error(error, XML_ERR_DOCUMENT_EMPTY, 0, 0, "empty document");
+        return NULL;
+    }
+    if (length >= 4) {
+        xmlCharEncoding encoding = xmlDetectCharEncoding((const unsigned char *)bytes, 4);
+        if (encoding != XML_CHAR_ENCODING_NONE && encoding != XML_CHAR_ENCODING_UTF8) {
+            saml_parser_error(error, XML_ERR_UNSUPPORTED_ENCODING, 1, 1,
+                              "Document starts like another encoding than UTF-8 (byte order mark or NUL bytes)");
+            return NULL;
+        }
+    }
+    xmlParserCtxtPtr context = saml_parser_context();
+    if (context == NULL) {
+        saml_parser_error(error, XML_ERR_NO_MEMORY, 0, 0, "no parser context (out of memory)");
+        return NULL;
+    }
+    xmlDocPtr document = xmlCtxtReadMemory(context, bytes, length, NULL, NULL,
+                                           options | XML_PARSE_IGNORE_ENC | XML_PARSE_COMPACT);
+    if (document == NULL) {
+        xmlErrorPtr last = xmlCtxtGetLastError(context);
+        if (last != NULL && last->code != XML_ERR_OK) {
+            saml_parser_error(error, last->code, last->line, last->int2, last->message);
+        }
+        saml_parser_discard_context(context);
+        return NULL;
+    }
+    if (context->nsNr != 0 || context->nodeNr != 0 || context->nameNr != 0 || context->inputNr > 1) {
+        saml_parser_discard_context(context);
+    }
+    return document;
+}
