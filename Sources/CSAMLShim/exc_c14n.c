@@ -79,47 +79,39 @@ static void saml_out_string(saml_c14n_out *out, const xmlChar *string) {
 enum { SAML_ESCAPE_TEXT, SAML_ESCAPE_ATTRIBUTE, SAML_ESCAPE_COMMENT_OR_PI };
 
 // xmlC11NNormalizeString: text escapes & < > CR; attribute values & < " TAB LF CR; comments and PIs CR.
+// Per mode, the bytes that end a run copied as is: those escaped, and the terminating NUL.
+static const unsigned char saml_escape_stops[3][256] = {
+    [SAML_ESCAPE_TEXT] = {[0] = 1, ['&'] = 1, ['<'] = 1, ['>'] = 1, ['\r'] = 1},
+    [SAML_ESCAPE_ATTRIBUTE] = {[0] = 1, ['&'] = 1, ['<'] = 1, ['"'] = 1, ['\t'] = 1, ['\n'] = 1, ['\r'] = 1},
+    [SAML_ESCAPE_COMMENT_OR_PI] = {[0] = 1, ['\r'] = 1},
+};
+
 static void saml_out_escaped(saml_c14n_out *out, const xmlChar *string, int mode) {
     if (string == NULL) {
         return;
     }
+    const unsigned char *stops = saml_escape_stops[mode];
     const xmlChar *run = string;
-    const xmlChar *cur = string;
-    for (; *cur != 0; ++cur) {
-        const char *replacement = NULL;
-        size_t length = 0;
+    for (;;) {
+        const xmlChar *cur = run;
+        while (!stops[*cur]) {
+            ++cur;
+        }
+        saml_out_bytes(out, run, (size_t)(cur - run));
+        const char *replacement;
         switch (*cur) {
-        case '<':
-            if (mode != SAML_ESCAPE_COMMENT_OR_PI) { replacement = "&lt;"; length = 4; }
-            break;
-        case '>':
-            if (mode == SAML_ESCAPE_TEXT) { replacement = "&gt;"; length = 4; }
-            break;
-        case '&':
-            if (mode != SAML_ESCAPE_COMMENT_OR_PI) { replacement = "&amp;"; length = 5; }
-            break;
-        case '"':
-            if (mode == SAML_ESCAPE_ATTRIBUTE) { replacement = "&quot;"; length = 6; }
-            break;
-        case '\t':
-            if (mode == SAML_ESCAPE_ATTRIBUTE) { replacement = "&#x9;"; length = 5; }
-            break;
-        case '\n':
-            if (mode == SAML_ESCAPE_ATTRIBUTE) { replacement = "&#xA;"; length = 5; }
-            break;
-        case '\r':
-            replacement = "&#xD;"; length = 5;
-            break;
-        default:
-            break;
+        case 0: return;
+        case '<': replacement = "&lt;"; break;
+        case '>': replacement = "&gt;"; break;
+        case '&': replacement = "&amp;"; break;
+        case '"': replacement = "&quot;"; break;
+        case '\t': replacement = "&#x9;"; break;
+        case '\n': replacement = "&#xA;"; break;
+        default: replacement = "&#xD;"; break;  // '\r', the one byte left
         }
-        if (replacement != NULL) {
-            saml_out_bytes(out, run, (size_t)(cur - run));
-            saml_out_bytes(out, replacement, length);
-            run = cur + 1;
-        }
+        saml_out_bytes(out, replacement, strlen(replacement));
+        run = cur + 1;
     }
-    saml_out_bytes(out, run, (size_t)(cur - run));
 }
 
 // MARK: - What libxml2 would refuse or write differently
@@ -611,9 +603,9 @@ static void saml_element(saml_exc_c14n *c, xmlNodePtr cur) {
 }
 
 int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlChar **prefixes, int comments,
-                       xmlOutputBufferPtr buffer) {
-    if (doc == NULL || apex == NULL || apex->type != XML_ELEMENT_NODE || apex->doc != doc || buffer == NULL
-        || buffer->encoder != NULL || !saml_document_supported(doc)) {
+                       saml_shim_c14n_sink sink, void *context) {
+    if (doc == NULL || apex == NULL || apex->type != XML_ELEMENT_NODE || apex->doc != doc || sink == NULL
+        || !saml_document_supported(doc)) {
         return 0;
     }
     for (xmlNodePtr node = apex; node != NULL; node = node->parent) {
@@ -649,7 +641,7 @@ int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlC
     } else if (c.unsupported) {
         result = 0;
     } else {
-        result = xmlOutputBufferWrite(buffer, (int)c.out.length, (const char *)c.out.data) < 0 ? -1 : 1;
+        result = sink(context, c.out.data, c.out.length) < 0 ? -1 : 1;
     }
     if (c.out.onHeap) {
         free(c.out.data);

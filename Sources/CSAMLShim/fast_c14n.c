@@ -14,6 +14,7 @@
 // callback, just before they run.
 #include "CSAMLShim.h"
 
+#include <limits.h>
 #include <string.h>
 #include <libxml/xpath.h>
 
@@ -116,18 +117,26 @@ static int saml_fast_visible(void *data, xmlNodePtr node, xmlNodePtr parent) {
     return shape->excluded == NULL || !saml_in_tree(node, parent, shape->excluded);
 }
 
-// Canonicalises the shape into `buffer`: exclusive C14N by exc_c14n.c when it can, else (and for the
-// inclusive modes) libxml2's xmlC14NExecute with the cheap visibility test. Negative on failure.
-static int saml_canonicalize(xmlDocPtr doc, const saml_fast_shape *shape, int mode, xmlChar **prefixes,
-                             int withComments, xmlOutputBufferPtr buffer) {
-    if (mode == XML_C14N_EXCLUSIVE_1_0) {
-        int handled = saml_shim_exc_c14n(doc, shape->apex, shape->excluded, prefixes,
-                                         withComments && !shape->withoutComments, buffer);
-        if (handled != 0) {
-            return handled > 0 ? 0 : -1;
-        }
+// exc_c14n.c's bytes go where xmlsec's output buffer would have taken them (xmlSecTransformIOBufferWrite:
+// pushed to the next transform; xmlSecBufferIOWrite: appended to the transform's own output), without the
+// output buffer's allocation and copy.
+typedef struct {
+    xmlSecTransformPtr transform;
+    xmlSecTransformCtxPtr ctx;
+} saml_fast_sink_target;
+
+static int saml_fast_sink(void *context, const unsigned char *bytes, size_t length) {
+    saml_fast_sink_target *target = (saml_fast_sink_target *)context;
+    if (length == 0) {
+        return 0;
     }
-    return xmlC14NExecute(doc, saml_fast_visible, (void *)shape, mode, prefixes, withComments, buffer);
+    if (length > (size_t)XMLSEC_SIZE_MAX) {
+        return -1;
+    }
+    if (target->transform->next != NULL) {
+        return xmlSecTransformPushBin(target->transform->next, bytes, (xmlSecSize)length, 0, target->ctx);
+    }
+    return xmlSecBufferAppend(&(target->transform->outBuf), bytes, (xmlSecSize)length);
 }
 
 // Runs `call` on `transform` as the original klass would see it.
@@ -181,20 +190,34 @@ static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nod
     default:
         return -1;
     }
-    xmlOutputBufferPtr buffer = transform->next != NULL
-        ? xmlSecTransformCreateOutputBuffer(transform->next, ctx)
-        : xmlSecBufferCreateOutputBuffer(&(transform->outBuf));
-    if (buffer == NULL) {
-        return -1;
-    }
     // The InclusiveNamespaces prefix list that the original readNode stored right after the transform,
     // NULL-terminated (only exclusive C14N has one).
     xmlChar **prefixes = NULL;
     if (fast->mode == XML_C14N_EXCLUSIVE_1_0) {
         xmlSecPtrListPtr list = (xmlSecPtrListPtr)(((xmlSecByte *)transform) + sizeof(xmlSecTransform));
         prefixes = (xmlChar **)list->data;
+        // Exclusive C14N by exc_c14n.c when it can; then the end of the data, as closing xmlsec's output
+        // buffer signals it (a final push to the next transform; nothing for the transform's own buffer).
+        saml_fast_sink_target target = { transform, ctx };
+        int handled = saml_shim_exc_c14n(nodes->doc, shape.apex, shape.excluded, prefixes,
+                                         fast->withComments && !shape.withoutComments, saml_fast_sink, &target);
+        if (handled < 0 || (handled > 0 && transform->next != NULL
+                            && xmlSecTransformPushBin(transform->next, NULL, 0, 1, ctx) < 0)) {
+            return -1;
+        }
+        if (handled > 0) {
+            transform->status = xmlSecTransformStatusFinished;
+            return 0;
+        }
     }
-    ret = saml_canonicalize(nodes->doc, &shape, fast->mode, prefixes, fast->withComments, buffer);
+    // Otherwise (and for the inclusive modes) libxml2's xmlC14NExecute with the cheap visibility test.
+    xmlOutputBufferPtr buffer = transform->next != NULL
+        ? xmlSecTransformCreateOutputBuffer(transform->next, ctx)
+        : xmlSecBufferCreateOutputBuffer(&(transform->outBuf));
+    if (buffer == NULL) {
+        return -1;
+    }
+    ret = xmlC14NExecute(nodes->doc, saml_fast_visible, (void *)&shape, fast->mode, prefixes, fast->withComments, buffer);
     if (xmlOutputBufferClose(buffer) < 0 || ret < 0) {
         return -1;
     }
@@ -235,6 +258,10 @@ int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx) {
     return 0;
 }
 
+static int saml_buffer_sink(void *context, const unsigned char *bytes, size_t length) {
+    return length > INT_MAX ? -1 : xmlBufferAdd((xmlBufferPtr)context, bytes, (int)length);
+}
+
 // The two canonicalisers of an exclusive C14N on one shape, compared (see CSAMLShim.h).
 saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded,
                                                      const char *prefixList, int withComments) {
@@ -254,19 +281,17 @@ saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr a
 
     xmlBufferPtr ours = xmlBufferCreate();
     xmlBufferPtr theirs = xmlBufferCreate();
-    xmlOutputBufferPtr oursOut = ours != NULL ? xmlOutputBufferCreateBuffer(ours, NULL) : NULL;
     xmlOutputBufferPtr theirsOut = theirs != NULL ? xmlOutputBufferCreateBuffer(theirs, NULL) : NULL;
     saml_shim_c14n_comparison result = SAML_SHIM_C14N_FAILED;
-    if (oursOut != NULL && theirsOut != NULL) {
-        int handled = saml_shim_exc_c14n(doc, apex, excluded, prefixes, withComments, oursOut);
+    if (ours != NULL && theirsOut != NULL) {
+        int handled = saml_shim_exc_c14n(doc, apex, excluded, prefixes, withComments, saml_buffer_sink, ours);
         int stock = xmlC14NExecute(doc, saml_fast_visible, &shape, XML_C14N_EXCLUSIVE_1_0, prefixes, withComments,
                                    theirsOut);
-        int oursClosed = xmlOutputBufferClose(oursOut);
         int theirsClosed = xmlOutputBufferClose(theirsOut);
-        oursOut = theirsOut = NULL;
+        theirsOut = NULL;
         if (handled == 0) {
             result = SAML_SHIM_C14N_DECLINED;
-        } else if (handled < 0 || oursClosed < 0) {
+        } else if (handled < 0) {
             result = SAML_SHIM_C14N_FAILED;
         } else if (stock < 0 || theirsClosed < 0) {
             result = SAML_SHIM_C14N_DIFFERENT;  // libxml2 refused what exc_c14n.c wrote
@@ -275,9 +300,6 @@ saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr a
                 && memcmp(xmlBufferContent(ours), xmlBufferContent(theirs), (size_t)xmlBufferLength(ours)) == 0;
             result = same ? SAML_SHIM_C14N_SAME : SAML_SHIM_C14N_DIFFERENT;
         }
-    }
-    if (oursOut != NULL) {
-        xmlOutputBufferClose(oursOut);
     }
     if (theirsOut != NULL) {
         xmlOutputBufferClose(theirsOut);

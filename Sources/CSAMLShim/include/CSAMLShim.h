@@ -179,11 +179,15 @@ int saml_shim_install_fast_c14n(void);
 /// canonicalisation transforms of the chain about to run to the prepared klasses.
 int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx);
 
-/// Exclusive C14N of `apex`'s subtree without `excluded`'s (NULL: none) into `buffer`, byte for byte
-/// libxml2's (exc_c14n.c). `prefixes`: the InclusiveNamespaces PrefixList, NULL-terminated, or NULL.
-/// 1 when written, 0 when the document holds something left to libxml2 (nothing written), -1 on failure.
+/// Where `saml_shim_exc_c14n` hands its bytes: called once with all of them; negative on failure.
+typedef int (*saml_shim_c14n_sink)(void *context, const unsigned char *bytes, size_t length);
+
+/// Exclusive C14N of `apex`'s subtree without `excluded`'s (NULL: none), byte for byte libxml2's
+/// (exc_c14n.c), handed to `sink`. `prefixes`: the InclusiveNamespaces PrefixList, NULL-terminated, or
+/// NULL. 1 when written, 0 when the document holds something left to libxml2 (nothing written), -1 on
+/// failure (of the canonicalisation or of the sink).
 int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlChar **prefixes, int comments,
-                       xmlOutputBufferPtr buffer);
+                       saml_shim_c14n_sink sink, void *context);
 
 /// What `saml_shim_exc_c14n_compare` found.
 typedef enum {
