@@ -331,14 +331,14 @@ enum SignatureRecovery {
         private static func base64Kind(_ element: xmlNodePtr) -> Base64Kind? {
             guard let ns = element.pointee.ns?.pointee.href, let name = element.pointee.name else { return nil }
             let local = String(cString: name)
-            if xmlStrEqual(ns, Namespace.xmlDSig.utf8Start) != 0 {
+            if XMLName.equals(ns, Namespace.xmlDSig) {
                 switch local {
                 case "X509Certificate", "X509CRL", "Modulus", "Exponent", "P", "Q", "G", "Y", "J", "Seed", "PgenCounter": return .key
                 case "SignatureValue", "DigestValue", "X509SKI": return .value
                 default: return nil
                 }
             }
-            if xmlStrEqual(ns, Namespace.xmlEnc.utf8Start) != 0, local == "CipherValue" || local == "OAEPparams" {
+            if XMLName.equals(ns, Namespace.xmlEnc), local == "CipherValue" || local == "OAEPparams" {
                 return .cipher
             }
             return nil

@@ -166,7 +166,7 @@ final class DocumentStructure {
             var attribute = element.pointee.properties
             while let current = attribute {
                 attribute = current.pointee.next
-                let xmlsecID = xmlsecSubtree != nil && xmlStrEqual(current.pointee.name, "Id") != 0
+                let xmlsecID = xmlsecSubtree != nil && current.pointee.name.map { XMLName.equals($0, "Id") } ?? false
                 guard xmlsecID || current.is("ID", namespace: nil) || current.is("id", namespace: Namespace.xml) else { continue }
                 if xmlsecID { scan.xmlsecIDs.append(current) }
                 if !identifiers.insert(current.value).inserted, scan.duplicate == nil { scan.duplicate = current.value }

@@ -96,8 +96,8 @@ enum ResponseContentReader {
 
     /// An AttributeValue exactly as signed: `xsi:nil`, text (untrimmed), or element content serialised.
     static func attributeValue(_ node: xmlNodePtr) -> SAMLAttributeValue {
-        let type = xmlHasNsProp(node, "type", xsi.utf8Start)?.value
-        if let null = xmlHasNsProp(node, "nil", xsi.utf8Start).map({ XMLWhitespace.trimmed($0.value) }), null == "true" || null == "1" {
+        let type = node.attributeNode("type", namespace: xsi)?.value
+        if let null = node.attributeNode("nil", namespace: xsi).map({ XMLWhitespace.trimmed($0.value) }), null == "true" || null == "1" {
             return SAMLAttributeValue(string: "", content: .null, type: type)
         }
         guard node.elementChildren.contains(where: { _ in true }) else {

@@ -122,7 +122,7 @@ enum IDTable {
             var attribute = element.pointee.properties
             while let current = attribute {
                 attribute = current.pointee.next
-                if xmlStrEqual(current.pointee.name, "Id") != 0 {
+                if current.pointee.name.map({ XMLName.equals($0, "Id") }) ?? false {
                     inSignature.append(current)
                     if !seen.insert(current.value).inserted { duplicate = duplicate ?? current.value }
                 }

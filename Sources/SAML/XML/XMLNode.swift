@@ -19,6 +19,23 @@ enum Namespace {
     static let samlMetadata: StaticString = "urn:oasis:names:tc:SAML:2.0:metadata"
 }
 
+/// libxml2's NUL-terminated names compared with a constant inline, without a call into libxml2 per
+/// comparison (the verifier compares names on every element it looks at).
+enum XMLName {
+    @inline(__always)
+    static func equals(_ name: UnsafePointer<xmlChar>, _ constant: StaticString) -> Bool {
+        let expected = constant.utf8Start
+        let count = constant.utf8CodeUnitCount
+        // `expected` holds no NUL: a shorter `name` differs at its terminator, before anything past it is read.
+        var index = 0
+        while index < count {
+            guard name[index] == expected[index] else { return false }
+            index += 1
+        }
+        return name[count] == 0
+    }
+}
+
 /// The element children of a node, walked through the sibling pointers (no allocation).
 struct ElementChildren: Sequence, IteratorProtocol {
     private var upcoming: xmlNodePtr?
@@ -42,7 +59,7 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
     /// True for an element with this namespace URI and local name.
     func `is`(_ namespace: StaticString, _ localName: StaticString) -> Bool {
         guard isElement, let name = pointee.name, let ns = pointee.ns, let href = ns.pointee.href else { return false }
-        return xmlStrEqual(name, localName.utf8Start) != 0 && xmlStrEqual(href, namespace.utf8Start) != 0
+        return XMLName.equals(name, localName) && XMLName.equals(href, namespace)
     }
 
     var localName: String { pointee.name.map { String(cString: $0) } ?? "" }
@@ -85,9 +102,16 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
         elementChildren.filter { $0.is(namespace, localName) }
     }
 
-    /// The attribute node without namespace (SAML's attributes are all unqualified).
-    func attributeNode(_ name: StaticString) -> xmlAttrPtr? {
-        xmlHasNsProp(self, name.utf8Start, nil)
+    /// The attribute node without namespace (SAML's attributes are all unqualified) or in `namespace`:
+    /// what `xmlHasNsProp(element, name, namespace)` returns for a document without DTD.
+    func attributeNode(_ name: StaticString, namespace: StaticString? = nil) -> xmlAttrPtr? {
+        guard isElement else { return nil }
+        var attribute = pointee.properties
+        while let current = attribute {
+            if current.is(name, namespace: namespace) { return current }
+            attribute = current.pointee.next
+        }
+        return nil
     }
 
     /// The value of an attribute without namespace.
@@ -161,10 +185,10 @@ extension UnsafeMutablePointer where Pointee == xmlAttr {
 
     /// True for an attribute with this local name and no namespace (`namespace == nil`) or this one.
     func `is`(_ localName: StaticString, namespace: StaticString?) -> Bool {
-        guard let name = pointee.name, xmlStrEqual(name, localName.utf8Start) != 0 else { return false }
+        guard let name = pointee.name, XMLName.equals(name, localName) else { return false }
         guard let namespace else { return pointee.ns == nil }
         guard let href = pointee.ns?.pointee.href else { return false }
-        return xmlStrEqual(href, namespace.utf8Start) != 0
+        return XMLName.equals(href, namespace)
     }
 }
 
