@@ -230,6 +230,36 @@ static void saml_shim_pinned_keys_manager_create(void) {
     saml_shim_pinned_keys_manager = manager;
 }
 
+// Whether every same-document Reference URI of the signature (`#` + an ID) names an ID that xmlsec's
+// direct lookup (XMLSEC_DSIG_FLAGS_USE_VISA3D_HACK: `xmlGetID`, the element as a tree without comments)
+// resolves exactly as its default XPointer `xpointer(id('ID'))` does, without building and evaluating
+// an XPath expression per reference. The two agree unless the ID is empty or holds what the XPointer
+// route reads differently: a blank (id() splits its argument into several IDs), a quote (ends the XPath
+// literal), or a parenthesis or caret (XPointer scheme syntax). Any other URI keeps the XPointer route.
+static int saml_shim_direct_ids_agree(xmlNodePtr signature) {
+    xmlNodePtr signedInfo = xmlSecFindChild(signature, xmlSecNodeSignedInfo, xmlSecDSigNs);
+    if (signedInfo == NULL) {
+        return 0;
+    }
+    for (xmlNodePtr reference = signedInfo->children; reference != NULL; reference = reference->next) {
+        if (!xmlSecCheckNodeName(reference, xmlSecNodeReference, xmlSecDSigNs)) {
+            continue;
+        }
+        xmlChar *uri = xmlGetProp(reference, xmlSecAttrURI);
+        if (uri == NULL) {
+            continue;
+        }
+        const xmlChar *fragment = xmlStrchr(uri, '#');
+        int agree = fragment == NULL
+            || (fragment == uri && fragment[1] != 0 && strpbrk((const char *)fragment + 1, " \t\n\r'()^") == NULL);
+        xmlFree(uri);
+        if (!agree) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 // One verification; with `referenceBytes`, also a copy of what xmlsec digested for the first Reference.
 static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N,
                                                 unsigned char **referenceBytes, size_t *referenceLength) {
@@ -247,6 +277,9 @@ static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyP
     }
     if (referenceBytes != NULL) {
         ctx->flags |= XMLSEC_DSIG_FLAGS_STORE_SIGNEDINFO_REFERENCES;
+    }
+    if (fastC14N && saml_shim_direct_ids_agree(signature)) {
+        ctx->flags |= XMLSEC_DSIG_FLAGS_USE_VISA3D_HACK;
     }
     ctx->keyInfoReadCtx.userData = pinnedKey;
     int ids = signature->doc != NULL && signature->doc->ids != NULL ? xmlHashSize((xmlHashTablePtr)signature->doc->ids) : 0;

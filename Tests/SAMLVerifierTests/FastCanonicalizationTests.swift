@@ -54,6 +54,29 @@ struct FastCanonicalizationTests {
         #expect(disagreements.isEmpty, "\(disagreements)")
     }
 
+    /// xmlsec resolves `#ID` directly (xmlGetID) on the fast path and through `xpointer(id('ID'))` on the
+    /// stock one; IDs that the XPointer route reads differently keep it (shim.c).
+    @Test(
+        "same verdict when the signed ID holds what XPointer reads differently",
+        arguments: ["a b", "a\tb", "a'b", "a(b)", "a)b", "a^b", "x'", "'", "(", "caf\u{E9}", "a\"b", "a#b", "a&amp;b"])
+    func oddIdentifiers(id: String) throws {
+        for vectorID in ["typical-rsa2048-assertion-signed", "typical-rsa2048-both-signed"] {
+            let vector = Vector.named(vectorID)
+            let verifier = try SAMLResponseVerifier(vector.configuration())
+            let text = String(decoding: vector.bytes, as: UTF8.self)
+            let attribute = id.replacingOccurrences(of: "\"", with: "&quot;").replacingOccurrences(of: "\t", with: "&#9;")
+            let assertion = try #require(text.range(of: "<saml:Assertion "))
+            let start = try #require(text.range(of: "ID=\"", range: assertion.upperBound..<text.endIndex))
+            let end = try #require(text.range(of: "\"", range: start.upperBound..<text.endIndex))
+            let signedID = text[start.upperBound..<end.lowerBound]
+            let renamed = text.replacingOccurrences(of: "\"\(signedID)\"", with: "\"\(attribute)\"")
+                .replacingOccurrences(of: "\"#\(signedID)\"", with: "\"#\(attribute)\"")
+            #expect(renamed != text)
+            let (fast, stock) = Self.verdicts(Array(renamed.utf8), verifier: verifier)
+            #expect(fast == stock, "\(vectorID) with ID \(id): fast \(fast), stock \(stock)")
+        }
+    }
+
     static func compareBytes(_ xml: [UInt8], named name: String, into total: inout CanonicalizationComparison.Report) {
         guard let report = try? xml.withUnsafeBytes({ try CanonicalizationComparison.compareEveryElement($0) }) else { return }
         total.same += report.same

@@ -140,7 +140,9 @@ size_t saml_shim_errors_take(char *output, size_t capacity);
 /// reference transforms are limited to enveloped-signature, the canonicalisations and the digests of
 /// the allow-list, the SignedInfo transforms to the canonicalisations and the signature methods of the
 /// allow-list. SHA-1 (digest and RSA-SHA1) only when `allowSHA1` is non-zero. With `fastC14N`, the
-/// canonicalisations use the cheap visibility test of fast_c14n.c (same output; the tests compare both).
+/// canonicalisations use fast_c14n.c and exc_c14n.c, and `#ID` references whose ID XPointer reads as
+/// written are resolved by xmlsec's direct ID lookup (shim.c) instead of an XPointer expression: same
+/// node sets and bytes, which the tests check by running both.
 saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N);
 
 /// `saml_shim_dsig_verify`, also returning in `*bytes` (free with `saml_shim_free_buffer`) the canonical

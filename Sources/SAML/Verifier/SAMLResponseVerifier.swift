@@ -276,7 +276,8 @@ public struct SAMLResponseVerifier: Sendable {
     /// signature (which covers the ciphertext) and before the Assertion's own (which covers the plaintext);
     /// encrypted NameIDs and attributes are decrypted after both.
     ///
-    /// `fastCanonicalization: false` runs libxmlsec1's stock canonicalisation, for the tests that compare.
+    /// `fastCanonicalization: false` runs libxmlsec1's stock canonicalisation and XPointer reference
+    /// resolution, for the tests that compare.
     @_spi(Stages)
     public func verifySignatures(_ parsed: ParsedResponse, fastCanonicalization: Bool = true) throws -> SignedParts {
         let structure = parsed.structure
