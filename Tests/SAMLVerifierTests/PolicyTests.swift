@@ -107,4 +107,32 @@ struct PolicyTests {
         }
         #expect(old.code == .timeIssueInstant)
     }
+
+    @Test("fields: Name before FriendlyName, the first attribute of a name, NameID, empty values missing")
+    func fieldsLookup() throws {
+        func attribute(_ name: String, _ friendlyName: String?, _ values: [String]) -> SAMLAttribute {
+            SAMLAttribute(
+                name: name, friendlyName: friendlyName, nameFormat: nil,
+                attributeValues: values.map { SAMLAttributeValue(string: $0, content: .text, type: nil) })
+        }
+        let assertion = VerifiedAssertion(
+            id: "_a", issuer: "idp", issueInstant: Self.now, nameID: NameID(value: "n-1", format: nil, nameQualifier: nil, spNameQualifier: nil),
+            sessionIndex: nil, authnInstant: nil, notBefore: nil, notOnOrAfter: nil, audiences: [],
+            attributes: [
+                attribute("urn:oid:1", "zip", ["by friendly name"]), attribute("zip", nil, ["by name"]),
+                attribute("uid", "mail", ["first"]), attribute("uid", nil, ["second"]), attribute("blank", "other", ["  "]),
+                attribute("other", nil, ["x"]), attribute("NameID", nil, ["not the subject's"]),
+            ])
+        let response = VerifiedResponse(
+            responseID: "_r", responseIssuer: nil, destination: nil, inResponseTo: nil, signedParts: [.assertion],
+            signingKeyFingerprint: "", assertion: assertion, skippedChecks: [])
+        let fields = try response.fields(["zip", "uid", "mail", "NameID", "other", "uid", "blank", "absent"], allowMissing: true)
+        #expect(fields.values.map(\.name) == ["zip", "uid", "mail", "NameID", "other", "uid"])
+        #expect(fields["zip"] == ["by name"])
+        #expect(fields["uid"] == ["first"])
+        #expect(fields["mail"] == ["first"])
+        #expect(fields["NameID"] == ["n-1"])
+        #expect(fields["other"] == ["x"])
+        #expect(fields.missing == ["blank", "absent"])
+    }
 }

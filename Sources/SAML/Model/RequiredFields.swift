@@ -33,18 +33,27 @@ extension VerifiedResponse {
     /// - Throws: ``SAMLError/Code/fieldsMissing`` listing every missing name, unless `allowMissing` is
     ///   true, in which case ``RequiredFields/missing`` lists them.
     public func fields(_ names: [String], allowMissing: Bool = false) throws -> RequiredFields {
-        // The first attribute of each Name and of each FriendlyName, found in one pass (a lookup per name
-        // would be quadratic in the attributes when every one is asked for).
-        var byName: [String: Int] = [:]
-        var byFriendlyName: [String: Int] = [:]
-        for (index, attribute) in assertion.attributes.enumerated() {
-            if byName[attribute.name] == nil { byName[attribute.name] = index }
-            if let friendlyName = attribute.friendlyName, byFriendlyName[friendlyName] == nil { byFriendlyName[friendlyName] = index }
+        let attributes = assertion.attributes
+        // Each asked-for name's first attribute, by Name in one pass over the attributes, then by
+        // FriendlyName for the names no Name matched: hashing the few names asked for, not every
+        // attribute (a scan per name would be quadratic when every one is asked for). -1: not found.
+        var first = [String: Int](minimumCapacity: names.count)
+        for name in names where name != "NameID" { first[name] = -1 }
+        var unmatched = first.count
+        for byFriendlyName in [false, true] where unmatched > 0 {
+            for (index, attribute) in attributes.enumerated() {
+                guard let key = byFriendlyName ? attribute.friendlyName : attribute.name,
+                    let slot = first.index(forKey: key), first.values[slot] < 0
+                else { continue }
+                first.values[slot] = index
+                unmatched -= 1
+                if unmatched == 0 { break }
+            }
         }
         var found: [(name: String, values: [String])] = []
         var missing: [String] = []
         for name in names {
-            if let values = values(of: name, byName: byName, byFriendlyName: byFriendlyName) {
+            if let values = values(of: name, at: first[name] ?? -1) {
                 found.append((name, values))
             } else {
                 missing.append(name)
@@ -57,12 +66,13 @@ extension VerifiedResponse {
         return RequiredFields(values: found, missing: missing)
     }
 
-    private func values(of name: String, byName: [String: Int], byFriendlyName: [String: Int]) -> [String]? {
+    /// The values of `name`, found at `index` of the attributes (-1: none), or nil when it is missing.
+    private func values(of name: String, at index: Int) -> [String]? {
         if name == "NameID" {
             guard let nameID = assertion.nameID, !nameID.value.isEmpty else { return nil }
             return [nameID.value]
         }
-        guard let index = byName[name] ?? byFriendlyName[name] else { return nil }
+        guard index >= 0 else { return nil }
         let attribute = assertion.attributes[index]
         guard attribute.attributeValues.contains(where: { !$0.isEmpty }) else { return nil }
         return attribute.values
