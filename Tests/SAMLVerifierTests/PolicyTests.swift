@@ -9,8 +9,10 @@ struct PolicyTests {
     static let now = SAMLInstant(xmlDateTime: "2026-11-21T12:01:00Z")!
     static let context = ValidationContext(now: now, skew: .seconds(180))
 
-    static func instant(_ text: String, _ location: String = "saml:SubjectConfirmationData/@NotOnOrAfter") -> ResponseContent.Instant {
-        ResponseContent.Instant(text: text, location: location)
+    static func instant(
+        _ text: String, _ element: String = "saml:SubjectConfirmationData", _ attribute: String = "NotOnOrAfter"
+    ) -> ResponseContent.Instant {
+        ResponseContent.Instant(text: text, element: element, attribute: attribute)
     }
 
     static func bearer(recipient: String? = "https://sp/acs", notOnOrAfter: String? = "2026-11-21T12:05:00Z", inResponseTo: String? = "_r1")
@@ -89,14 +91,14 @@ struct PolicyTests {
     @Test("time windows and IssueInstant: skew on both sides, malformed instants named by where they were")
     func time() throws {
         let conditions = ResponseContent.Conditions(
-            notBefore: Self.instant("2026-11-21T12:03:00Z", "saml:Conditions/@NotBefore"), notOnOrAfter: nil, audienceRestrictions: [])
+            notBefore: Self.instant("2026-11-21T12:03:00Z", "saml:Conditions", "NotBefore"), notOnOrAfter: nil, audienceRestrictions: [])
         #expect(throws: Never.self) { try TimeWindowPolicy.checkConditions(conditions, context: Self.context) }
         let late = ResponseContent.Conditions(
-            notBefore: Self.instant("2026-11-21T12:05:00Z", "saml:Conditions/@NotBefore"), notOnOrAfter: nil, audienceRestrictions: [])
+            notBefore: Self.instant("2026-11-21T12:05:00Z", "saml:Conditions", "NotBefore"), notOnOrAfter: nil, audienceRestrictions: [])
         #expect(throws: SAMLError.self) { try TimeWindowPolicy.checkConditions(late, context: Self.context) }
         let malformed = try #require(throws: SAMLError.self) {
             try TimeWindowPolicy.checkIssueInstant(
-                Self.instant("2026-13-01T00:00:00Z", "saml:Assertion/@IssueInstant"), of: "saml:Assertion",
+                Self.instant("2026-13-01T00:00:00Z", "saml:Assertion", "IssueInstant"), of: "saml:Assertion",
                 maximumAge: nil, context: Self.context)
         }
         #expect(malformed.code == .timeMalformed)

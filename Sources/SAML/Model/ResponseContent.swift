@@ -19,8 +19,12 @@ struct ResponseContent: Sendable, Hashable {
     /// An attribute that holds an `xs:dateTime`, as written, with where it was found (for messages).
     struct Instant: Sendable, Hashable {
         var text: String
-        /// For example `saml:Conditions/@NotBefore`.
-        var location: String
+        /// The element's qualified name, for example `saml:Conditions`.
+        var element: String
+        /// For example `NotBefore`.
+        var attribute: String
+        /// For example `saml:Conditions/@NotBefore`; composed only when a message needs it.
+        var location: String { "\(element)/@\(attribute)" }
     }
 
     /// A `saml:SubjectConfirmation`.

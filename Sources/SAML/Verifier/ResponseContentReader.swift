@@ -91,7 +91,7 @@ enum ResponseContentReader {
     }
 
     private static func instant(_ element: xmlNodePtr, _ attribute: StaticString) -> ResponseContent.Instant? {
-        element.attribute(attribute).map { .init(text: $0, location: "\(element.qualifiedDescription)/@\(attribute)") }
+        element.attribute(attribute).map { .init(text: $0, element: element.qualifiedDescription, attribute: "\(attribute)") }
     }
 
     /// An AttributeValue exactly as signed: `xsi:nil`, text (untrimmed), or element content serialised.
