@@ -19,24 +19,28 @@ enum Base64Decoding {
                 var o = 0
                 var i = 0
                 let count = input.count
+                guard count > 0, let bytes = input.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                    let table = shifted.baseAddress, let out = output.baseAddress
+                else { return }
                 while i < count {
                     // Fast path: groups of four symbols of the alphabet, nothing pending; any other byte
                     // (a line break, a space, padding) goes through the symbol-by-symbol path below.
+                    // Plain pointers: the bounds are the loop's own conditions.
                     if pending == 0, padding == 0 {
                         while i + 4 <= count, o + 3 <= maximumBytes {
                             let group =
-                                shifted[Int(input[i])] | shifted[256 + Int(input[i + 1])]
-                                | shifted[512 + Int(input[i + 2])] | shifted[768 + Int(input[i + 3])]
+                                table[Int(bytes[i])] | table[256 + Int(bytes[i + 1])]
+                                | table[512 + Int(bytes[i + 2])] | table[768 + Int(bytes[i + 3])]
                             if group & Base64.invalidGroup != 0 { break }
-                            output[o] = UInt8(truncatingIfNeeded: group >> 16)
-                            output[o + 1] = UInt8(truncatingIfNeeded: group >> 8)
-                            output[o + 2] = UInt8(truncatingIfNeeded: group)
+                            out[o] = UInt8(truncatingIfNeeded: group >> 16)
+                            out[o + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                            out[o + 2] = UInt8(truncatingIfNeeded: group)
                             o += 3
                             i += 4
                         }
                         if i == count { break }
                     }
-                    let byte = input[i]
+                    let byte = bytes[i]
                     i += 1
                     var symbol = byte
                     switch byte {
