@@ -25,11 +25,15 @@
 #include <libxml/encoding.h>
 #include <libxml/parserInternals.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
-static pthread_once_t saml_parser_once = PTHREAD_ONCE_INIT;
+// Set up on first use under a lock, and retried after a failure (an allocation failing at start-up must
+// not disable parsing for the life of the process). Published with release semantics once complete.
+static pthread_mutex_t saml_parser_lock = PTHREAD_MUTEX_INITIALIZER;
+static int saml_parser_key_created = 0;  // under the lock
 static pthread_key_t saml_parser_key;
-static xmlDictPtr saml_parser_vocabulary = NULL;
+static _Atomic(xmlDictPtr) saml_parser_vocabulary = NULL;
 
 // Names that SAML 2.0 responses use (SAML core, XML-DSig, XML-Enc, XML Schema instance) and the
 // prefixes they are usually written with. A name missing here is simply added to the document's own
@@ -61,38 +65,46 @@ static const char *const saml_parser_names[] = {
     "Address", "AuthnInstant", "SessionIndex", "SessionNotOnOrAfter", "Name", "NameFormat", "FriendlyName",
     "Value", "Algorithm", "URI", "PrefixList", "Type", "MimeType", "Encoding", "type", "nil",
     "lang", "space", "id",
+    // namespace URIs (the parser interns the URIs of the prefixes it resolves)
+    "urn:oasis:names:tc:SAML:2.0:protocol", "urn:oasis:names:tc:SAML:2.0:assertion",
+    "http://www.w3.org/2000/09/xmldsig#", "http://www.w3.org/2001/04/xmlenc#", "http://www.w3.org/2009/xmlenc11#",
+    "http://www.w3.org/2001/XMLSchema", "http://www.w3.org/2001/XMLSchema-instance",
+    "http://www.w3.org/2001/10/xml-exc-c14n#", "http://www.w3.org/2000/xmlns/",
 };
 
 static void saml_parser_free_context(void *context) { xmlFreeParserCtxt((xmlParserCtxtPtr)context); }
 
-static void saml_parser_setup(void) {
-    if (pthread_key_create(&saml_parser_key, saml_parser_free_context) != 0) {
-        return;
-    }
+static xmlDictPtr saml_parser_vocabulary_create(void) {
     xmlDictPtr vocabulary = xmlDictCreate();
     if (vocabulary == NULL) {
-        return;
+        return NULL;
     }
     for (size_t i = 0; i < sizeof(saml_parser_names) / sizeof(saml_parser_names[0]); ++i) {
         if (xmlDictLookup(vocabulary, (const xmlChar *)saml_parser_names[i], -1) == NULL) {
             xmlDictFree(vocabulary);
-            return;
+            return NULL;
         }
     }
-    // Also every namespace URI: the parser interns the URIs of prefixed names it resolves.
-    static const char *const uris[] = {
-        "urn:oasis:names:tc:SAML:2.0:protocol", "urn:oasis:names:tc:SAML:2.0:assertion",
-        "http://www.w3.org/2000/09/xmldsig#", "http://www.w3.org/2001/04/xmlenc#", "http://www.w3.org/2009/xmlenc11#",
-        "http://www.w3.org/2001/XMLSchema", "http://www.w3.org/2001/XMLSchema-instance",
-        "http://www.w3.org/2001/10/xml-exc-c14n#", "http://www.w3.org/2000/xmlns/",
-    };
-    for (size_t i = 0; i < sizeof(uris) / sizeof(uris[0]); ++i) {
-        if (xmlDictLookup(vocabulary, (const xmlChar *)uris[i], -1) == NULL) {
-            xmlDictFree(vocabulary);
-            return;
-        }
+    return vocabulary;
+}
+
+// The shared vocabulary (and the thread key), or NULL when they cannot be set up now.
+static xmlDictPtr saml_parser_setup(void) {
+    xmlDictPtr vocabulary = atomic_load_explicit(&saml_parser_vocabulary, memory_order_acquire);
+    if (vocabulary != NULL) {
+        return vocabulary;
     }
-    saml_parser_vocabulary = vocabulary;  // never written again
+    pthread_mutex_lock(&saml_parser_lock);
+    if (!saml_parser_key_created && pthread_key_create(&saml_parser_key, saml_parser_free_context) == 0) {
+        saml_parser_key_created = 1;
+    }
+    vocabulary = atomic_load_explicit(&saml_parser_vocabulary, memory_order_relaxed);
+    if (vocabulary == NULL && saml_parser_key_created) {
+        vocabulary = saml_parser_vocabulary_create();
+        atomic_store_explicit(&saml_parser_vocabulary, vocabulary, memory_order_release);  // never written again
+    }
+    pthread_mutex_unlock(&saml_parser_lock);
+    return vocabulary;
 }
 
 static void saml_parser_error(saml_shim_parse_error *error, int code, int line, int column, const char *message) {
@@ -110,7 +122,7 @@ static void saml_parser_error(saml_shim_parse_error *error, int code, int line, 
 }
 
 // The thread's context with a new dictionary for the next document, or NULL (out of memory).
-static xmlParserCtxtPtr saml_parser_context(void) {
+static xmlParserCtxtPtr saml_parser_context(xmlDictPtr vocabulary) {
     xmlParserCtxtPtr context = (xmlParserCtxtPtr)pthread_getspecific(saml_parser_key);
     if (context == NULL) {
         context = xmlNewParserCtxt();
@@ -124,7 +136,7 @@ static xmlParserCtxtPtr saml_parser_context(void) {
     }
     // Reset first, with the old dictionary still in place (the context's strings are freed against it).
     xmlCtxtReset(context);
-    xmlDictPtr names = xmlDictCreateSub(saml_parser_vocabulary);
+    xmlDictPtr names = xmlDictCreateSub(vocabulary);
     if (names == NULL) {
         return NULL;
     }
@@ -146,8 +158,8 @@ static void saml_parser_discard_context(xmlParserCtxtPtr context) {
 
 xmlDocPtr saml_shim_parse_document(const char *bytes, int length, int options, saml_shim_parse_error *error) {
     saml_parser_error(error, 0, 0, 0, NULL);
-    pthread_once(&saml_parser_once, saml_parser_setup);
-    if (saml_parser_vocabulary == NULL) {
+    xmlDictPtr vocabulary = saml_parser_setup();
+    if (vocabulary == NULL) {
         saml_parser_error(error, XML_ERR_NO_MEMORY, 0, 0, "no parser dictionary (out of memory)");
         return NULL;
     }
@@ -163,7 +175,7 @@ xmlDocPtr saml_shim_parse_document(const char *bytes, int length, int options, s
             return NULL;
         }
     }
-    xmlParserCtxtPtr context = saml_parser_context();
+    xmlParserCtxtPtr context = saml_parser_context(vocabulary);
     if (context == NULL) {
         saml_parser_error(error, XML_ERR_NO_MEMORY, 0, 0, "no parser context (out of memory)");
         return NULL;
