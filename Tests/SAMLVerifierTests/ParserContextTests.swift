@@ -1,9 +1,10 @@
 import Foundation
+@_spi(Stages) import SAML
+import Testing
+
 #if canImport(Glibc)
     import Glibc
 #endif
-@_spi(Stages) import SAML
-import Testing
 
 /// The parser keeps one libxml2 context per thread between documents (Sources/CSAMLShim/parser.c). What
 /// must not leak from one document into the next, and what the reading as UTF-8 still refuses.

@@ -118,7 +118,8 @@ struct PolicyTests {
                 attributeValues: values.map { SAMLAttributeValue(string: $0, content: .text, type: nil) })
         }
         let assertion = VerifiedAssertion(
-            id: "_a", issuer: "idp", issueInstant: Self.now, nameID: NameID(value: "n-1", format: nil, nameQualifier: nil, spNameQualifier: nil),
+            id: "_a", issuer: "idp", issueInstant: Self.now,
+            nameID: NameID(value: "n-1", format: nil, nameQualifier: nil, spNameQualifier: nil),
             sessionIndex: nil, authnInstant: nil, notBefore: nil, notOnOrAfter: nil, audiences: [],
             attributes: [
                 attribute("urn:oid:1", "zip", ["by friendly name"]), attribute("zip", nil, ["by name"]),
