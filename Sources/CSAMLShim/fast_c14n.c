@@ -259,7 +259,8 @@ int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx) {
 }
 
 static int saml_buffer_sink(void *context, const unsigned char *bytes, size_t length) {
-    return length > INT_MAX ? -1 : xmlBufferAdd((xmlBufferPtr)context, bytes, (int)length);
+    // xmlBufferAdd returns 0, or an error code (positive for an allocation failure).
+    return length <= INT_MAX && xmlBufferAdd((xmlBufferPtr)context, bytes, (int)length) == 0 ? 0 : -1;
 }
 
 // The two canonicalisers of an exclusive C14N on one shape, compared (see CSAMLShim.h).

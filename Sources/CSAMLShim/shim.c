@@ -245,9 +245,12 @@ static int saml_shim_direct_ids_agree(xmlNodePtr signature) {
         if (!xmlSecCheckNodeName(reference, xmlSecNodeReference, xmlSecDSigNs)) {
             continue;
         }
-        xmlChar *uri = xmlGetProp(reference, xmlSecAttrURI);
+        if (xmlHasProp(reference, xmlSecAttrURI) == NULL) {
+            continue;  // no URI: nothing to resolve
+        }
+        xmlChar *uri = xmlGetProp(reference, xmlSecAttrURI);  // the attribute xmlsec reads
         if (uri == NULL) {
-            continue;
+            return 0;  // out of memory: keep xmlsec's default route
         }
         const xmlChar *fragment = xmlStrchr(uri, '#');
         int agree = fragment == NULL
