@@ -602,10 +602,21 @@ static void saml_element(saml_exc_c14n *c, xmlNodePtr cur) {
     c->stack.prevEnd = savedPrevEnd;
 }
 
+static int saml_document_supported_memo(xmlDocPtr doc, saml_shim_c14n_memo *memo) {
+    if (memo == NULL || memo->magic != SAML_SHIM_C14N_MEMO_MAGIC) {
+        return saml_document_supported(doc);
+    }
+    if (memo->doc != doc || memo->supported < 0) {
+        memo->doc = doc;
+        memo->supported = saml_document_supported(doc);
+    }
+    return memo->supported;
+}
+
 int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlChar **prefixes, int comments,
-                       saml_shim_c14n_sink sink, void *context) {
+                       saml_shim_c14n_memo *memo, saml_shim_c14n_sink sink, void *context) {
     if (doc == NULL || apex == NULL || apex->type != XML_ELEMENT_NODE || apex->doc != doc || sink == NULL
-        || !saml_document_supported(doc)) {
+        || !saml_document_supported_memo(doc, memo)) {
         return 0;
     }
     for (xmlNodePtr node = apex; node != NULL; node = node->parent) {

@@ -199,8 +199,13 @@ static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nod
         // Exclusive C14N by exc_c14n.c when it can; then the end of the data, as closing xmlsec's output
         // buffer signals it (a final push to the next transform; nothing for the transform's own buffer).
         saml_fast_sink_target target = { transform, ctx };
+        // The verifier's contexts carry a memo of the document check (shim.c); others carry anything.
+        saml_shim_c14n_memo *memo = (saml_shim_c14n_memo *)ctx->userData;
+        if (memo != NULL && memo->magic != SAML_SHIM_C14N_MEMO_MAGIC) {
+            memo = NULL;
+        }
         int handled = saml_shim_exc_c14n(nodes->doc, shape.apex, shape.excluded, prefixes,
-                                         fast->withComments && !shape.withoutComments, saml_fast_sink, &target);
+                                         fast->withComments && !shape.withoutComments, memo, saml_fast_sink, &target);
         if (handled < 0 || (handled > 0 && transform->next != NULL
                             && xmlSecTransformPushBin(transform->next, NULL, 0, 1, ctx) < 0)) {
             return -1;
@@ -285,7 +290,7 @@ saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr a
     xmlOutputBufferPtr theirsOut = theirs != NULL ? xmlOutputBufferCreateBuffer(theirs, NULL) : NULL;
     saml_shim_c14n_comparison result = SAML_SHIM_C14N_FAILED;
     if (ours != NULL && theirsOut != NULL) {
-        int handled = saml_shim_exc_c14n(doc, apex, excluded, prefixes, withComments, saml_buffer_sink, ours);
+        int handled = saml_shim_exc_c14n(doc, apex, excluded, prefixes, withComments, NULL, saml_buffer_sink, ours);
         int stock = xmlC14NExecute(doc, saml_fast_visible, &shape, XML_C14N_EXCLUSIVE_1_0, prefixes, withComments,
                                    theirsOut);
         int theirsClosed = xmlOutputBufferClose(theirsOut);

@@ -284,6 +284,11 @@ static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyP
     if (fastC14N && saml_shim_direct_ids_agree(signature)) {
         ctx->flags |= XMLSEC_DSIG_FLAGS_USE_VISA3D_HACK;
     }
+    // The document does not change during the verification: exc_c14n.c checks it once, for the
+    // reference and SignedInfo alike (xmlsec copies `userData` into each reference's context).
+    saml_shim_c14n_memo memo = { SAML_SHIM_C14N_MEMO_MAGIC, NULL, -1 };
+    ctx->userData = &memo;
+    ctx->transformCtx.userData = &memo;
     ctx->keyInfoReadCtx.userData = pinnedKey;
     int ids = signature->doc != NULL && signature->doc->ids != NULL ? xmlHashSize((xmlHashTablePtr)signature->doc->ids) : 0;
     int verified = xmlSecDSigCtxVerify(ctx, signature);

@@ -184,12 +184,23 @@ int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx);
 /// Where `saml_shim_exc_c14n` hands its bytes: called once with all of them; negative on failure.
 typedef int (*saml_shim_c14n_sink)(void *context, const unsigned char *bytes, size_t length);
 
+/// Whether exc_c14n.c can write a document at all (every node kind and namespace URI in it is one it
+/// writes as libxml2 does), remembered by a caller that canonicalises the same, unchanged document
+/// several times (one signature verification: its reference and its SignedInfo).
+typedef struct {
+    unsigned magic;  // SAML_SHIM_C14N_MEMO_MAGIC
+    xmlDocPtr doc;
+    int supported;   // -1: not yet known
+} saml_shim_c14n_memo;
+#define SAML_SHIM_C14N_MEMO_MAGIC 0x53414d4cu
+
 /// Exclusive C14N of `apex`'s subtree without `excluded`'s (NULL: none), byte for byte libxml2's
 /// (exc_c14n.c), handed to `sink`. `prefixes`: the InclusiveNamespaces PrefixList, NULL-terminated, or
-/// NULL. 1 when written, 0 when the document holds something left to libxml2 (nothing written), -1 on
-/// failure (of the canonicalisation or of the sink).
+/// NULL. `memo`: NULL, or what an earlier call found of the same unchanged document. 1 when written, 0
+/// when the document holds something left to libxml2 (nothing written), -1 on failure (of the
+/// canonicalisation or of the sink).
 int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlChar **prefixes, int comments,
-                       saml_shim_c14n_sink sink, void *context);
+                       saml_shim_c14n_memo *memo, saml_shim_c14n_sink sink, void *context);
 
 /// What `saml_shim_exc_c14n_compare` found.
 typedef enum {
