@@ -12,7 +12,12 @@ internal import CSAMLShim
 enum SignatureProfile {
     static func check(signature: xmlNodePtr, parent: xmlNodePtr, document: xmlDocPtr, algorithms: AlgorithmPolicy) throws {
         let dsig = Namespace.xmlDSig
-        if !signature.descendants(where: { $0.is(dsig, "Object") || $0.is(dsig, "Manifest") }).isEmpty {
+        var forbidden = false
+        signature.forEachElement { element in
+            forbidden = forbidden || element.is(dsig, "Object") || element.is(dsig, "Manifest")
+            return !forbidden
+        }
+        if forbidden {
             throw SAMLError(.signatureObjectForbidden, "expected no ds:Object or ds:Manifest in a signature, found one")
         }
         let signedInfos = signature.children(dsig, "SignedInfo")
@@ -45,7 +50,7 @@ enum SignatureProfile {
     private static func checkReferenceTarget(_ reference: xmlNodePtr, parent: xmlNodePtr, document: xmlDocPtr) throws {
         let uri = reference.attribute("URI")
         let parentID = parent.attribute("ID") ?? ""
-        let parentName = parent.qualifiedDescription
+        var parentName: String { parent.qualifiedDescription }  // for the messages only
         if uri == nil || uri == "" {
             // An empty URI means the whole document: acceptable only for a signature on the root.
             guard parent == xmlDocGetRootElement(document) else {
