@@ -22,15 +22,20 @@ enum ResponseContentReader {
         let saml = Namespace.samlAssertion
         let subject = assertion.firstChild(saml, "Subject")
         let authn = assertion.firstChild(saml, "AuthnStatement")
-        // Walked without intermediate arrays: a response can carry hundreds of attributes.
+        // Walked without intermediate arrays: a response can carry hundreds of attributes. Counted first,
+        // so that the array is allocated once; the NameFormat most responses repeat on every attribute is
+        // one string.
+        let statements = assertion.elementChildren.lazy.filter { $0.is(saml, "AttributeStatement") }
         var attributes: [SAMLAttribute] = []
-        for statement in assertion.elementChildren where statement.is(saml, "AttributeStatement") {
+        attributes.reserveCapacity(statements.reduce(0) { $0 + $1.elementChildren.count { $0.is(saml, "Attribute") } })
+        var nameFormat: String?
+        for statement in statements {
             for attribute in statement.elementChildren where attribute.is(saml, "Attribute") {
                 attributes.append(
                     SAMLAttribute(
                         name: attribute.attribute("Name") ?? "",
                         friendlyName: attribute.attribute("FriendlyName"),
-                        nameFormat: attribute.attribute("NameFormat"),
+                        nameFormat: attribute.attribute("NameFormat", sameAs: &nameFormat),
                         attributeValues: Array(attribute.elementChildren.lazy.filter { $0.is(saml, "AttributeValue") }.map(attributeValue))
                     )
                 )

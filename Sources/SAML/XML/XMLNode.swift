@@ -119,6 +119,21 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
         attributeNode(name).map(\.value)
     }
 
+    /// The value of an attribute without namespace; `previous` itself (no new string) when the value
+    /// has the same bytes, and otherwise the value, which becomes `previous`. For values that repeat
+    /// from element to element.
+    func attribute(_ name: StaticString, sameAs previous: inout String?) -> String? {
+        guard let node = attributeNode(name) else { return nil }
+        let gathered = Text.concatenated(node.pointee.children, textOnly: false)
+        if case .single(let bytes) = gathered, var last = previous {
+            let stored = UnsafeBufferPointer(start: bytes, count: strlen(bytes))
+            if last.withUTF8({ $0.count == stored.count && $0.elementsEqual(stored) }) { return last }
+        }
+        let value = Text.string(gathered)
+        previous = value
+        return value
+    }
+
     /// The full text content: every text and CDATA child concatenated, comments and processing
     /// instructions skipped, then trimmed of XML whitespace. Never just the first text node
     /// (CVE-2017-11427 and its siblings read only that).
