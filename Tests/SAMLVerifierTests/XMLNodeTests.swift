@@ -28,6 +28,13 @@ struct XMLNodeTests {
         #expect(!root.is(Namespace.samlProtocol, "Respons"))
         #expect(!root.is(Namespace.samlProtocol, "Responses"))
         #expect(!root.is(Namespace.samlAssertion, "Response"))
+        for near in [
+            "urn:oasis:names:tc:SAML:2.0:protocolX", "urn:oasis:names:tc:SAML:2.0:protoco", "urn:oasis:names:tc:SAML:2.0:protocoL",
+        ] {
+            let other = Array(#"<s:Response xmlns:s="\#(near)"/>"#.utf8)
+            let otherTree = try other.withUnsafeBytes { try SafeXMLParser.parse($0, limits: XMLParserLimits()) }
+            #expect(!otherTree.root.is(Namespace.samlProtocol, "Response"), "\(near)")
+        }
         #expect(root.attribute("ID") == "1")
         #expect(root.attribute("IDx") == "2")
         #expect(root.attribute("I") == nil)

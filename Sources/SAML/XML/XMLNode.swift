@@ -26,6 +26,13 @@ enum XMLName {
     static func equals(_ name: UnsafePointer<xmlChar>, _ constant: StaticString) -> Bool {
         let expected = constant.utf8Start
         let count = constant.utf8CodeUnitCount
+        guard name.pointee == expected.pointee else { return false }
+        if count > 16 {
+            // Namespace URIs: libc's vectorised comparison, which stops at `name`'s terminator.
+            let cName = UnsafeRawPointer(name).assumingMemoryBound(to: CChar.self)
+            let cExpected = UnsafeRawPointer(expected).assumingMemoryBound(to: CChar.self)
+            return strncmp(cName, cExpected, count) == 0 && name[count] == 0
+        }
         // `expected` holds no NUL: a shorter `name` differs at its terminator, before anything past it is read.
         var index = 0
         while index < count {
@@ -126,8 +133,12 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
         guard let node = attributeNode(name) else { return nil }
         let gathered = Text.concatenated(node.pointee.children, textOnly: false)
         if case .single(let bytes) = gathered, var last = previous {
-            let stored = UnsafeBufferPointer(start: bytes, count: strlen(bytes))
-            if last.withUTF8({ $0.count == stored.count && $0.elementsEqual(stored) }) { return last }
+            let length = strlen(bytes)
+            let same = last.withUTF8 { utf8 in
+                guard utf8.count == length, let base = utf8.baseAddress else { return utf8.count == length }
+                return memcmp(base, bytes, length) == 0
+            }
+            if same { return last }
         }
         let value = Text.string(gathered)
         previous = value
