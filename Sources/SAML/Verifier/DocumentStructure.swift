@@ -176,8 +176,18 @@ final class DocumentStructure {
         return scan
     }
 
+    /// The document's ID table, created small: a response registers a handful of IDs, and libxml2's
+    /// default table (256 buckets, cleared on creation and walked again when the document is freed) is
+    /// made for documents with many. It grows as libxml2's own does when a chain gets long.
+    private static func idTable(_ document: xmlDocPtr) {
+        if document.pointee.ids == nil, let table = xmlHashCreateDict(8, document.pointee.dict) {
+            document.pointee.ids = UnsafeMutableRawPointer(table)
+        }
+    }
+
     /// Registers the attributes xmlsec would register, before it does (values are unique: checked by the scan).
     private static func register(_ attributes: [xmlAttrPtr], document: xmlDocPtr) throws {
+        idTable(document)
         for attribute in attributes {
             let value = attribute.value
             if let registered = xmlGetID(document, value) {
@@ -192,6 +202,7 @@ final class DocumentStructure {
 
     /// Registers the unqualified `ID` of a Response or Assertion (and nothing else) as an XML ID.
     private static func register(_ element: xmlNodePtr, document: xmlDocPtr) throws {
+        idTable(document)
         guard let attribute = element.attributeNode("ID"), case let value = attribute.value, !value.isEmpty else {
             throw SAMLError(.idMissing, "expected an ID on \(element.qualifiedDescription), found none")
         }
