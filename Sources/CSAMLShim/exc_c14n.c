@@ -603,7 +603,7 @@ static void saml_element(saml_exc_c14n *c, xmlNodePtr cur) {
 }
 
 static int saml_document_supported_memo(xmlDocPtr doc, saml_shim_c14n_memo *memo) {
-    if (memo == NULL || memo->magic != SAML_SHIM_C14N_MEMO_MAGIC) {
+    if (memo == NULL) {
         return saml_document_supported(doc);
     }
     if (memo->doc != doc || memo->supported < 0) {

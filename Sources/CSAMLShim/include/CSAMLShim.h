@@ -78,6 +78,7 @@ size_t saml_shim_sizeof_dsig_ctx(void);
 size_t saml_shim_sizeof_dsig_reference_ctx(void);
 size_t saml_shim_sizeof_key_info_ctx(void);
 size_t saml_shim_sizeof_transform_ctx(void);
+size_t saml_shim_sizeof_enc_ctx(void);
 
 /// Why `saml_shim_parse_document` returned no document: libxml2's error code, line, column and message.
 typedef struct {
@@ -92,7 +93,6 @@ typedef struct {
 /// (parser.c says why both are safe). NULL with `error` filled when libxml2 refuses the bytes, or when
 /// they start like another encoding.
 xmlDocPtr saml_shim_parse_document(const char *bytes, int length, int options, saml_shim_parse_error *error);
-size_t saml_shim_sizeof_enc_ctx(void);
 
 /// Result of the process-wide initialisation.
 typedef enum {
