@@ -19,13 +19,13 @@ enum Base64Decoding {
                 var o = 0
                 var i = 0
                 let count = input.count
+                // Plain pointers throughout: the bounds are the loops' own conditions (capacity above).
                 guard count > 0, let bytes = input.baseAddress?.assumingMemoryBound(to: UInt8.self),
                     let table = shifted.baseAddress, let out = output.baseAddress
                 else { return }
                 while i < count {
                     // Fast path: groups of four symbols of the alphabet, nothing pending; any other byte
                     // (a line break, a space, padding) goes through the symbol-by-symbol path below.
-                    // Plain pointers: the bounds are the loop's own conditions.
                     if pending == 0, padding == 0 {
                         while i + 4 <= count, o + 3 <= maximumBytes {
                             let group =
@@ -56,7 +56,7 @@ enum Base64Decoding {
                         break
                     }
                     // The last table holds each symbol's value unshifted.
-                    let value = shifted[768 + Int(symbol)]
+                    let value = table[768 + Int(symbol)]
                     guard value & Base64.invalidGroup == 0 else {
                         throw SAMLError(
                             .decodeInvalidBase64,
@@ -70,9 +70,9 @@ enum Base64Decoding {
                     pending += 1
                     if pending == 4 {
                         guard o + 3 <= maximumBytes else { throw tooLarge(maximumBytes) }
-                        output[o] = UInt8(truncatingIfNeeded: quad >> 16)
-                        output[o + 1] = UInt8(truncatingIfNeeded: quad >> 8)
-                        output[o + 2] = UInt8(truncatingIfNeeded: quad)
+                        out[o] = UInt8(truncatingIfNeeded: quad >> 16)
+                        out[o + 1] = UInt8(truncatingIfNeeded: quad >> 8)
+                        out[o + 2] = UInt8(truncatingIfNeeded: quad)
                         o += 3
                         quad = 0
                         pending = 0
@@ -91,10 +91,10 @@ enum Base64Decoding {
                 if pending > 1 {
                     guard o + pending - 1 <= maximumBytes else { throw tooLarge(maximumBytes) }
                     quad <<= UInt32(6 * (4 - pending))
-                    output[o] = UInt8(truncatingIfNeeded: quad >> 16)
+                    out[o] = UInt8(truncatingIfNeeded: quad >> 16)
                     o += 1
                     if pending == 3 {
-                        output[o] = UInt8(truncatingIfNeeded: quad >> 8)
+                        out[o] = UInt8(truncatingIfNeeded: quad >> 8)
                         o += 1
                     }
                 }
