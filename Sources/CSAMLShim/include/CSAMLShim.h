@@ -94,6 +94,14 @@ typedef struct {
 /// they start like another encoding.
 xmlDocPtr saml_shim_parse_document(const char *bytes, int length, int options, saml_shim_parse_error *error);
 
+/// Frees any document, as `xmlFreeDoc` does. When the calling thread has a parser context, its element,
+/// text and attribute nodes go to that context's free lists (bounded), from which libxml2's tree builder
+/// takes the nodes of the thread's next document instead of allocating them.
+void saml_shim_free_document(xmlDocPtr document);
+
+/// How many nodes and attributes wait on the calling thread's parser context (0 and 0 without one).
+void saml_shim_parser_kept(int *nodes, int *attributes);
+
 /// Result of the process-wide initialisation.
 typedef enum {
     SAML_SHIM_INIT_OK = 0,

@@ -95,7 +95,7 @@ final class XMLTree {
     }
 
     deinit {
-        xmlFreeDoc(document)
+        saml_shim_free_document(document)
     }
 
     var root: xmlNodePtr {
