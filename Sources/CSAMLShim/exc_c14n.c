@@ -312,9 +312,10 @@ static int saml_stack_find(const saml_ns_stack *stack, const xmlChar *prefix, co
     return hasEmpty;
 }
 
-// xmlC14NIsXmlNs
+// xmlC14NIsXmlNs (the first byte tested inline: most prefixes are not "xml")
 static int saml_is_xml_ns(xmlNsPtr ns) {
-    return ns != NULL && xmlStrEqual(ns->prefix, BAD_CAST "xml") && xmlStrEqual(ns->href, XML_XML_NAMESPACE);
+    return ns != NULL && ns->prefix != NULL && ns->prefix[0] == 'x' && strcmp((const char *)ns->prefix, "xml") == 0
+        && ns->href != NULL && strcmp((const char *)ns->href, (const char *)XML_XML_NAMESPACE) == 0;
 }
 
 // MARK: - Ordered lists (xmlListInsert with libxml2's comparison functions)
@@ -434,7 +435,7 @@ static void saml_namespaces_axis(saml_exc_c14n *c, xmlNodePtr cur) {
                 if (!alreadyRendered) {
                     saml_list_insert(&list, ns, saml_ns_compare);
                 }
-                if (xmlStrlen(ns->prefix) == 0) {
+                if (saml_empty(ns->prefix)) {
                     hasEmptyNs = 1;
                 }
             }
@@ -451,7 +452,7 @@ static void saml_namespaces_axis(saml_exc_c14n *c, xmlNodePtr cur) {
             saml_list_insert(&list, ns, saml_ns_compare);
         }
         saml_stack_add(&c->stack, ns);
-        if (xmlStrlen(ns->prefix) == 0) {
+        if (saml_empty(ns->prefix)) {
             hasEmptyNs = 1;
         }
     }
@@ -463,10 +464,10 @@ static void saml_namespaces_axis(saml_exc_c14n *c, xmlNodePtr cur) {
             if (!alreadyRendered) {
                 saml_list_insert(&list, attr->ns, saml_ns_compare);
             }
-            if (xmlStrlen(attr->ns->prefix) == 0) {
+            if (saml_empty(attr->ns->prefix)) {
                 hasEmptyNs = 1;
             }
-        } else if (attr->ns != NULL && xmlStrlen(attr->ns->prefix) == 0 && xmlStrlen(attr->ns->href) == 0) {
+        } else if (attr->ns != NULL && saml_empty(attr->ns->prefix) && saml_empty(attr->ns->href)) {
             hasVisiblyUtilizedEmptyNs = 1;
         }
     }
@@ -519,7 +520,7 @@ static void saml_attributes_axis(saml_exc_c14n *c, xmlNodePtr cur) {
     for (int i = 0; i < list.count; ++i) {
         const xmlAttr *attr = list.items[i];
         SAML_OUT_LITERAL(&c->out, " ");
-        if (attr->ns != NULL && xmlStrlen(attr->ns->prefix) > 0) {
+        if (attr->ns != NULL && !saml_empty(attr->ns->prefix)) {
             saml_out_string(&c->out, attr->ns->prefix);
             SAML_OUT_LITERAL(&c->out, ":");
         }
@@ -531,7 +532,7 @@ static void saml_attributes_axis(saml_exc_c14n *c, xmlNodePtr cur) {
 }
 
 static void saml_qname(saml_exc_c14n *c, xmlNodePtr cur) {
-    if (cur->ns != NULL && xmlStrlen(cur->ns->prefix) > 0) {
+    if (cur->ns != NULL && !saml_empty(cur->ns->prefix)) {
         saml_out_string(&c->out, cur->ns->prefix);
         SAML_OUT_LITERAL(&c->out, ":");
     }
