@@ -94,6 +94,32 @@ struct SAMLResponseDecoderTests {
         #expect(throws: SAMLError(code, "")) { try SAMLResponseDecoder().decode(input) }
     }
 
+    @Test("decodes every length and cap exactly, and names the offset of a byte outside the alphabet")
+    func everyLengthAndOffset() throws {
+        // Lengths around the decoder's two-group and one-group loops and its symbol-by-symbol tail.
+        var generator = SystemRandomNumberGenerator()
+        for length in 2...40 {
+            // What is decoded must look like XML: '<' first, '>' last.
+            let middle = (2..<length).map { _ in UInt8.random(in: 0x21...0x7E, using: &generator) }
+            let plain = [UInt8(ascii: "<")] + middle + [UInt8(ascii: ">")]
+            let encoded = Base64Text.encode(plain)
+            #expect(try SAMLResponseDecoder().decode(encoded).bytes == plain, "\(length)")
+            var options = SAMLResponseDecoder.Options()
+            options.maximumDecodedBytes = length
+            #expect(try SAMLResponseDecoder(options: options).decode(encoded).bytes == plain, "\(length)")
+            options.maximumDecodedBytes = length - 1
+            #expect(throws: SAMLError(.decodeTooLarge, "")) { try SAMLResponseDecoder(options: options).decode(encoded) }
+            let symbols = Array(encoded.utf8)
+            for offset in 0..<symbols.count where symbols[offset] != UInt8(ascii: "=") {
+                var damaged = symbols
+                damaged[offset] = UInt8(ascii: "!")
+                let error = try #require(throws: SAMLError.self) { try SAMLResponseDecoder().decode(damaged) }
+                #expect(error.code == .decodeInvalidBase64)
+                #expect(error.message.contains("offset \(offset),"), "\(error.message)")
+            }
+        }
+    }
+
     @Test("rejects XML that is not UTF-8")
     func rejectsNonUTF8XML() {
         let latin1: [UInt8] = Array("<a>".utf8) + [0xE9] + Array("</a>".utf8)

@@ -27,6 +27,21 @@ enum Base64Decoding {
                     // Fast path: groups of four symbols of the alphabet, nothing pending; any other byte
                     // (a line break, a space, padding) goes through the symbol-by-symbol path below.
                     if pending == 0, padding == 0 {
+                        // Two groups at a time, their six bytes written as one 8-byte word (the last two
+                        // bytes are scratch within the capacity, overwritten or never counted).
+                        while i + 8 <= count, o + 8 <= capacity, o + 6 <= maximumBytes {
+                            let first =
+                                table[Int(bytes[i])] | table[256 + Int(bytes[i + 1])]
+                                | table[512 + Int(bytes[i + 2])] | table[768 + Int(bytes[i + 3])]
+                            let second =
+                                table[Int(bytes[i + 4])] | table[256 + Int(bytes[i + 5])]
+                                | table[512 + Int(bytes[i + 6])] | table[768 + Int(bytes[i + 7])]
+                            if (first | second) & Base64.invalidGroup != 0 { break }
+                            let word = UInt64(first) << 40 | UInt64(second) << 16
+                            UnsafeMutableRawPointer(out + o).storeBytes(of: word.bigEndian, as: UInt64.self)
+                            o += 6
+                            i += 8
+                        }
                         while i + 4 <= count, o + 3 <= maximumBytes {
                             let group =
                                 table[Int(bytes[i])] | table[256 + Int(bytes[i + 1])]
