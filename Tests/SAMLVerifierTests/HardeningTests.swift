@@ -73,7 +73,9 @@ struct HardeningTests {
             ("2026-11-21T12:00:60Z", false), ("2026-11-21T12:60:00Z", false), ("2026-11-21T25:00:00Z", false),
             ("+2026-11-21T12:00:00Z", false), ("0000-01-01T00:00:00Z", false), ("2026-11-21T24:00:00Z", true),
             ("2026-11-21T24:00:01Z", false), ("2026-11-21T24:00:00.000Z", true), ("2026-11-21T24:00:00.5Z", false),
-            ("2026-04-31T00:00:00Z", false), ("2026-12-31T23:59:59.999-14:00", true),
+            ("2026-04-31T00:00:00Z", false), ("2026-12-31T23:59:59.999-14:00", true), ("2026-11-21T12:00:00Zx", false),
+            ("2026-11-21T12:00:00.", false), ("2026-11-21T12:00:00+01", false), ("2026-11-21T12:00:00", true),
+            (" \t2026-11-21T12:00:00Z\r\n", true), ("2026-11-21 12:00:00Z", false), ("2026-11-21T12:00:0Z", false), ("", false),
         ])
     func strictDateTimes(text: String, valid: Bool) {
         #expect((SAMLInstant(xmlDateTime: text) != nil) == valid, "\(text)")
@@ -82,6 +84,11 @@ struct HardeningTests {
     @Test("24:00:00 is the first instant of the next day")
     func endOfDay() {
         #expect(SAMLInstant(xmlDateTime: "2026-11-21T24:00:00Z") == SAMLInstant(xmlDateTime: "2026-11-22T00:00:00Z"))
+        // Zones, fractions (to the millisecond) and surrounding whitespace.
+        #expect(SAMLInstant(xmlDateTime: " 2026-11-21T12:00:00.5+01:30\n")?.description == "2026-11-21T10:30:00.500Z")
+        #expect(SAMLInstant(xmlDateTime: "2026-11-21T12:00:00.1239-00:15")?.description == "2026-11-21T12:15:00.123Z")
+        #expect(SAMLInstant(xmlDateTime: "2026-11-21T12:00:00") == SAMLInstant(xmlDateTime: "2026-11-21T12:00:00Z"))
+        #expect(SAMLInstant(xmlDateTime: "1970-01-01T00:00:01Z")?.millisecondsSinceEpoch == 1000)
     }
 
     @Test("attribute values come back as signed: XML for element content, whitespace kept, kinds reported")

@@ -33,10 +33,19 @@ public struct SAMLInstant: Sendable, Hashable, Comparable, CustomStringConvertib
     /// day, as XML Schema allows), minutes and seconds 00-59 (no leap second), an offset within ±14:00
     /// whose minutes are below 60. Anything else is nil, so that no impossible time is read as a later one.
     public init?(xmlDateTime text: String) {
-        let bytes = Array(XMLWhitespace.trimmed(text).utf8)
-        var index = 0
+        // Read in place from the string's UTF-8 (no copy), XML whitespace at either end skipped.
+        var text = text
+        guard let milliseconds = text.withUTF8({ utf8 in Self.millisecondsSinceEpoch(utf8[XMLWhitespace.trimmedRange(utf8)]) }) else {
+            return nil
+        }
+        millisecondsSinceEpoch = milliseconds
+    }
+
+    private static func millisecondsSinceEpoch(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> Int64? {
+        var index = bytes.startIndex
+        let end = bytes.endIndex
         func number(_ digits: Int) -> Int? {
-            guard index + digits <= bytes.count else { return nil }
+            guard end - index >= digits else { return nil }
             var value = 0
             for _ in 0..<digits {
                 let byte = bytes[index]
@@ -46,24 +55,23 @@ public struct SAMLInstant: Sendable, Hashable, Comparable, CustomStringConvertib
             }
             return value
         }
-        func expect(_ character: Character) -> Bool {
-            guard index < bytes.count, bytes[index] == character.asciiValue else { return false }
+        func expect(_ byte: UInt8) -> Bool {
+            guard index < end, bytes[index] == byte else { return false }
             index += 1
             return true
         }
-        guard let year = number(4), year >= 1, expect("-"), let month = number(2), expect("-"), let day = number(2),
-            expect("T"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
-            let second = number(2),
+        guard let year = number(4), year >= 1, expect(UInt8(ascii: "-")), let month = number(2), expect(UInt8(ascii: "-")),
+            let day = number(2), expect(UInt8(ascii: "T")), let hour = number(2), expect(UInt8(ascii: ":")),
+            let minute = number(2), expect(UInt8(ascii: ":")), let second = number(2),
             (1...12).contains(month), day >= 1, day <= Self.days(inMonth: month, year: year),
             hour <= 24, minute < 60, second < 60
         else { return nil }
         var milliseconds = 0
         var fractionIsZero = true
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            index += 1
+        if expect(UInt8(ascii: ".")) {
             var scale = 100
             let start = index
-            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+            while index < end, bytes[index] >= 0x30, bytes[index] <= 0x39 {
                 milliseconds += Int(bytes[index] - 0x30) * scale
                 if bytes[index] != 0x30 { fractionIsZero = false }
                 scale /= 10
@@ -74,23 +82,19 @@ public struct SAMLInstant: Sendable, Hashable, Comparable, CustomStringConvertib
         // 24:00:00 is the first instant of the next day; 24 with anything else is not a time.
         if hour == 24, minute != 0 || second != 0 || !fractionIsZero { return nil }
         var offsetMinutes = 0
-        if index < bytes.count {
-            if expect("Z") {
-            } else if bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
-                let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
-                index += 1
-                guard let hours = number(2), expect(":"), let minutes = number(2), minutes < 60,
-                    hours < 14 || (hours == 14 && minutes == 0)
-                else { return nil }
-                offsetMinutes = sign * (hours * 60 + minutes)
-            } else {
-                return nil
-            }
+        if index < end, !expect(UInt8(ascii: "Z")) {
+            guard bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") else { return nil }
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            index += 1
+            guard let hours = number(2), expect(UInt8(ascii: ":")), let minutes = number(2), minutes < 60,
+                hours < 14 || (hours == 14 && minutes == 0)
+            else { return nil }
+            offsetMinutes = sign * (hours * 60 + minutes)
         }
-        guard index == bytes.count else { return nil }
+        guard index == end else { return nil }
         let days = Self.daysFromCivil(year: year, month: month, day: day)
         let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetMinutes * 60)
-        millisecondsSinceEpoch = seconds * 1000 + Int64(milliseconds)
+        return seconds * 1000 + Int64(milliseconds)
     }
 
     static func days(inMonth month: Int, year: Int) -> Int {
