@@ -96,7 +96,7 @@ enum ResponseContentReader {
     }
 
     private static func instant(_ element: xmlNodePtr, _ attribute: StaticString) -> ResponseContent.Instant? {
-        element.attribute(attribute).map { .init(text: $0, element: element.qualifiedDescription, attribute: "\(attribute)") }
+        element.attribute(attribute).map { .init(text: $0, element: element.qualifiedDescription, attribute: attribute.description) }
     }
 
     /// An AttributeValue exactly as signed: `xsi:nil`, text (untrimmed), or element content serialised.

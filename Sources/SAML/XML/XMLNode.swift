@@ -82,10 +82,18 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
         return depth
     }
 
-    /// `prefix:name`, for messages.
+    /// `prefix:name`, for messages: one string written in place.
     var qualifiedDescription: String {
-        let prefix = pointee.ns?.pointee.prefix.map { String(cString: $0) + ":" } ?? ""
-        return prefix + localName
+        guard let prefix = pointee.ns?.pointee.prefix else { return localName }
+        let prefixLength = strlen(prefix)
+        let nameLength = pointee.name.map { strlen($0) } ?? 0
+        return String(unsafeUninitializedCapacity: prefixLength + 1 + nameLength) { buffer in
+            guard let base = buffer.baseAddress else { return 0 }
+            memcpy(base, prefix, prefixLength)
+            base[prefixLength] = UInt8(ascii: ":")
+            if let name = pointee.name { memcpy(base + prefixLength + 1, name, nameLength) }
+            return prefixLength + 1 + nameLength
+        }
     }
 
     /// `/prefix:name/...` from the root element down to this one, for messages and reports.
