@@ -150,18 +150,22 @@ final class DocumentStructure {
             if let start = xmlsecSubtree, depth <= start { xmlsecSubtree = nil }
             guard node.isElement else { return false }
             let element = node
-            if element.is(Namespace.samlAssertion, "Assertion") {
-                scan.assertions.append(element)
-            } else if element.is(Namespace.samlAssertion, "EncryptedAssertion") {
-                scan.encrypted.append(element)
-            } else if element.is(Namespace.xmlDSig, "Signature") {
-                scan.signatures.append(element)
-            }
-            if xmlsecSubtree == nil,
-                element.is(Namespace.xmlDSig, "Signature") || element.is(Namespace.xmlEnc, "EncryptedData")
-                    || element.is(Namespace.xmlEnc, "EncryptedKey")
-            {
-                xmlsecSubtree = depth
+            // The local name first, the namespace only for a name that matters (as `is` compares).
+            if let name = element.pointee.name, let href = element.pointee.ns?.pointee.href {
+                var xmlsecProcessed = false
+                if XMLName.equals(name, "Assertion") {
+                    if XMLName.equals(href, Namespace.samlAssertion) { scan.assertions.append(element) }
+                } else if XMLName.equals(name, "EncryptedAssertion") {
+                    if XMLName.equals(href, Namespace.samlAssertion) { scan.encrypted.append(element) }
+                } else if XMLName.equals(name, "Signature") {
+                    if XMLName.equals(href, Namespace.xmlDSig) {
+                        scan.signatures.append(element)
+                        xmlsecProcessed = true
+                    }
+                } else if XMLName.equals(name, "EncryptedData") || XMLName.equals(name, "EncryptedKey") {
+                    xmlsecProcessed = XMLName.equals(href, Namespace.xmlEnc)
+                }
+                if xmlsecSubtree == nil, xmlsecProcessed { xmlsecSubtree = depth }
             }
             var attribute = element.pointee.properties
             while let current = attribute {
