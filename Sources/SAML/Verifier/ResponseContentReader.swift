@@ -31,12 +31,17 @@ enum ResponseContentReader {
         var nameFormat: String?
         for statement in statements {
             for attribute in statement.elementChildren where attribute.is(saml, "Attribute") {
+                var values: [SAMLAttributeValue] = []
+                values.reserveCapacity(attribute.elementChildren.count { _ in true })
+                for value in attribute.elementChildren where value.is(saml, "AttributeValue") {
+                    values.append(attributeValue(value))
+                }
                 attributes.append(
                     SAMLAttribute(
                         name: attribute.attribute("Name") ?? "",
                         friendlyName: attribute.attribute("FriendlyName"),
                         nameFormat: attribute.attribute("NameFormat", sameAs: &nameFormat),
-                        attributeValues: Array(attribute.elementChildren.lazy.filter { $0.is(saml, "AttributeValue") }.map(attributeValue))
+                        attributeValues: values
                     )
                 )
             }
