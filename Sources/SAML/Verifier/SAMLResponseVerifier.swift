@@ -381,9 +381,21 @@ public struct SAMLResponseVerifier: Sendable {
     /// EncryptedID (in Subject) and EncryptedAttribute (in AttributeStatements) become NameID and Attribute.
     private func decryptIdentifiersAndAttributes(in assertion: xmlNodePtr) throws {
         let saml = Namespace.samlAssertion
-        var containers = assertion.firstChild(saml, "Subject")?.children(saml, "EncryptedID") ?? []
-        for statement in assertion.children(saml, "AttributeStatement") {
-            containers += statement.children(saml, "EncryptedAttribute")
+        // Collected without intermediate arrays: most assertions have none. The first Subject only, as
+        // extraction reads it.
+        var containers: [xmlNodePtr] = []
+        var subjectSeen = false
+        for child in assertion.elementChildren {
+            let kind: StaticString
+            if !subjectSeen, child.is(saml, "Subject") {
+                subjectSeen = true
+                kind = "EncryptedID"
+            } else if child.is(saml, "AttributeStatement") {
+                kind = "EncryptedAttribute"
+            } else {
+                continue
+            }
+            for candidate in child.elementChildren where candidate.is(saml, kind) { containers.append(candidate) }
         }
         for container in containers {
             let plaintext = try Decryption.decrypt(
