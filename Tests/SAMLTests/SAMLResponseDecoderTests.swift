@@ -1,4 +1,4 @@
-import SAML
+@testable import SAML
 import Testing
 
 @Suite("Decoding what a Token Exchange endpoint receives")
@@ -110,14 +110,61 @@ struct SAMLResponseDecoderTests {
             options.maximumDecodedBytes = length - 1
             #expect(throws: SAMLError(.decodeTooLarge, "")) { try SAMLResponseDecoder(options: options).decode(encoded) }
             let symbols = Array(encoded.utf8)
-            for offset in 0..<symbols.count where symbols[offset] != UInt8(ascii: "=") {
-                var damaged = symbols
-                damaged[offset] = UInt8(ascii: "!")
-                let error = try #require(throws: SAMLError.self) { try SAMLResponseDecoder().decode(damaged) }
-                #expect(error.code == .decodeInvalidBase64)
-                #expect(error.message.contains("offset \(offset),"), "\(error.message)")
+            // Bytes beside each range of the alphabet, and outside ASCII.
+            for bad in Array("!*,-.:@[`{_~".utf8) + [0x00, 0x7F, 0x80, 0xC3, 0xFF] {
+                for offset in 0..<symbols.count where symbols[offset] != UInt8(ascii: "=") {
+                    var damaged = symbols
+                    damaged[offset] = bad
+                    let error = try #require(throws: SAMLError.self) { try SAMLResponseDecoder().decode(damaged) }
+                    #expect(error.code == .decodeInvalidBase64)
+                    #expect(error.message.contains("offset \(offset),"), "\(bad) at \(offset): \(error.message)")
+                }
             }
         }
+    }
+
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Symbol by symbol, for comparison (whole groups and padding only).
+    static func referenceDecode(_ symbols: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = []
+        var bits: UInt32 = 0
+        var count = 0
+        for symbol in symbols where symbol != UInt8(ascii: "=") {
+            bits = bits << 6 | UInt32(alphabet.firstIndex(of: symbol)!)
+            count += 6
+            if count >= 8 {
+                count -= 8
+                output.append(UInt8(truncatingIfNeeded: bits >> UInt32(count)))
+            }
+        }
+        return output
+    }
+
+    @Test("every symbol at every position of a block, every length to 200, line breaks: the bytes encoded")
+    func blocksAndGroups() throws {
+        var repairs: [SAMLResponseDecoder.Repair] = []
+        for rotation in 0..<64 {
+            let symbols = (0..<64).map { Self.alphabet[($0 + rotation) % 64] }
+            let decoded = try Base64Decoding.decode(symbols, maximumBytes: 48, repairs: &repairs)
+            #expect(decoded == Self.referenceDecode(symbols), "rotation \(rotation)")
+        }
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...200 {
+            let plain = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let encoded = Array(Base64Text.encode(plain).utf8)
+            #expect(try Base64Decoding.decode(encoded, maximumBytes: length, repairs: &repairs) == plain, "\(length)")
+            // Broken into lines of 76 and of 13 symbols: blocks stop at each break and resume after it.
+            for width in [76, 13] {
+                var wrapped: [UInt8] = []
+                for (index, symbol) in encoded.enumerated() {
+                    if index > 0, index % width == 0 { wrapped += [0x0D, 0x0A] }
+                    wrapped.append(symbol)
+                }
+                #expect(try Base64Decoding.decode(wrapped, maximumBytes: length, repairs: &repairs) == plain, "\(length)/\(width)")
+            }
+        }
+        #expect(repairs.isEmpty)
     }
 
     @Test("rejects XML that is not UTF-8")

@@ -102,6 +102,13 @@ void saml_shim_free_document(xmlDocPtr document);
 /// How many nodes and attributes wait on the calling thread's parser context (0 and 0 without one).
 void saml_shim_parser_kept(int *nodes, int *attributes);
 
+/// Decodes whole blocks of 16 Base64 symbols (`A-Z a-z 0-9 + /` only) from `in` while at least 16 bytes
+/// of `out` are writable and at least 12 more may be written (`allowed`); stops before the first block
+/// holding any other byte. Returns the input bytes consumed (a multiple of 16; 3/4 of them were written).
+/// 0 on a processor without SSSE3 or another architecture (base64.c).
+size_t saml_shim_base64_decode_blocks(const unsigned char *in, size_t length, unsigned char *out, size_t writable,
+                                      size_t allowed);
+
 /// Result of the process-wide initialisation.
 typedef enum {
     SAML_SHIM_INIT_OK = 0,
