@@ -1,5 +1,6 @@
-@testable import SAML
 import Testing
+
+@testable import SAML
 
 @Suite("Decoding what a Token Exchange endpoint receives")
 struct SAMLResponseDecoderTests {
