@@ -21,7 +21,8 @@
 //   lists libxml2's own xmlreader fills) takes them instead of allocating. `saml_shim_free_document`
 //   puts a finished document's element, text and attribute nodes there, on the freeing thread's context
 //   (any thread's will do: they are plain memory), up to a bound, so that the next document's nodes cost
-//   no allocation and freeing them no `free`: about 200 of each for a typical response.
+//   no allocation and freeing them no `free`: about 210 of each for a typical response
+//   (160 nodes and 54 attributes).
 //
 // The bytes are read as UTF-8, as before (`xmlCtxtReadMemory(..., "UTF-8", ...)`), without the copy that
 // forcing the encoding makes: the encoding declaration is ignored (`XML_PARSE_IGNORE_ENC`) and a document
