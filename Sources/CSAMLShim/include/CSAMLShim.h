@@ -102,6 +102,10 @@ void saml_shim_free_document(xmlDocPtr document);
 /// How many nodes and attributes wait on the calling thread's parser context (0 and 0 without one).
 void saml_shim_parser_kept(int *nodes, int *attributes);
 
+/// In an AddressSanitizer build, 1 when the first waiting node and attribute are poisoned (0 otherwise);
+/// -1 in any other build.
+int saml_shim_parser_kept_poisoned(void);
+
 /// Decodes whole blocks of 16 Base64 symbols (`A-Z a-z 0-9 + /` only) from `in` while at least 16 bytes
 /// of `out` are writable and at least 12 more may be written (`allowed`); stops before the first block
 /// holding any other byte. Returns the input bytes consumed (a multiple of 16; 3/4 of them were written).
