@@ -325,20 +325,20 @@ static void saml_parser_release_attributes(xmlParserCtxtPtr context, xmlDictPtr 
 // One node whose element children are already released.
 static void saml_parser_release_node(xmlParserCtxtPtr context, xmlDictPtr names, xmlNodePtr node) {
     switch (node->type) {
-        case XML_ELEMENT_NODE:
-            saml_parser_release_attributes(context, names, node->properties);
-            if (node->nsDef != NULL) {
-                xmlFreeNsList(node->nsDef);
-            }
-            saml_parser_free_string(names, node->name);
-            saml_parser_keep_node(context, node);
-            break;
-        case XML_TEXT_NODE:
-            saml_parser_release_text(context, names, node);
-            break;
-        default:  // comments, CDATA, processing instructions, entity references: libxml2's own
-            xmlFreeNode(node);
-            break;
+    case XML_ELEMENT_NODE:
+        saml_parser_release_attributes(context, names, node->properties);
+        if (node->nsDef != NULL) {
+            xmlFreeNsList(node->nsDef);
+        }
+        saml_parser_free_string(names, node->name);
+        saml_parser_keep_node(context, node);
+        break;
+    case XML_TEXT_NODE:
+        saml_parser_release_text(context, names, node);
+        break;
+    default:  // comments, CDATA, processing instructions, entity references: libxml2's own
+        xmlFreeNode(node);
+        break;
     }
 }
 
@@ -375,7 +375,8 @@ void saml_shim_free_document(xmlDocPtr document) {
     }
     xmlParserCtxtPtr context = saml_parser_current_context();
     // A node deregistration callback (xmlDeregisterNodeDefault) and DTDs are left to libxml2.
-    if (context == NULL || xmlDeregisterNodeDefaultValue != NULL || document->intSubset != NULL || document->extSubset != NULL) {
+    if (context == NULL || xmlDeregisterNodeDefaultValue != NULL || document->intSubset != NULL
+        || document->extSubset != NULL) {
         xmlFreeDoc(document);
         return;
     }
