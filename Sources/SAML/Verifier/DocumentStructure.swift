@@ -150,23 +150,18 @@ final class DocumentStructure {
             if let start = xmlsecSubtree, depth <= start { xmlsecSubtree = nil }
             guard node.isElement else { return false }
             let element = node
-            // The local name first, the namespace only for a name that matters (as `is` compares).
-            if let name = element.pointee.name, let href = element.pointee.ns?.pointee.href {
-                var xmlsecProcessed = false
-                if XMLName.equals(name, "Assertion") {
-                    if XMLName.equals(href, Namespace.samlAssertion) { scan.assertions.append(element) }
-                } else if XMLName.equals(name, "EncryptedAssertion") {
-                    if XMLName.equals(href, Namespace.samlAssertion) { scan.encrypted.append(element) }
-                } else if XMLName.equals(name, "Signature") {
-                    if XMLName.equals(href, Namespace.xmlDSig) {
-                        scan.signatures.append(element)
-                        xmlsecProcessed = true
-                    }
-                } else if XMLName.equals(name, "EncryptedData") || XMLName.equals(name, "EncryptedKey") {
-                    xmlsecProcessed = XMLName.equals(href, Namespace.xmlEnc)
-                }
-                if xmlsecSubtree == nil, xmlsecProcessed { xmlsecSubtree = depth }
+            var xmlsecProcessed = false
+            if element.is(Namespace.samlAssertion, "Assertion") {
+                scan.assertions.append(element)
+            } else if element.is(Namespace.samlAssertion, "EncryptedAssertion") {
+                scan.encrypted.append(element)
+            } else if element.is(Namespace.xmlDSig, "Signature") {
+                scan.signatures.append(element)
+                xmlsecProcessed = true
+            } else {
+                xmlsecProcessed = element.is(Namespace.xmlEnc, "EncryptedData") || element.is(Namespace.xmlEnc, "EncryptedKey")
             }
+            if xmlsecSubtree == nil, xmlsecProcessed { xmlsecSubtree = depth }
             var attribute = element.pointee.properties
             while let current = attribute {
                 attribute = current.pointee.next
