@@ -60,10 +60,16 @@ extension SAMLError.Code {
     public static let assertionMultiple = Self("assertion.multiple")
     /// The assertion is not a direct child of the Response.
     public static let assertionMisplaced = Self("assertion.misplaced")
+    /// An element the SAML 2.0 assertion schema allows once (`Subject`, `Conditions`) appears twice.
+    public static let assertionDuplicateElement = Self("assertion.duplicate-element")
     /// Response or Assertion without an `ID`.
     public static let idMissing = Self("id.missing")
     /// The same `ID` value twice in the document.
     public static let idDuplicate = Self("id.duplicate")
+    /// An `ID` (Response, Assertion, metadata) or an `Id` xmlsec would register that is not an xs:NCName
+    /// (a letter or `_` first, then letters, digits, `.`, `-`, `_`; no colon, blank, quote or bracket), so
+    /// that a Reference URI can only ever be `#` + a plain name resolved through the document's ID table.
+    public static let idMalformed = Self("id.malformed")
 
     // MARK: Signatures
 
@@ -96,6 +102,10 @@ extension SAMLError.Code {
     public static let signatureUntrustedKey = Self("signature.untrusted-key")
     /// xmlsec could not process the signature (missing parts, bad encoding).
     public static let signatureMalformed = Self("signature.malformed")
+    /// Canonicalising the signed content would pass the work budget tied to the document's size: more
+    /// canonical bytes than a small multiple of the document, more namespace work than the bound, or an
+    /// `InclusiveNamespaces` PrefixList longer than the cap. Checked before any digest is computed.
+    public static let signatureBudgetExceeded = Self("signature.budget-exceeded")
 
     // MARK: Decryption
 
@@ -111,6 +121,11 @@ extension SAMLError.Code {
     public static let decryptionAlgorithmNotAllowed = Self("decryption.algorithm-not-allowed")
 
     // MARK: Protocol checks (SAML 2.0 Core and Profiles)
+
+    /// A condition this verifier cannot evaluate: a `saml:Condition` of an unknown `xsi:type` or an element
+    /// of another namespace inside `Conditions`. SAML Core 2.5.1 makes the assertion Indeterminate, so it
+    /// is not valid.
+    public static let conditionsUnknown = Self("conditions.unknown")
 
     /// The top-level StatusCode is not Success; the message carries the status and sub-status.
     public static let statusNotSuccess = Self("status.not-success")

@@ -10,6 +10,9 @@ extension SAMLError.Code {
     public static let metadataUnsigned = Self("metadata.unsigned", httpStatus: 500)
     /// No entity with an IdP role and at least one signing key, or not the entity asked for.
     public static let metadataNoIdentityProvider = Self("metadata.no-identity-provider", httpStatus: 500)
+    /// One `ds:KeyInfo` describes more than one key (for example a certificate and an `RSAKeyValue` of a
+    /// different key): XML-DSig 4.5 makes a KeyInfo describe one key, so conflicting descriptions are refused.
+    public static let metadataKeyConflict = Self("metadata.key-conflict", httpStatus: 500)
 }
 
 /// One identity provider as its SAML 2.0 metadata describes it: entity ID, signing keys, SSO endpoints,
