@@ -5,7 +5,8 @@
 // entry), copies every attribute value twice and escapes every string into a fresh 1000-byte buffer.
 // For the two node-set shapes fast_c14n.c recognises (the subtree of one element, minus at most one
 // excluded subtree) this file produces the same bytes from the same tree without any of that, into one
-// buffer handed to the output buffer at the end.
+// buffer handed to the output buffer at the end. That buffer never grows past the canonicalisation's
+// budget (c14n_budget.c: a small multiple of the document's size): past it, the walk stops and fails.
 //
 // Identity with libxml2 2.9-2.14 (c14n.c) is by construction and by test:
 // - the same algorithm, step by step: the rendered-namespace stack with libxml2's two search rules
@@ -32,8 +33,10 @@ typedef struct {
     unsigned char *data;
     size_t length;
     size_t capacity;
+    size_t limit;    // the canonicalisation's output budget (c14n_budget.c)
     int onHeap;
     int failed;
+    int overBudget;
 } saml_c14n_out;
 
 static int saml_out_reserve(saml_c14n_out *out, size_t more) {
@@ -42,6 +45,11 @@ static int saml_out_reserve(saml_c14n_out *out, size_t more) {
     }
     if (out->length + more <= out->capacity) {
         return 1;
+    }
+    if (more > out->limit - out->length) {  // the whole output is held until the sink: never past the budget
+        out->failed = 1;
+        out->overBudget = 1;
+        return 0;
     }
     size_t capacity = out->capacity * 2;
     while (capacity < out->length + more) {
@@ -544,7 +552,7 @@ static void saml_element(saml_exc_c14n *c, xmlNodePtr cur);
 // xmlC14NProcessNode for the children of a visible element (inside the document element, so comments
 // and PIs get no line breaks).
 static void saml_children(saml_exc_c14n *c, xmlNodePtr child) {
-    for (; child != NULL && !c->unsupported; child = child->next) {
+    for (; child != NULL && !c->unsupported && !c->out.failed; child = child->next) {
         switch (child->type) {
         case XML_ELEMENT_NODE:
             if (child != c->excluded) {
@@ -607,15 +615,19 @@ static int saml_document_supported_memo(xmlDocPtr doc, saml_shim_c14n_memo *memo
     if (memo == NULL) {
         return saml_document_supported(doc);
     }
-    if (memo->doc != doc || memo->supported < 0) {
+    if (memo->doc != doc) {
         memo->doc = doc;
+        memo->weight = 0;
+        memo->supported = -1;
+    }
+    if (memo->supported < 0) {
         memo->supported = saml_document_supported(doc);
     }
     return memo->supported;
 }
 
 int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlChar **prefixes, int comments,
-                       saml_shim_c14n_memo *memo, saml_shim_c14n_sink sink, void *context) {
+                       saml_shim_c14n_memo *memo, size_t outputLimit, saml_shim_c14n_sink sink, void *context) {
     if (doc == NULL || apex == NULL || apex->type != XML_ELEMENT_NODE || apex->doc != doc || sink == NULL
         || !saml_document_supported_memo(doc, memo)) {
         return 0;
@@ -635,8 +647,10 @@ int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlC
     c.out.data = inlineOutput;
     c.out.length = 0;
     c.out.capacity = INLINE_OUTPUT;
+    c.out.limit = outputLimit;
     c.out.onHeap = 0;
     c.out.failed = 0;
+    c.out.overBudget = 0;
     c.stack.ns = c.stack.inlineNs;
     c.stack.end = 0;
     c.stack.prevStart = 0;
@@ -648,7 +662,12 @@ int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlC
     saml_element(&c, apex);
 
     int result;
-    if (c.out.failed || c.stack.failed) {
+    if (c.out.overBudget) {
+        if (memo != NULL) {
+            memo->exceeded = SAML_SHIM_C14N_OVER_OUTPUT;
+        }
+        result = -1;
+    } else if (c.out.failed || c.stack.failed) {
         result = -1;
     } else if (c.unsupported) {
         result = 0;

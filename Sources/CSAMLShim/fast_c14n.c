@@ -15,6 +15,7 @@
 #include "CSAMLShim.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 #include <libxml/xpath.h>
 
@@ -172,11 +173,46 @@ static int saml_fast_pop_bin(xmlSecTransformPtr transform, xmlSecByte *data, xml
     return ret;
 }
 
+// libxml2's xmlC14NExecute writes through an output buffer; this one counts what passes and fails the
+// canonicalisation once the budget is spent (c14n_budget.c), before the bytes reach the digest.
+typedef struct {
+    xmlOutputBufferPtr next;
+    size_t written;
+    size_t limit;
+    saml_shim_c14n_memo *memo;
+} saml_counting_output;
+
+static int saml_counting_write(void *context, const char *bytes, int length) {
+    saml_counting_output *output = (saml_counting_output *)context;
+    if (length < 0 || (size_t)length > output->limit - output->written) {
+        if (output->memo != NULL) {
+            output->memo->exceeded = SAML_SHIM_C14N_OVER_OUTPUT;
+        }
+        return -1;
+    }
+    output->written += (size_t)length;
+    return xmlOutputBufferWrite(output->next, length, bytes) < 0 ? -1 : length;
+}
+
+// libxml2's canonicalisation of the node set into `buffer` (consumed), counted against `limit`.
+static int saml_c14n_execute(xmlDocPtr doc, xmlC14NIsVisibleCallback visible, void *data, int mode, xmlChar **prefixes,
+                             int withComments, xmlOutputBufferPtr buffer, size_t limit, saml_shim_c14n_memo *memo) {
+    saml_counting_output counting = { buffer, 0, limit, memo };
+    xmlOutputBufferPtr counted = xmlOutputBufferCreateIO(saml_counting_write, NULL, &counting, NULL);
+    if (counted == NULL) {
+        xmlOutputBufferClose(buffer);
+        return -1;
+    }
+    int ret = xmlC14NExecute(doc, visible, data, mode, prefixes, withComments, counted);
+    int flushed = xmlOutputBufferClose(counted);  // flushes what it holds into `buffer`
+    int closed = xmlOutputBufferClose(buffer);
+    return ret < 0 || flushed < 0 || closed < 0 ? -1 : 0;
+}
+
 static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nodes, xmlSecTransformCtxPtr ctx) {
     saml_fast_c14n *fast = saml_fast_lookup(transform->id);
-    saml_fast_shape shape;
     int ret;
-    if (nodes == NULL || nodes->doc == NULL || !saml_fast_shape_of(nodes, &shape)) {
+    if (nodes == NULL || nodes->doc == NULL) {
         SAML_AS_ORIGINAL(transform, fast, fast->original->pushXml(transform, nodes, ctx));
         return ret;
     }
@@ -190,22 +226,32 @@ static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nod
     default:
         return -1;
     }
+    // The verifier's contexts carry a memo of the document (shim.c); others carry anything.
+    saml_shim_c14n_memo *memo = (saml_shim_c14n_memo *)ctx->userData;
+    if (memo != NULL && memo->magic != SAML_SHIM_C14N_MEMO_MAGIC) {
+        memo = NULL;
+    }
+    saml_fast_shape shape;
+    int shaped = saml_fast_shape_of(nodes, &shape);
     // The InclusiveNamespaces prefix list that the original readNode stored right after the transform,
     // NULL-terminated (only exclusive C14N has one).
     xmlChar **prefixes = NULL;
     if (fast->mode == XML_C14N_EXCLUSIVE_1_0) {
         xmlSecPtrListPtr list = (xmlSecPtrListPtr)(((xmlSecByte *)transform) + sizeof(xmlSecTransform));
         prefixes = (xmlChar **)list->data;
+    }
+    // The budget first: nothing is written, let alone digested, by a canonicalisation that passes it.
+    if (saml_c14n_budget_check(nodes->doc, shaped ? shape.apex : NULL, prefixes, fast->mode == XML_C14N_EXCLUSIVE_1_0, memo) < 0) {
+        return -1;
+    }
+    size_t limit = saml_c14n_output_limit(nodes->doc, memo);
+    int stock = memo != NULL && memo->stock;
+    if (shaped && !stock && fast->mode == XML_C14N_EXCLUSIVE_1_0) {
         // Exclusive C14N by exc_c14n.c when it can; then the end of the data, as closing xmlsec's output
         // buffer signals it (a final push to the next transform; nothing for the transform's own buffer).
         saml_fast_sink_target target = { transform, ctx };
-        // The verifier's contexts carry a memo of the document check (shim.c); others carry anything.
-        saml_shim_c14n_memo *memo = (saml_shim_c14n_memo *)ctx->userData;
-        if (memo != NULL && memo->magic != SAML_SHIM_C14N_MEMO_MAGIC) {
-            memo = NULL;
-        }
         int handled = saml_shim_exc_c14n(nodes->doc, shape.apex, shape.excluded, prefixes,
-                                         fast->withComments && !shape.withoutComments, memo, saml_fast_sink, &target);
+                                         fast->withComments && !shape.withoutComments, memo, limit, saml_fast_sink, &target);
         if (handled < 0 || (handled > 0 && transform->next != NULL
                             && xmlSecTransformPushBin(transform->next, NULL, 0, 1, ctx) < 0)) {
             return -1;
@@ -215,15 +261,22 @@ static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nod
             return 0;
         }
     }
-    // Otherwise (and for the inclusive modes) libxml2's xmlC14NExecute with the cheap visibility test.
+    // Otherwise (and for the inclusive modes) libxml2's xmlC14NExecute: with the cheap visibility test
+    // for a recognised shape, with xmlsec's own (what its C14N transforms pass) for any other or in stock mode.
     xmlOutputBufferPtr buffer = transform->next != NULL
         ? xmlSecTransformCreateOutputBuffer(transform->next, ctx)
         : xmlSecBufferCreateOutputBuffer(&(transform->outBuf));
     if (buffer == NULL) {
         return -1;
     }
-    ret = xmlC14NExecute(nodes->doc, saml_fast_visible, (void *)&shape, fast->mode, prefixes, fast->withComments, buffer);
-    if (xmlOutputBufferClose(buffer) < 0 || ret < 0) {
+    if (shaped && !stock) {
+        ret = saml_c14n_execute(nodes->doc, saml_fast_visible, (void *)&shape, fast->mode, prefixes, fast->withComments,
+                                buffer, limit, memo);
+    } else {
+        ret = saml_c14n_execute(nodes->doc, (xmlC14NIsVisibleCallback)xmlSecNodeSetContains, nodes, fast->mode, prefixes,
+                                fast->withComments, buffer, limit, memo);
+    }
+    if (ret < 0) {
         return -1;
     }
     transform->status = xmlSecTransformStatusFinished;
@@ -290,7 +343,7 @@ saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr a
     xmlOutputBufferPtr theirsOut = theirs != NULL ? xmlOutputBufferCreateBuffer(theirs, NULL) : NULL;
     saml_shim_c14n_comparison result = SAML_SHIM_C14N_FAILED;
     if (ours != NULL && theirsOut != NULL) {
-        int handled = saml_shim_exc_c14n(doc, apex, excluded, prefixes, withComments, NULL, saml_buffer_sink, ours);
+        int handled = saml_shim_exc_c14n(doc, apex, excluded, prefixes, withComments, NULL, SIZE_MAX, saml_buffer_sink, ours);
         int stock = xmlC14NExecute(doc, saml_fast_visible, &shape, XML_C14N_EXCLUSIVE_1_0, prefixes, withComments,
                                    theirsOut);
         int theirsClosed = xmlOutputBufferClose(theirsOut);

@@ -166,17 +166,20 @@ static int saml_shim_enable_c14n(xmlSecDSigCtxPtr ctx, int (*enable)(xmlSecDSigC
         || enable(ctx, xmlSecTransformInclC14N11WithCommentsId) < 0 ? -1 : 0;
 }
 
-static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1, int fastC14N) {
+static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1) {
     ctx->enabledReferenceUris = xmlSecTransformUriTypeEmpty | xmlSecTransformUriTypeSameDocument;
     // The key comes from the pinned-key lookup, which does not read KeyInfo; should anything read it, no
     // RetrievalMethod may name anything.
     ctx->keyInfoReadCtx.retrievalMethodCtx.enabledUris = xmlSecTransformUriTypeNone;
     ctx->keyInfoReadCtx.maxRetrievalMethodLevel = 0;
-    if (fastC14N) {
-        // References and SignedInfo canonicalised with the cheap visibility test (fast_c14n.c).
-        ctx->referencePreExecuteCallback = saml_shim_fast_c14n_pre_execute;
-        ctx->transformCtx.preExecCallback = saml_shim_fast_c14n_pre_execute;
-    }
+    // References and SignedInfo canonicalised within their budget, with the cheap visibility test unless
+    // the memo asks for xmlsec's own (fast_c14n.c).
+    ctx->referencePreExecuteCallback = saml_shim_fast_c14n_pre_execute;
+    ctx->transformCtx.preExecCallback = saml_shim_fast_c14n_pre_execute;
+    // `#ID` resolved by a direct `xmlGetID` (the element as a tree without comments, the node set of
+    // `xpointer(id('ID'))`), never by building and evaluating an XPointer expression: only plain names
+    // get this far (saml_shim_plain_references).
+    ctx->flags |= XMLSEC_DSIG_FLAGS_USE_VISA3D_HACK;
     ctx->flags |= XMLSEC_DSIG_FLAGS_IGNORE_MANIFESTS;
     if (xmlSecDSigCtxEnableReferenceTransform(ctx, xmlSecTransformEnvelopedId) < 0
         || saml_shim_enable_c14n(ctx, xmlSecDSigCtxEnableReferenceTransform) < 0
@@ -230,37 +233,37 @@ static void saml_shim_pinned_keys_manager_create(void) {
     saml_shim_pinned_keys_manager = manager;
 }
 
-// Whether every same-document Reference URI of the signature (`#` + an ID) names an ID that xmlsec's
-// direct lookup (XMLSEC_DSIG_FLAGS_USE_VISA3D_HACK: `xmlGetID`, the element as a tree without comments)
-// resolves exactly as its default XPointer `xpointer(id('ID'))` does, without building and evaluating
-// an XPath expression per reference. The two agree unless the ID is empty or holds what the XPointer
-// route reads differently: a blank (id() splits its argument into several IDs), a quote (ends the XPath
-// literal), or a parenthesis or caret (XPointer scheme syntax). Any other URI keeps the XPointer route.
-static int saml_shim_direct_ids_agree(xmlNodePtr signature) {
+// Whether every Reference URI of the signature is absent, "" or `#` + a plain name: no character an
+// XPointer or XPath expression needs (blank, quote, parenthesis, bracket, caret, `|`, `/`, `*`, `=`, `:`,
+// `@`, `,`). The Swift side has already required IDs to be xs:NCNames and each URI to name its signed
+// element; this check stands on its own so that no caller can hand xmlsec an expression from a document.
+static int saml_shim_plain_references(xmlNodePtr signature) {
     xmlNodePtr signedInfo = xmlSecFindChild(signature, xmlSecNodeSignedInfo, xmlSecDSigNs);
     if (signedInfo == NULL) {
-        return 0;
+        return 1;  // nothing to resolve: xmlsec refuses the signature itself
     }
     for (xmlNodePtr reference = signedInfo->children; reference != NULL; reference = reference->next) {
-        if (!xmlSecCheckNodeName(reference, xmlSecNodeReference, xmlSecDSigNs)) {
+        if (!xmlSecCheckNodeName(reference, xmlSecNodeReference, xmlSecDSigNs) || xmlHasProp(reference, xmlSecAttrURI) == NULL) {
             continue;
-        }
-        if (xmlHasProp(reference, xmlSecAttrURI) == NULL) {
-            continue;  // no URI: nothing to resolve
         }
         xmlChar *uri = xmlGetProp(reference, xmlSecAttrURI);  // the attribute xmlsec reads
         if (uri == NULL) {
-            return 0;  // out of memory: keep xmlsec's default route
+            return 0;  // out of memory: refuse rather than let xmlsec read what was not checked
         }
-        const xmlChar *fragment = xmlStrchr(uri, '#');
-        int agree = fragment == NULL
-            || (fragment == uri && fragment[1] != 0 && strpbrk((const char *)fragment + 1, " \t\n\r'()^") == NULL);
+        int plain = uri[0] == 0
+            || (uri[0] == '#' && uri[1] != 0 && strpbrk((const char *)uri + 1, " \t\n\r'\"()[]^|/*=:@,#") == NULL);
         xmlFree(uri);
-        if (!agree) {
+        if (!plain) {
             return 0;
         }
     }
     return 1;
+}
+
+static __thread saml_shim_c14n_budget_reason saml_shim_last_budget_reason = SAML_SHIM_C14N_WITHIN_BUDGET;
+
+saml_shim_c14n_budget_reason saml_shim_dsig_budget_reason(void) {
+    return saml_shim_last_budget_reason;
 }
 
 // One verification; with `referenceBytes`, also a copy of what xmlsec digested for the first Reference.
@@ -275,21 +278,24 @@ static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyP
         return SAML_SHIM_DSIG_PROCESSING_FAILED;
     }
     saml_shim_dsig_result result = SAML_SHIM_DSIG_PROCESSING_FAILED;
-    if (saml_shim_configure(ctx, allowSHA1, fastC14N) < 0) {
+    if (!saml_shim_plain_references(signature)) {
+        result = SAML_SHIM_DSIG_REFERENCE_REFUSED;
+        goto done;
+    }
+    if (saml_shim_configure(ctx, allowSHA1) < 0) {
         goto done;
     }
     if (referenceBytes != NULL) {
         ctx->flags |= XMLSEC_DSIG_FLAGS_STORE_SIGNEDINFO_REFERENCES;
     }
-    if (fastC14N && saml_shim_direct_ids_agree(signature)) {
-        ctx->flags |= XMLSEC_DSIG_FLAGS_USE_VISA3D_HACK;
-    }
-    // The document does not change during the verification: exc_c14n.c checks it once, for the
-    // reference and SignedInfo alike (xmlsec copies `userData` into each reference's context).
-    saml_shim_c14n_memo memo = { SAML_SHIM_C14N_MEMO_MAGIC, NULL, -1 };
+    // The document does not change during the verification: exc_c14n.c checks it once, and the budget
+    // is computed once, for the reference and SignedInfo alike (xmlsec copies `userData` into each
+    // reference's context).
+    saml_shim_c14n_memo memo = { .magic = SAML_SHIM_C14N_MEMO_MAGIC, .supported = -1, .stock = !fastC14N };
     ctx->userData = &memo;
     ctx->transformCtx.userData = &memo;
     ctx->keyInfoReadCtx.userData = pinnedKey;
+    saml_shim_last_budget_reason = SAML_SHIM_C14N_WITHIN_BUDGET;
     int ids = signature->doc != NULL && signature->doc->ids != NULL ? xmlHashSize((xmlHashTablePtr)signature->doc->ids) : 0;
     int verified = xmlSecDSigCtxVerify(ctx, signature);
     // xmlsec registers every `Id` of the signature's subtree; the structure checks registered them first.
@@ -308,6 +314,11 @@ static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyP
                 memcpy(*referenceBytes, xmlSecBufferGetData(buffer), *referenceLength);
             }
         }
+    }
+    if (memo.exceeded != SAML_SHIM_C14N_WITHIN_BUDGET) {
+        saml_shim_last_budget_reason = (saml_shim_c14n_budget_reason)memo.exceeded;
+        result = SAML_SHIM_DSIG_BUDGET_EXCEEDED;
+        goto done;
     }
     if (verified < 0) {
         goto done;

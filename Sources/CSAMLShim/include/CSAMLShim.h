@@ -144,6 +144,10 @@ typedef enum {
     SAML_SHIM_DSIG_SIGNATURE_INVALID = 2,
     SAML_SHIM_DSIG_PROCESSING_FAILED = 3,
     SAML_SHIM_DSIG_IDS_CHANGED = 4,
+    /// A Reference URI other than "" or `#` + a plain name (no XPointer, no XPath): refused unresolved.
+    SAML_SHIM_DSIG_REFERENCE_REFUSED = 5,
+    /// A canonicalisation passed its budget (c14n_budget.c); `saml_shim_dsig_budget_reason` says which.
+    SAML_SHIM_DSIG_BUDGET_EXCEEDED = 6,
 } saml_shim_dsig_result;
 
 /// Starts collecting, on this thread, the reasons xmlsec and OpenSSL give for a failure (clears them).
@@ -158,10 +162,12 @@ size_t saml_shim_errors_take(char *output, size_t capacity);
 /// (ds:KeyInfo is never consulted: no keys manager, key preset). Only same-document references; the
 /// reference transforms are limited to enveloped-signature, the canonicalisations and the digests of
 /// the allow-list, the SignedInfo transforms to the canonicalisations and the signature methods of the
-/// allow-list. SHA-1 (digest and RSA-SHA1) only when `allowSHA1` is non-zero. With `fastC14N`, the
-/// canonicalisations use fast_c14n.c and exc_c14n.c, and `#ID` references whose ID XPointer reads as
-/// written are resolved by xmlsec's direct ID lookup (shim.c) instead of an XPointer expression: same
-/// node sets and bytes, which the tests check by running both.
+/// allow-list. SHA-1 (digest and RSA-SHA1) only when `allowSHA1` is non-zero. Every Reference URI must be
+/// "" or `#` + a plain name, resolved by xmlsec's direct ID lookup, never by an XPointer or XPath
+/// expression (else `SAML_SHIM_DSIG_REFERENCE_REFUSED`, before xmlsec runs). Every canonicalisation runs
+/// within the budget of c14n_budget.c (else `SAML_SHIM_DSIG_BUDGET_EXCEEDED`). With `fastC14N`, the
+/// canonicalisations use fast_c14n.c's visibility test and exc_c14n.c; without it, libxml2's
+/// xmlC14NExecute with xmlsec's own visibility test: same bytes, which the tests check by running both.
 saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N);
 
 /// `saml_shim_dsig_verify`, also returning in `*bytes` (free with `saml_shim_free_buffer`) the canonical
@@ -169,6 +175,7 @@ saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr p
 /// canonicalisation fuzz target and tests.
 saml_shim_dsig_result saml_shim_dsig_reference_bytes(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N,
                                                      unsigned char **bytes, size_t *length);
+
 
 /// Loads a private key (PEM) and attaches its certificate (PEM, optional), for signing. NULL on failure.
 xmlSecKeyPtr saml_shim_signing_key_load(const unsigned char *keyPEM, size_t keyLength,
@@ -206,20 +213,44 @@ typedef int (*saml_shim_c14n_sink)(void *context, const unsigned char *bytes, si
 /// Whether exc_c14n.c can write a document at all (every node kind and namespace URI in it is one it
 /// writes as libxml2 does), remembered by a caller that canonicalises the same, unchanged document
 /// several times (one signature verification: its reference and its SignedInfo).
+/// Also the budget of every canonicalisation of that document (c14n_budget.c) and why one was refused.
 typedef struct {
     unsigned magic;  // SAML_SHIM_C14N_MEMO_MAGIC
     xmlDocPtr doc;
     int supported;   // -1: not yet known
+    size_t weight;   // about the document's serialised size; 0: not yet known
+    int exceeded;    // a saml_shim_c14n_budget_reason, 0 while within budget
+    int stock;       // non-zero: libxml2's xmlC14NExecute with xmlsec's own visibility test, never exc_c14n.c
 } saml_shim_c14n_memo;
 #define SAML_SHIM_C14N_MEMO_MAGIC 0x53414d4cu
 
+/// Why a canonicalisation was refused before or while writing.
+typedef enum {
+    SAML_SHIM_C14N_WITHIN_BUDGET = 0,
+    SAML_SHIM_C14N_OVER_OUTPUT = 1,    // more canonical bytes than the document's weight allows
+    SAML_SHIM_C14N_OVER_WORK = 2,      // more namespace work than the document's weight allows
+    SAML_SHIM_C14N_OVER_PREFIXES = 3,  // an InclusiveNamespaces PrefixList over the cap
+} saml_shim_c14n_budget_reason;
+
+/// The most canonical bytes one canonicalisation of `doc` may write (remembered in `memo` when given).
+size_t saml_c14n_output_limit(xmlDocPtr doc, saml_shim_c14n_memo *memo);
+
+/// Whether canonicalising `apex`'s subtree (NULL: the whole document) with `prefixes` (NULL-terminated,
+/// or NULL) stays within the namespace-work budget and the PrefixList cap: 0, or -1 with the reason in
+/// `memo->exceeded` when a memo is given.
+int saml_c14n_budget_check(xmlDocPtr doc, xmlNodePtr apex, xmlChar **prefixes, int exclusive, saml_shim_c14n_memo *memo);
+
+/// Why the last verification on this thread returned `SAML_SHIM_DSIG_BUDGET_EXCEEDED`.
+saml_shim_c14n_budget_reason saml_shim_dsig_budget_reason(void);
+
 /// Exclusive C14N of `apex`'s subtree without `excluded`'s (NULL: none), byte for byte libxml2's
 /// (exc_c14n.c), handed to `sink`. `prefixes`: the InclusiveNamespaces PrefixList, NULL-terminated, or
-/// NULL. `memo`: NULL, or what an earlier call found of the same unchanged document. 1 when written, 0
+/// NULL. `memo`: NULL, or what an earlier call found of the same unchanged document. At most
+/// `outputLimit` bytes are written (past it: -1, and `memo->exceeded` says so). 1 when written, 0
 /// when the document holds something left to libxml2 (nothing written), -1 on failure (of the
 /// canonicalisation or of the sink).
 int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlChar **prefixes, int comments,
-                       saml_shim_c14n_memo *memo, saml_shim_c14n_sink sink, void *context);
+                       saml_shim_c14n_memo *memo, size_t outputLimit, saml_shim_c14n_sink sink, void *context);
 
 /// What `saml_shim_exc_c14n_compare` found.
 typedef enum {

@@ -66,9 +66,10 @@ extension SAMLError.Code {
     public static let idMissing = Self("id.missing")
     /// The same `ID` value twice in the document.
     public static let idDuplicate = Self("id.duplicate")
-    /// An `ID` (Response, Assertion, metadata) or an `Id` xmlsec would register that is not an xs:NCName
-    /// (a letter or `_` first, then letters, digits, `.`, `-`, `_`; no colon, blank, quote or bracket), so
-    /// that a Reference URI can only ever be `#` + a plain name resolved through the document's ID table.
+    /// An `ID` (Response, Assertion, metadata) or an `Id` xmlsec would register that is not made of
+    /// xs:NCName characters (letters, digits, `.`, `-`, `_`; no colon, blank, quote, bracket or slash), or a
+    /// Reference URI other than `""` or `#` + such a name: a Reference can only ever name a plain ID,
+    /// resolved through the document's ID table, never an XPointer or XPath expression.
     public static let idMalformed = Self("id.malformed")
 
     // MARK: Signatures

@@ -29,7 +29,9 @@ enum SignatureVerification {
 
     /// One verification with every pinned key in turn.
     ///
-    /// - Throws: ``SAMLError/Code/idDuplicate`` when xmlsec registered an ID the structure checks had not.
+    /// - Throws: ``SAMLError/Code/idDuplicate`` when xmlsec registered an ID the structure checks had not;
+    ///   ``SAMLError/Code/idMalformed`` for a Reference URI that is not `""` or `#` + a plain name;
+    ///   ``SAMLError/Code/signatureBudgetExceeded`` when canonicalising would pass its budget.
     static func attempt(signature: xmlNodePtr, keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool = true) throws
         -> Outcome
     {
@@ -41,6 +43,14 @@ enum SignatureVerification {
                 return .valid(key)
             case SAML_SHIM_DSIG_IDS_CHANGED:
                 throw SAMLError(.idDuplicate, "expected xmlsec to register no ID the structure checks had not, found it adding one")
+            case SAML_SHIM_DSIG_REFERENCE_REFUSED:
+                throw SAMLError(
+                    .idMalformed,
+                    "expected every Reference URI of the signature on \(signedElementDescription(signature)) to be empty or '#' + an xs:NCName, found another (never resolved as XPointer)"
+                )
+            case SAML_SHIM_DSIG_BUDGET_EXCEEDED:
+                // The same canonicalisation with another key would cost the same again: refused at once.
+                throw budgetExceeded(signature: signature)
             case SAML_SHIM_DSIG_DIGEST_MISMATCH:
                 outcome = .digestMismatch
             case SAML_SHIM_DSIG_SIGNATURE_INVALID:
@@ -50,6 +60,17 @@ enum SignatureVerification {
             }
         }
         return outcome
+    }
+
+    /// The error that reports a canonicalisation refused for its cost (c14n_budget.c).
+    static func budgetExceeded(signature: xmlNodePtr) -> SAMLError {
+        let what =
+            switch saml_shim_dsig_budget_reason() {
+            case SAML_SHIM_C14N_OVER_PREFIXES: "an InclusiveNamespaces PrefixList of at most 32 prefixes, found a longer one"
+            case SAML_SHIM_C14N_OVER_WORK: "namespace work within the document's budget, found more (namespace declarations amplified)"
+            default: "canonical bytes within 4 times the document's size, found more (namespace declarations amplified)"
+            }
+        return SAMLError(.signatureBudgetExceeded, "expected \(what) when canonicalising the signed \(signedElementDescription(signature))")
     }
 
     /// The error that reports a failed ``attempt(signature:keys:algorithms:fastCanonicalization:)``.

@@ -6,7 +6,7 @@ internal import CSAMLShim
 /// exactly what these checks saw: the unqualified `ID` of the Response and the Assertion, `xml:id`
 /// (libxml2 registers it while parsing) and every `Id` inside a `ds:Signature`, `xenc:EncryptedData` or
 /// `xenc:EncryptedKey` (which xmlsec registers when it processes them; registered here first, and the
-/// shim checks that xmlsec adds nothing), every value unique across all of them.
+/// shim checks that xmlsec adds nothing), every value an xs:NCName (``NCName``) and unique across all of them.
 ///
 /// An encrypted assertion is adopted after decryption (``adoptDecryptedAssertion(_:limits:)``), as a
 /// document of its own, with the same checks. A class: the verification stages share and complete it.
@@ -40,6 +40,7 @@ final class DocumentStructure {
         }
         response = root
         let scan = try Self.scan(root, identifiers: &identifiers)
+        try scan.checkWellFormed()
         guard scan.assertions.count + scan.encrypted.count <= 1 else {
             throw SAMLError(.assertionMultiple, "expected one Assertion, found \(scan.assertions.count + scan.encrypted.count)")
         }
@@ -85,6 +86,10 @@ final class DocumentStructure {
                 .assertionMissing,
                 "expected a saml:Assertion as the plaintext, found \(SAMLError.quote(plaintext.element.qualifiedDescription))")
         }
+        // The plaintext was parsed in the EncryptedAssertion's namespace context: a plaintext that is not
+        // self-contained uses the Response's declarations, which are declared on it, with their own
+        // prefixes, before it moves to a document of its own.
+        try plaintext.element.declareInheritedNamespaces()
         guard let document = xmlNewDoc("1.0") else {
             throw SAMLError(.decryptionFailed, "expected memory for the decrypted assertion, found none")
         }
@@ -95,6 +100,7 @@ final class DocumentStructure {
         xmlDocSetRootElement(document, element)
         decryptedAssertionTree = tree
         let scan = try Self.scan(element, identifiers: &identifiers)
+        try scan.checkWellFormed()
         guard scan.assertions.count == 1, scan.encrypted.isEmpty else {
             throw SAMLError(
                 .assertionMultiple, "expected one Assertion in the plaintext, found \(scan.assertions.count + scan.encrypted.count)")
@@ -137,6 +143,18 @@ final class DocumentStructure {
         /// register when it processes a ds:Signature, xenc:EncryptedData or xenc:EncryptedKey subtree.
         var xmlsecIDs: [xmlAttrPtr] = []
         var duplicate: String?
+        /// The first ID attribute whose value is not an xs:NCName.
+        var malformed: xmlAttrPtr?
+
+        /// Refuses an ID that is not an xs:NCName: a Reference can then only name a plain ID.
+        func checkWellFormed() throws {
+            guard let malformed else { return }
+            let owner = malformed.pointee.parent.map { xmlNodePtr($0).qualifiedDescription } ?? "?"
+            let name = String(cString: malformed.pointee.name)
+            throw SAMLError(
+                .idMalformed,
+                "expected the \(name) of \(owner) to be made of xs:NCName characters, found \(SAMLError.quote(malformed.value))")
+        }
     }
 
     /// One walk over a subtree: assertions (wrapping attacks hide a second one in Extensions, Object, ...),
@@ -168,7 +186,9 @@ final class DocumentStructure {
                 let xmlsecID = xmlsecSubtree != nil && current.pointee.name.map { XMLName.equals($0, "Id") } ?? false
                 guard xmlsecID || current.is("ID", namespace: nil) || current.is("id", namespace: Namespace.xml) else { continue }
                 if xmlsecID { scan.xmlsecIDs.append(current) }
-                if !identifiers.insert(current.value).inserted, scan.duplicate == nil { scan.duplicate = current.value }
+                let value = current.value
+                if scan.malformed == nil, !NCName.isAcceptedID(value) { scan.malformed = current }
+                if !identifiers.insert(value).inserted, scan.duplicate == nil { scan.duplicate = value }
             }
             return true
         }

@@ -402,9 +402,17 @@ public struct SAMLResponseVerifier: Sendable {
                 container, keys: configuration.decryptionKeys, policy: configuration.encryptionAlgorithms,
                 limits: configuration.parserLimits)
             // The plaintext element takes the container's place, so that extraction reads NameID and Attribute.
+            // Parsed in the container's namespace context, it may use declarations of the container,
+            // which is freed: they are declared on the element first.
             let rest = plaintext.nodes == plaintext.element ? plaintext.element.pointee.next : plaintext.nodes
             xmlUnlinkNode(plaintext.element)
             if let rest { xmlFreeNodeList(rest) }
+            do {
+                try plaintext.element.declareInheritedNamespaces()
+            } catch {
+                xmlFreeNode(plaintext.element)
+                throw error
+            }
             xmlReplaceNode(container, plaintext.element)
             xmlFreeNode(container)
         }

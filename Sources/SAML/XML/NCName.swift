@@ -4,10 +4,25 @@
 /// A value that passes cannot hold what an XPointer or XPath expression needs (blank, quote,
 /// parenthesis, bracket, `|`, `/`, `*`, `=`, colon), so a Reference `#` + an NCName is a plain name
 /// looked up in the document's ID table and nothing else.
+///
+/// ``isAcceptedID(_:)`` is what the verifier requires of IDs: NCName characters throughout, the first
+/// one included. It also takes a first character that only NameChar allows (digit, `-`, `.`): real IdPs
+/// (SecureWorks, in the conformance corpus) use bare UUIDs as IDs, and a digit first gives an XPointer
+/// nothing more than a letter does.
 enum NCName {
     static func isValid(_ value: String) -> Bool {
         var scalars = value.unicodeScalars.makeIterator()
         guard let first = scalars.next(), isStart(first.value) else { return false }
+        while let scalar = scalars.next() {
+            guard isStart(scalar.value) || isPart(scalar.value) else { return false }
+        }
+        return true
+    }
+
+    /// Whether `value` is acceptable as an ID: not empty, every character an NCName character.
+    static func isAcceptedID(_ value: String) -> Bool {
+        var scalars = value.unicodeScalars.makeIterator()
+        guard let first = scalars.next(), isStart(first.value) || isPart(first.value) else { return false }
         while let scalar = scalars.next() {
             guard isStart(scalar.value) || isPart(scalar.value) else { return false }
         }
