@@ -4,7 +4,9 @@
 Signing is done by signxml (Python, lxml + cryptography), an implementation independent of libxmlsec1, so
 that a bug shared by signing and verifying cannot hide. Keys are test keys generated here; they protect
 nothing. Run: pip install signxml==4.* && python3 TestVectors/generate.py   (the output is committed).
-Keys are kept when they exist, so regenerating changes only what the templates change.
+Keys are kept when they exist, so regenerating changes only what the templates change. Encryption (random
+session keys and IVs) and ECDSA signatures are not deterministic: to add or change vectors without rewriting
+the others, name them: python3 TestVectors/generate.py ID... writes only those responses (and the manifest).
 """
 import copy, datetime, json, os, re, sys
 from cryptography import x509
@@ -166,9 +168,11 @@ def encrypted_key_xml(session_key, cert_pem, transport, key_id=None):
 
 
 def encrypt_element(element, cert_pem, container, transport="rsa-oaep-mgf1p", data="aes256-gcm", sibling_key=False,
-                    strip_namespaces=False):
-    """Replaces `element` by <container><xenc:EncryptedData/>...</container>, the XML Encryption of its bytes."""
-    plaintext = etree.tostring(element)
+                    strip_namespaces=False, plaintext=None):
+    """Replaces `element` by <container><xenc:EncryptedData/>...</container>, the XML Encryption of its bytes
+    (or of `plaintext`)."""
+    if plaintext is None:
+        plaintext = etree.tostring(element)
     if strip_namespaces:
         # Rely on the enclosing document's declaration of the saml prefix.
         plaintext = plaintext.replace(b' xmlns:saml="%s"' % SAML.encode(), b"", 1)
@@ -191,12 +195,14 @@ def serialize(root):
 
 
 vectors = []
+ONLY = set(sys.argv[1:])  # vector ids to write (all when empty); the manifest is always written whole
 
 
 def add(id, data, description, expect, code=None, cert="rsa-2048", now=NOW, config=None, name_id=None, fields=None, signer=None,
         spKey=None, legacyEncryption=False, missingFields=None, oracle=None):
     path = "responses/%s.xml" % id
-    open(os.path.join(HERE, path), "wb").write(data)
+    if not ONLY or id in ONLY:
+        open(os.path.join(HERE, path), "wb").write(data)
     entry = {"id": id, "file": path, "description": description, "cert": "keys/%s.cert.pem" % cert, "now": now,
              "expect": expect, "code": code, "signed_by": signer or "signxml",
              "config": config or {"issuer": IDP, "audience": AUDIENCE, "destination": DESTINATION, "inResponseTo": REQUEST}}
@@ -413,11 +419,111 @@ def hardening(rsa2048, sp, attacker):
                 '<saml:Attribute Name="empty"><saml:AttributeValue/><saml:AttributeValue>   </saml:AttributeValue></saml:Attribute>'
                 '<saml:Attribute Name="nil"><saml:AttributeValue xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:nil="true"/></saml:Attribute>').encode()
     add("attribute-values-as-signed", variant("-h-values", [(b"<saml:AttributeStatement>", b"<saml:AttributeStatement>" + targeted)], key=rsa2048),
-        "an AttributeValue holding a saml:NameID (returned as XML), one with surrounding spaces (kept), empty and nil ones (never satisfy a field)",
+        "an AttributeValue holding a saml:NameID (eduPersonTargetedID: read as the NameID's text, asked for by its Name, "
+        "never by its FriendlyName), one with surrounding spaces (kept), empty and nil ones (never satisfy a field)",
         "valid", name_id="subscriber-0042",
-        fields={"eduPersonTargetedID": ['<saml:NameID xmlns:saml="%s" Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">tid-42</saml:NameID>' % SAML],
-                "padded": ["  10001 "]},
-        missingFields=["empty", "nil"])
+        fields={"urn:oid:1.3.6.1.4.1.5923.1.1.1.10": ["tid-42"], "padded": ["  10001 "]},
+        missingFields=["empty", "nil", "eduPersonTargetedID"])
+
+
+XSI = "http://www.w3.org/2001/XMLSchema-instance"
+XPATH_ID = "x')|//*[count(//*[count(//*)>0])>0]|id('x"
+
+
+def with_ids(suffix, key, assertion_id=None, response_id=None):
+    """A response whose assertion is signed by signxml with the given IDs (the Reference URI is '#' + the
+    assertion's ID, whatever it holds)."""
+    root = response_xml(attributes(2), suffix=suffix)
+    if assertion_id is not None:
+        root.find("{%s}Assertion" % SAML).set("ID", assertion_id)
+    if response_id is not None:
+        root.set("ID", response_id)
+    return serialize(sign_assertion(root, *key))
+
+
+def saml_rules(rsa2048, sp):
+    """Issue 33's rules: IDs are xs:NCNames, one Subject and one Conditions, no unknown condition, FriendlyName
+    never finds a field; decrypted identifiers relying on their container's namespace declarations."""
+    signed_ids = [
+        ("id-xpath-injection", XPATH_ID, None,
+         "the Assertion's ID (and its Reference URI '#' + ID) holds an XPath expression whose evaluation is cubic "
+         "in the document: refused as not an xs:NCName before any digest, never evaluated"),
+        ("id-not-ncname-colon", "a:b", None, "the signed Assertion's ID 'a:b' (a colon: a QName, not an xs:NCName)"),
+        ("id-not-ncname-digit", "1abc", None, "the signed Assertion's ID '1abc' (starts with a digit: not an xs:NCName)"),
+        ("response-id-not-ncname", None, "_resp-r33 space",
+         "the Response's ID holds a space (not an xs:NCName); the Assertion is signed with a well-formed ID"),
+    ]
+    for id, assertion_id, response_id, description in signed_ids:
+        add(id, with_ids("-r33-" + id, rsa2048, assertion_id, response_id), description, "invalid", "id.malformed")
+
+    second_subject = (b'</saml:Subject><saml:Subject><saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">admin</saml:NameID>'
+                      b'<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer">' + SCD +
+                      b'</saml:SubjectConfirmation></saml:Subject>')
+    add("assertion-two-subjects", variant("-r33-subjects", [(b"</saml:Subject>", second_subject)], key=rsa2048),
+        "a signed assertion with a second saml:Subject (NameID 'admin', a complete bearer confirmation) after the "
+        "first: the schema allows one", "invalid", "assertion.duplicate-element")
+    second_conditions = (b'</saml:Conditions><saml:Conditions NotBefore="2026-11-21T11:59:00Z" NotOnOrAfter="2026-11-21T13:00:00Z">'
+                         b'<saml:AudienceRestriction><saml:Audience>' + AUDIENCE.encode() +
+                         b'</saml:Audience></saml:AudienceRestriction></saml:Conditions>')
+    add("assertion-two-conditions", variant("-r33-conditions", [(b"</saml:Conditions>", second_conditions)], key=rsa2048),
+        "a signed assertion with a second saml:Conditions (same audience, a longer window) after the first: the "
+        "schema allows one", "invalid", "assertion.duplicate-element")
+
+    end = b"</saml:AudienceRestriction></saml:Conditions>"
+    unknown = ('<saml:Condition xmlns:xsi="%s" xmlns:ext="urn:example:ext" xsi:type="ext:Mystery"/>' % XSI).encode()
+    add("condition-unknown-type", variant("-r33-unknown", [(end, end.replace(b"</saml:Conditions>", unknown + b"</saml:Conditions>"))], key=rsa2048),
+        "a saml:Condition of an unknown xsi:type (ext:Mystery) inside Conditions: the assertion is Indeterminate "
+        "(Core 2.5.1.5), so not valid", "invalid", "conditions.unknown")
+    foreign = b'<ext:Mystery xmlns:ext="urn:example:ext"/>'
+    add("conditions-foreign-element", variant("-r33-foreign", [(end, end.replace(b"</saml:Conditions>", foreign + b"</saml:Conditions>"))], key=rsa2048),
+        "an element of a foreign namespace (ext:Mystery) inside Conditions: a condition nobody can evaluate",
+        "invalid", "conditions.unknown")
+    known = b"<saml:OneTimeUse/><saml:ProxyRestriction Count=\"1\"/>"
+    add("conditions-onetimeuse-proxyrestriction",
+        variant("-r33-known", [(end, end.replace(b"</saml:Conditions>", known + b"</saml:Conditions>"))], key=rsa2048),
+        "control: saml:OneTimeUse and saml:ProxyRestriction Count=1 inside Conditions are known conditions (Core 2.5.1.5, 2.5.1.6)",
+        "valid", name_id="subscriber-0042")
+
+    uid_oid = "urn:oid:0.9.2342.19200300.100.1.1"
+    by_oid = ('<saml:Attribute Name="%s" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:uri" FriendlyName="uid">'
+              '<saml:AttributeValue>subscriber-0042</saml:AttributeValue></saml:Attribute>' % uid_oid).encode()
+    add("field-only-as-friendlyname",
+        variant("-r33-friendly", [(b"<saml:AttributeStatement>", b"<saml:AttributeStatement>" + by_oid)], key=rsa2048,
+                attrs=[a for a in attributes(2) if a[0] != "uid"]),
+        "uid exists only as the FriendlyName of the attribute named %s (Core 2.7.3.1: FriendlyName is not for "
+        "processing): asked for by its Name it is present, asked for as 'uid' it is missing" % uid_oid,
+        "valid", name_id="subscriber-0042",
+        fields={uid_oid: ["subscriber-0042"], "householdId": ["hh-7731"], "NameID": ["subscriber-0042"]},
+        missingFields=["uid"])
+
+    # Decrypted plaintexts that use a prefix only their container (EncryptedID, EncryptedAttribute) declares:
+    # the container is replaced after decryption, the decrypted element must keep valid namespaces.
+    enc = {"spKey": "keys/sp-rsa-2048.key.pem", "signer": "signxml + cryptography"}
+
+    def signed_with_idp_declared(root, container):
+        # lxml (and signxml's copy of the assertion) drops a declaration whose URI the ancestors already bind
+        # (to saml), so it is added to the signed bytes: exclusive C14N leaves out a prefix the element itself
+        # does not use, so the signature covers the same canonical bytes with or without it.
+        tag = b"<saml:%s>" % container
+        signed = serialize(sign_assertion(root, *rsa2048))
+        assert signed.count(tag) == 1, tag
+        return signed.replace(tag, b'<saml:%s xmlns:idp="%s">' % (container, SAML.encode()))
+
+    root = response_xml(attributes(2), suffix="-r33-encid", name_id="enc-subscriber-7")
+    encrypt_element(root.find(".//{%s}NameID" % SAML), sp[1], "EncryptedID",
+                    plaintext=b'<idp:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">enc-subscriber-7</idp:NameID>')
+    add("encrypted-nameid-namespace-on-container", signed_with_idp_declared(root, b"EncryptedID"),
+        "a signed assertion whose EncryptedID declares xmlns:idp (the SAML assertion namespace), which its plaintext "
+        "<idp:NameID> uses without declaring it (the container is freed after decryption: it read freed memory)",
+        "valid", name_id="enc-subscriber-7", fields={"NameID": ["enc-subscriber-7"]}, **enc)
+    root = response_xml([a for a in attributes(2) if a[0] != "householdId"], suffix="-r33-encattr")
+    placeholder_attribute = etree.SubElement(root.find(".//{%s}AttributeStatement" % SAML), "{%s}Attribute" % SAML)
+    encrypt_element(placeholder_attribute, sp[1], "EncryptedAttribute",
+                    plaintext=b'<idp:Attribute Name="householdId"><idp:AttributeValue>hh-9</idp:AttributeValue></idp:Attribute>')
+    add("encrypted-attribute-namespace-on-container", signed_with_idp_declared(root, b"EncryptedAttribute"),
+        "a signed assertion whose EncryptedAttribute declares xmlns:idp (the SAML assertion namespace), which its "
+        "plaintext <idp:Attribute> uses without declaring it (the container is freed after decryption: it read freed memory)",
+        "valid", name_id="subscriber-0042", fields={"householdId": ["hh-9"], "uid": ["subscriber-0042"]}, **enc)
 
 
 MD = "urn:oasis:names:tc:SAML:2.0:metadata"
@@ -742,6 +848,7 @@ def main():
         signer="signxml + cryptography", **enc)
 
     hardening(rsa2048, sp, attacker)
+    saml_rules(rsa2048, sp)
     trust_per_mvpd(rsa2048, rsa4096, p256)
 
     # Written by hand for the codec tests (see TestVectors/README.md); listed so that every file has a verdict.
