@@ -91,12 +91,18 @@ struct HardeningTests {
         #expect(SAMLInstant(xmlDateTime: "1970-01-01T00:00:01Z")?.millisecondsSinceEpoch == 1000)
     }
 
-    @Test("attribute values come back as signed: XML for element content, whitespace kept, kinds reported")
+    @Test("attribute values come back as signed: a NameID's value, whitespace kept, kinds reported")
     func attributeValuesAsSigned() throws {
         let response = try Vector.named("attribute-values-as-signed").verify()
         let targeted = try #require(response.assertion.attributes.first { $0.friendlyName == "eduPersonTargetedID" })
-        #expect(targeted.attributeValues.map(\.content) == [.xml])
-        #expect(targeted.values[0].contains(">tid-42</saml:NameID>"))
+        guard case .nameID(let nameID) = try #require(targeted.attributeValues.first).content else {
+            Issue.record("expected the NameID kind, found \(targeted.attributeValues.map(\.content))")
+            return
+        }
+        #expect(nameID.value == "tid-42")
+        #expect(nameID.format == "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent")
+        #expect(targeted.values == ["tid-42"])
+        #expect(try response.fields([targeted.name])[targeted.name] == ["tid-42"])
         let empty = try #require(response.assertion.attributes.first { $0.name == "empty" })
         #expect(empty.attributeValues.allSatisfy { $0.isEmpty })
         let null = try #require(response.assertion.attributes.first { $0.name == "nil" })

@@ -110,7 +110,7 @@ struct PolicyTests {
         #expect(old.code == .timeIssueInstant)
     }
 
-    @Test("fields: Name before FriendlyName, the first attribute of a name, NameID, empty values missing")
+    @Test("fields: Name only (never FriendlyName), the first attribute of a name, NameID, empty values missing")
     func fieldsLookup() throws {
         func attribute(_ name: String, _ friendlyName: String?, _ values: [String]) -> SAMLAttribute {
             SAMLAttribute(
@@ -130,12 +130,16 @@ struct PolicyTests {
             responseID: "_r", responseIssuer: nil, destination: nil, inResponseTo: nil, signedParts: [.assertion],
             signingKeyFingerprint: "", assertion: assertion, skippedChecks: [])
         let fields = try response.fields(["zip", "uid", "mail", "NameID", "other", "uid", "blank", "absent"], allowMissing: true)
-        #expect(fields.values.map(\.name) == ["zip", "uid", "mail", "NameID", "other", "uid"])
+        #expect(fields.values.map(\.name) == ["zip", "uid", "NameID", "other", "uid"])
         #expect(fields["zip"] == ["by name"])
         #expect(fields["uid"] == ["first"])
-        #expect(fields["mail"] == ["first"])
         #expect(fields["NameID"] == ["n-1"])
         #expect(fields["other"] == ["x"])
-        #expect(fields.missing == ["blank", "absent"])
+        // "mail" is only a FriendlyName (SAML Core 2.7.3.1: never used for processing).
+        #expect(fields.missing == ["mail", "blank", "absent"])
+        let refusal = try #require(throws: SAMLError.self) { try response.fields(["mail", "absent"]) }
+        #expect(refusal.code == .fieldsMissing)
+        #expect(refusal.message.contains("\"mail\" is only the FriendlyName of the attribute \"uid\": ask for that Name"))
+        #expect(!refusal.message.contains("\"absent\" is only"))
     }
 }

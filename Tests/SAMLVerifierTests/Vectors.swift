@@ -53,10 +53,11 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("TestVectors")
 
-    static let all: [Vector] = {
-        let data = try! Data(contentsOf: root.appendingPathComponent("manifest.json"))  // The manifest is committed.
+    /// The bundled vectors and the responses of real IdP implementations (interop/).
+    static let all: [Vector] = ["manifest.json", "interop/manifest.json"].flatMap { manifest in
+        let data = try! Data(contentsOf: root.appendingPathComponent(manifest))  // The manifests are committed.
         return try! JSONDecoder().decode([Vector].self, from: data)
-    }()
+    }
 
     static func named(_ id: String) -> Vector { all.first { $0.id == id }! }
 

@@ -26,29 +26,27 @@ public struct RequiredFields: Sendable, Hashable {
 extension VerifiedResponse {
     /// The values of `names` as `requiredMetadataFields` / `attributesNames` carry them.
     ///
-    /// `NameID` means the subject's NameID. Other names match an Attribute's `Name` first, then its
-    /// `FriendlyName`. A multi-valued attribute keeps every value, in order. A field whose values are all
-    /// empty (or `xsi:nil`) is missing: an empty value never satisfies a required field.
+    /// `NameID` means the subject's NameID. Other names match an Attribute's `Name`, and only its `Name`:
+    /// SAML Core 2.7.3.1 says `FriendlyName` must not be used for processing (two IdPs may give the same
+    /// FriendlyName to different attributes). A name found only as a FriendlyName is missing, and the
+    /// error names the `Name` to ask for instead. A multi-valued attribute keeps every value, in order. An
+    /// AttributeValue holding a `saml:NameID` gives that NameID's value. A field whose values are all empty
+    /// (or `xsi:nil`) is missing: an empty value never satisfies a required field.
     ///
     /// - Throws: ``SAMLError/Code/fieldsMissing`` listing every missing name, unless `allowMissing` is
     ///   true, in which case ``RequiredFields/missing`` lists them.
     public func fields(_ names: [String], allowMissing: Bool = false) throws -> RequiredFields {
         let attributes = assertion.attributes
-        // Each asked-for name's first attribute, by Name in one pass over the attributes, then by
-        // FriendlyName for the names no Name matched: hashing the few names asked for, not every
-        // attribute (a scan per name would be quadratic when every one is asked for). -1: not found.
+        // Each asked-for name's first attribute by Name, in one pass over the attributes: hashing the few
+        // names asked for, not every attribute (a scan per name would be quadratic when every one is
+        // asked for). -1: not found.
         var first = [String: Int](minimumCapacity: names.count)
         for name in names where name != "NameID" { first[name] = -1 }
         var unmatched = first.count
-        for byFriendlyName in [false, true] where unmatched > 0 {
-            for (index, attribute) in attributes.enumerated() {
-                guard let key = byFriendlyName ? attribute.friendlyName : attribute.name,
-                    let slot = first.index(forKey: key), first.values[slot] < 0
-                else { continue }
-                first.values[slot] = index
-                unmatched -= 1
-                if unmatched == 0 { break }
-            }
+        for (index, attribute) in attributes.enumerated() where unmatched > 0 {
+            guard let slot = first.index(forKey: attribute.name), first.values[slot] < 0 else { continue }
+            first.values[slot] = index
+            unmatched -= 1
         }
         var found: [(name: String, values: [String])] = []
         var missing: [String] = []
@@ -61,7 +59,15 @@ extension VerifiedResponse {
         }
         if !missing.isEmpty, !allowMissing {
             let list = missing.prefix(16).map { SAMLError.quote($0) }.joined(separator: ", ")
-            throw SAMLError(.fieldsMissing, "expected the required fields, found none for \(list)")
+            // Where a missing name is some attribute's FriendlyName, say which Name to ask for.
+            let hints = missing.prefix(16).compactMap { name -> String? in
+                guard let attribute = attributes.first(where: { $0.friendlyName == name && $0.name != name }) else { return nil }
+                return "\(SAMLError.quote(name)) is only the FriendlyName of the attribute \(SAMLError.quote(attribute.name)): ask for that Name"
+            }
+            throw SAMLError(
+                .fieldsMissing,
+                "expected the required fields, found none for \(list)"
+                    + (hints.isEmpty ? "" : " (\(hints.joined(separator: "; ")); FriendlyName is never used, SAML Core 2.7.3.1)"))
         }
         return RequiredFields(values: found, missing: missing)
     }

@@ -75,14 +75,18 @@ public struct SAMLAttributeValue: Sendable, Hashable {
         /// Text: every text and CDATA child concatenated, comments ignored, whitespace kept (an
         /// `xs:string`'s whitespace is part of the value).
         case text
-        /// Element content (eduPersonTargetedID as a `saml:NameID`, for example): ``SAMLAttributeValue/string``
-        /// is its XML, each element serialised with the namespace declarations it uses.
+        /// One `saml:NameID` (eduPersonTargetedID as pysaml2, Shibboleth and others write it):
+        /// ``SAMLAttributeValue/string`` is the NameID's value, as ``fields(_:)`` returns it; its format and
+        /// qualifiers are here.
+        case nameID(NameID)
+        /// Other element content: ``SAMLAttributeValue/string`` is its XML, each element serialised with
+        /// the namespace declarations it uses.
         case xml
         /// `xsi:nil="true"`: no value; ``SAMLAttributeValue/string`` is empty.
         case null
     }
 
-    /// The value's text, or its XML for ``Content/xml``.
+    /// The value's text, the NameID's value for ``Content/nameID``, or its XML for ``Content/xml``.
     public let string: String
     public let content: Content
     /// The `xsi:type` attribute, if any (for example `xs:string`).

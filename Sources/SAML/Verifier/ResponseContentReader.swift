@@ -51,11 +51,7 @@ enum ResponseContentReader {
             id: assertion.attribute("ID") ?? "",
             issuer: issuer(of: assertion),
             issueInstant: instant(assertion, "IssueInstant"),
-            nameID: subject?.firstChild(saml, "NameID").map { node in
-                NameID(
-                    value: node.textContent, format: node.attribute("Format"), nameQualifier: node.attribute("NameQualifier"),
-                    spNameQualifier: node.attribute("SPNameQualifier"))
-            },
+            nameID: subject?.firstChild(saml, "NameID").map(nameID(of:)),
             confirmations: (subject?.children(saml, "SubjectConfirmation") ?? []).map { confirmation in
                 ResponseContent.Confirmation(
                     method: confirmation.attribute("Method").map(XMLWhitespace.trimmed),
@@ -104,17 +100,40 @@ enum ResponseContentReader {
         element.attribute(attribute).map { .init(text: $0, element: element.qualifiedDescription, attribute: attribute.description) }
     }
 
-    /// An AttributeValue exactly as signed: `xsi:nil`, text (untrimmed), or element content serialised.
+    static func nameID(of node: xmlNodePtr) -> NameID {
+        NameID(
+            value: node.textContent, format: node.attribute("Format"), nameQualifier: node.attribute("NameQualifier"),
+            spNameQualifier: node.attribute("SPNameQualifier"))
+    }
+
+    /// An AttributeValue exactly as signed: `xsi:nil`, text (untrimmed), one `saml:NameID` (its value), or
+    /// other element content serialised.
     static func attributeValue(_ node: xmlNodePtr) -> SAMLAttributeValue {
         let type = node.attributeNode("type", namespace: xsi)?.value
         if let null = node.attributeNode("nil", namespace: xsi).map({ XMLWhitespace.trimmed($0.value) }), null == "true" || null == "1" {
             return SAMLAttributeValue(string: "", content: .null, type: type)
         }
-        guard node.elementChildren.contains(where: { _ in true }) else {
+        var elements = node.elementChildren.makeIterator()
+        guard let first = elements.next() else {
             return SAMLAttributeValue(
                 string: Text.string(Text.concatenated(node.pointee.children, textOnly: true)), content: .text, type: type)
         }
+        if elements.next() == nil, first.is(Namespace.samlAssertion, "NameID"), textIsBlank(node) {
+            let value = nameID(of: first)
+            return SAMLAttributeValue(string: value.value, content: .nameID(value), type: type)
+        }
         return SAMLAttributeValue(string: serializedContent(of: node), content: .xml, type: type)
+    }
+
+    /// Whether every text and CDATA child of `node` is XML whitespace.
+    private static func textIsBlank(_ node: xmlNodePtr) -> Bool {
+        var child = node.pointee.children
+        while let current = child {
+            child = current.pointee.next
+            let type = current.pointee.type
+            if type == XML_TEXT_NODE || type == XML_CDATA_SECTION_NODE, !Text.isBlank(current.pointee.content) { return false }
+        }
+        return true
     }
 
     /// The element content as self-contained XML: each element child serialised from a scratch document

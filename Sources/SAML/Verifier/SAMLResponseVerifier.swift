@@ -429,6 +429,7 @@ public struct SAMLResponseVerifier: Sendable {
             throw SAMLError(.assertionMissing, "expected a verified Assertion, found none (verifySignatures first)")
         }
         let context = ValidationContext(now: now, skew: configuration.clockSkew)
+        try AssertionSchemaPolicy.check(assertion)
         // Everything below reads this value, built from the verified elements only.
         let content = ResponseContentReader.read(response: response, assertion: assertion)
         let responseSigned = signed.contains(.response)
