@@ -618,6 +618,114 @@ def trust_per_mvpd(rsa2048, rsa4096, p256):
               open(os.path.join(HERE, "exchange", "cases.json"), "w"), indent=1)
 
 
+SAML2P = "urn:oasis:names:tc:SAML:2.0:protocol"
+SAML11P = "urn:oasis:names:tc:SAML:1.1:protocol"
+DSIG11 = "http://www.w3.org/2009/xmldsig11#"
+
+
+def cert_b64(cert_pem):
+    return base64.b64encode(x509.load_pem_x509_certificate(cert_pem).public_bytes(serialization.Encoding.DER)).decode()
+
+
+def x509_element(cert_pem):
+    return '<ds:X509Data><ds:X509Certificate>%s</ds:X509Certificate></ds:X509Data>' % cert_b64(cert_pem)
+
+
+def rsa_key_value_element(cert_pem):
+    numbers = x509.load_pem_x509_certificate(cert_pem).public_key().public_numbers()
+    def b64(n):
+        return base64.b64encode(n.to_bytes((n.bit_length() + 7) // 8, "big")).decode()
+    return ('<ds:KeyValue><ds:RSAKeyValue><ds:Modulus>%s</ds:Modulus><ds:Exponent>%s</ds:Exponent></ds:RSAKeyValue>'
+            '</ds:KeyValue>' % (b64(numbers.n), b64(numbers.e)))
+
+
+def ec_key_value_element(cert_pem):
+    point = x509.load_pem_x509_certificate(cert_pem).public_key().public_bytes(
+        serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    return ('<ds:KeyValue><dsig11:ECKeyValue xmlns:dsig11="%s"><dsig11:NamedCurve URI="urn:oid:1.2.840.10045.3.1.7"/>'
+            '<dsig11:PublicKey>%s</dsig11:PublicKey></dsig11:ECKeyValue></ds:KeyValue>' % (DSIG11, base64.b64encode(point).decode()))
+
+
+def key_descriptor(*key_info_children, use="signing"):
+    """One md:KeyDescriptor whose single ds:KeyInfo holds `key_info_children` (XML strings)."""
+    use_attr = ' use="%s"' % use if use else ""
+    return '<md:KeyDescriptor%s><ds:KeyInfo>%s</ds:KeyInfo></md:KeyDescriptor>' % (use_attr, "".join(key_info_children))
+
+
+def role_xml(entity_id, key_descriptors, protocols=SAML2P, kind="IDPSSODescriptor", valid_until=None, cache=None, path="sso"):
+    """An IdP role: `protocols` is the protocolSupportEnumeration as written, `valid_until`/`cache` the role's own."""
+    attrs = ' protocolSupportEnumeration="%s"' % protocols
+    attrs += ' validUntil="%s"' % valid_until if valid_until else ""
+    attrs += ' cacheDuration="%s"' % cache if cache else ""
+    endpoints = ""
+    if kind == "IDPSSODescriptor":
+        endpoints = ('<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="%s/%s/post"/>'
+                     % (entity_id, path))
+    else:
+        endpoints = ('<md:AttributeService Binding="urn:oasis:names:tc:SAML:2.0:bindings:SOAP" Location="%s/%s/aa"/>'
+                     % (entity_id, path))
+    return '<md:%s%s>%s%s</md:%s>' % (kind, attrs, "".join(key_descriptors), endpoints, kind)
+
+
+def entity_xml(entity_id, roles, entity_id_attr, valid_until="2036-01-01T00:00:00Z"):
+    return etree.fromstring((
+        '<md:EntityDescriptor xmlns:md="%s" xmlns:ds="%s" ID="%s" entityID="%s" validUntil="%s" cacheDuration="PT6H">%s'
+        '</md:EntityDescriptor>' % (MD, DS, entity_id_attr, entity_id, valid_until, "".join(roles))).encode())
+
+
+def sign_metadata(root, signer, algorithm="rsa-sha256", digest="sha256"):
+    """Enveloped signature on the root (first child), by signxml, Reference `#` + the root's ID."""
+    root.insert(0, etree.Element("{%s}Signature" % DS, nsmap={"ds": DS}, Id="placeholder"))
+    return LegacySigner(method=methods.enveloped, signature_algorithm=algorithm, digest_algorithm=digest,
+                        c14n_algorithm=EXC).sign(root, key=signer[0], cert=signer[1], reference_uri="#" + root.get("ID"),
+                                                 id_attribute="ID")
+
+
+def metadata_rules(rsa2048, p256, attacker):
+    """Metadata for the SAML Metadata rules of issue 33 (read at NOW): SAML 2.0 roles only, role validUntil,
+    one KeyInfo = one key, SHA-1 signatures only with an opt-in, IDs that are xs:NCNames."""
+    signer = key_pair("metadata-signer-rsa-2048", lambda: rsa.generate_private_key(public_exponent=65537, key_size=2048))
+
+    def write(name, root):
+        open(os.path.join(HERE, "metadata", name), "wb").write(serialize(root))
+
+    # protocolSupportEnumeration: a SAML 1.1-only IdP is no SAML 2.0 IdP; in a mixed entity only the SAML 2.0
+    # role counts (the list is whitespace-separated: tab and newline included).
+    write("idp-saml11-only.xml", entity_xml(IDP, [
+        role_xml(IDP, [key_descriptor(x509_element(rsa2048[1]))], protocols=SAML11P + " urn:mace:shibboleth:1.0")], "_md-saml11"))
+    write("idp-mixed-protocols.xml", entity_xml(IDP, [
+        role_xml(IDP, [key_descriptor(x509_element(attacker[1]))], protocols=SAML11P, path="saml1"),
+        role_xml(IDP, [key_descriptor(x509_element(rsa2048[1]))], protocols=SAML11P + "&#10;&#9;" + SAML2P + " ", path="saml2"),
+        role_xml(IDP, [key_descriptor(x509_element(attacker[1]))], protocols=SAML11P, kind="AttributeAuthorityDescriptor")],
+        "_md-mixed"))
+    # A role's own validUntil: the only role expired; an expired role beside a valid one (whose validUntil and
+    # cacheDuration narrow the entity's).
+    write("idp-role-expired.xml", entity_xml(IDP, [
+        role_xml(IDP, [key_descriptor(x509_element(rsa2048[1]))], valid_until="2026-06-01T00:00:00Z")], "_md-role-expired"))
+    write("idp-role-expired-beside-valid.xml", entity_xml(IDP, [
+        role_xml(IDP, [key_descriptor(x509_element(attacker[1]))], valid_until="2026-11-21T12:01:00Z", path="old"),
+        role_xml(IDP, [key_descriptor(x509_element(rsa2048[1]))], valid_until="2030-01-01T00:00:00Z", cache="PT1H", path="new")],
+        "_md-role-mixed"))
+    # One KeyInfo = one key: different keys in one KeyInfo are refused; descriptions of the same key are one key.
+    write("idp-keyinfo-certificate-and-other-rsa-key.xml", entity_xml(IDP, [
+        role_xml(IDP, [key_descriptor(x509_element(rsa2048[1]), rsa_key_value_element(attacker[1]))])], "_md-conflict-rsa"))
+    write("idp-keyinfo-two-certificates.xml", entity_xml(IDP, [
+        role_xml(IDP, [key_descriptor(x509_element(rsa2048[1]) + x509_element(attacker[1]))])], "_md-conflict-certs"))
+    write("idp-keyinfo-certificate-and-other-ec-key.xml", entity_xml(IDP, [
+        role_xml(IDP, [key_descriptor(x509_element(rsa2048[1]), ec_key_value_element(p256[1]))])], "_md-conflict-ec"))
+    write("idp-keyinfo-same-key-three-ways.xml", entity_xml(IDP, [
+        role_xml(IDP, [key_descriptor(x509_element(rsa2048[1]), rsa_key_value_element(rsa2048[1]), x509_element(rsa2048[1])),
+                       key_descriptor(ec_key_value_element(p256[1]), x509_element(p256[1]))])], "_md-same-key"))
+    # SHA-1: signed by signxml with RSA-SHA1 and a SHA-1 digest (accepted only with AlgorithmPolicy.allowingSHA1).
+    write("idp-a-signed-sha1.xml", sign_metadata(entity_xml(IDP, [
+        role_xml(IDP, [key_descriptor(x509_element(rsa2048[1]))])], "_md-a-signed-sha1"), signer, "rsa-sha1", "sha1"))
+    # IDs: signed by signxml over a root ID that is not an xs:NCName (an XPath expression; a colon).
+    write("idp-signed-id-xpath.xml", sign_metadata(entity_xml(IDP, [
+        role_xml(IDP, [key_descriptor(x509_element(rsa2048[1]))])], "x')|//*[count(//*)>0]|id('x"), signer))
+    write("idp-signed-id-colon.xml", sign_metadata(entity_xml(IDP, [
+        role_xml(IDP, [key_descriptor(x509_element(rsa2048[1]))])], "_md:colon"), signer))
+
+
 def cookbook_normalise(data):
     """The cookbook's whitespace normalisation (ASCII inputs: the bundled vectors are)."""
     return re.sub(rb"[ \t]+", b" ", data).replace(b"\n", b"").replace(b"\r", b"").strip()
@@ -854,6 +962,7 @@ def main():
     hardening(rsa2048, sp, attacker)
     saml_rules(rsa2048, sp)
     trust_per_mvpd(rsa2048, rsa4096, p256)
+    metadata_rules(rsa2048, p256, attacker)
 
     # Written by hand for the codec tests (see TestVectors/README.md); listed so that every file has a verdict.
     vectors.append({"id": "pretty-printed-unsigned", "file": "responses/pretty-printed-unsigned.xml",

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import SAML
 
-/// `saml metadata FILE [--signer PEM]`: what IdP metadata says, as JSON.
+/// `saml metadata FILE [--signer PEM [--allow-sha1]]`: what IdP metadata says, as JSON.
 struct MetadataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "metadata",
@@ -14,6 +14,9 @@ struct MetadataCommand: ParsableCommand {
     @Option(help: "A PEM key the metadata must be signed by.")
     var signer: String?
 
+    @Flag(help: "Accept a metadata signature made with RSA-SHA1 or a SHA-1 digest (weaker; older federation aggregates use it).")
+    var allowSHA1 = false
+
     @Option(help: "Check validUntil as of this instant (ISO 8601) instead of now.")
     var now: String?
 
@@ -22,6 +25,7 @@ struct MetadataCommand: ParsableCommand {
 
     func run() throws {
         var options = IdentityProviderMetadata.Options()
+        options.algorithms = allowSHA1 ? .allowingSHA1 : .strict
         if let now {
             guard let instant = SAMLInstant(xmlDateTime: now) else {
                 throw CommandFailure.usage("--now expects an ISO 8601 instant, found \(now)")

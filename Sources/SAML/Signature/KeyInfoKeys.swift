@@ -1,15 +1,31 @@
 internal import CSAMLShim
 
-/// The keys a metadata `ds:KeyInfo` names: every `ds:X509Data/ds:X509Certificate`, and `ds:KeyValue`
-/// holding `ds:RSAKeyValue` or xmldsig 1.1 `dsig11:ECKeyValue` (named curves P-256, P-384, P-521), turned
-/// into a DER SubjectPublicKeyInfo for OpenSSL. Metadata is trusted configuration (signed by a pinned
-/// signer or installed by the operator), unlike the KeyInfo of a response, which is never read.
+/// The key a metadata `ds:KeyInfo` names: `ds:X509Data/ds:X509Certificate`, and `ds:KeyValue` holding
+/// `ds:RSAKeyValue` or xmldsig 1.1 `dsig11:ECKeyValue` (named curves P-256, P-384, P-521), turned into a
+/// DER SubjectPublicKeyInfo for OpenSSL. Metadata is trusted configuration (signed by a pinned signer or
+/// installed by the operator), unlike the KeyInfo of a response, which is never read.
+///
+/// One KeyInfo is one key (XML-DSig 4.5: KeyInfo "indicates the key" the signature is checked with).
+/// Several children may describe it (a certificate and its `RSAKeyValue`, the same certificate twice):
+/// they are compared by their public key as OpenSSL encodes it, and the first certificate is the key
+/// returned (its fingerprint is the certificate's, as for a pinned PEM). Children that describe different
+/// public keys (a certificate and another key's `RSAKeyValue`, two certificates of different keys, a
+/// certificate chain included) are refused with ``SAMLError/Code/metadataKeyConflict``: pooling them would
+/// trust a key the IdP never published as its own. Keys of different `md:KeyDescriptor`s are separate
+/// KeyInfos and stay pooled (rotation). The only caller is the metadata reader, so this applies to every
+/// metadata source (the `metadata` entries of a trust file, `saml verify --metadata`); a response's
+/// KeyInfo is never read and pinned PEM bundles are not KeyInfos.
 enum KeyInfoKeys {
     static let dsig11: StaticString = "http://www.w3.org/2009/xmldsig11#"
 
-    static func read(_ keyInfo: xmlNodePtr, entityID: String) throws -> [TrustedKey] {
+    /// The one key of `keyInfo`, or nil when it names none this reader can use (only `ds:KeyName`,
+    /// `ds:X509IssuerSerial`, a `DSAKeyValue`...).
+    ///
+    /// - Throws: ``SAMLError/Code/metadataMalformed`` for a key element that cannot be read,
+    ///   ``SAMLError/Code/metadataKeyConflict`` when its children describe more than one public key.
+    static func read(_ keyInfo: xmlNodePtr, entityID: String) throws -> TrustedKey? {
         let ds = Namespace.xmlDSig
-        var keys: [TrustedKey] = []
+        var keys: [(key: TrustedKey, source: String)] = []
         func fail(_ what: String, _ error: SAMLError) -> SAMLError {
             SAMLError(
                 .metadataMalformed, "expected a usable \(what) for \(SAMLError.quote(entityID)), found one that is not: \(error.message)")
@@ -17,7 +33,7 @@ enum KeyInfoKeys {
         for data in keyInfo.children(ds, "X509Data") {
             for certificate in data.children(ds, "X509Certificate") {
                 do {
-                    keys.append(try TrustedKey(der: try base64(certificate), isCertificate: true))
+                    keys.append((try TrustedKey(der: try base64(certificate), isCertificate: true), "X509Certificate"))
                 } catch let error as SAMLError {
                     throw fail("X509Certificate", error)
                 }
@@ -29,22 +45,43 @@ enum KeyInfoKeys {
                     guard let modulus = rsa.firstChild(ds, "Modulus"), let exponent = rsa.firstChild(ds, "Exponent") else {
                         throw SAMLError(.metadataMalformed, "expected Modulus and Exponent in RSAKeyValue")
                     }
-                    keys.append(
-                        try TrustedKey(
-                            der: DER.rsaPublicKey(modulus: try base64(modulus), exponent: try base64(exponent)), isCertificate: false))
+                    let der = DER.rsaPublicKey(modulus: try base64(modulus), exponent: try base64(exponent))
+                    keys.append((try TrustedKey(der: der, isCertificate: false), "RSAKeyValue"))
                 } else if let ec = value.firstChild(dsig11, "ECKeyValue") {
                     guard let curve = ec.firstChild(dsig11, "NamedCurve")?.attribute("URI"), let point = ec.firstChild(dsig11, "PublicKey"),
                         let oid = DER.namedCurves[XMLWhitespace.trimmed(curve)]
                     else {
                         throw SAMLError(.metadataMalformed, "expected a NamedCurve of P-256, P-384 or P-521 and a PublicKey in ECKeyValue")
                     }
-                    keys.append(try TrustedKey(der: DER.ecPublicKey(curve: oid, point: try base64(point)), isCertificate: false))
+                    keys.append(
+                        (try TrustedKey(der: DER.ecPublicKey(curve: oid, point: try base64(point)), isCertificate: false), "ECKeyValue"))
                 }
             } catch let error as SAMLError {
                 throw fail("KeyValue", error)
             }
         }
-        return keys
+        guard let first = keys.first else { return nil }
+        let expected = try publicKey(first.key)
+        for other in keys.dropFirst() {
+            guard try publicKey(other.key) != expected else { continue }
+            throw SAMLError(
+                .metadataKeyConflict,
+                "expected one key in a ds:KeyInfo of \(SAMLError.quote(entityID)) (XML-DSig 4.5), found "
+                    + "\(keys.count) key descriptions (\(keys.map(\.source).joined(separator: ", "))) naming different public keys")
+        }
+        return first.key
+    }
+
+    /// The SubjectPublicKeyInfo of a loaded key as OpenSSL encodes it, so that a certificate's key and the
+    /// same key written as a KeyValue compare equal whatever the encoding they were read from.
+    private static func publicKey(_ key: TrustedKey) throws -> [UInt8] {
+        var spki: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        defer { saml_shim_openssl_free(spki) }
+        guard saml_shim_public_key_der(key.handle.key, &spki, &length) == 0, let spki else {
+            throw SAMLError(.metadataMalformed, "expected a public key OpenSSL can encode in a ds:KeyInfo, found one it cannot")
+        }
+        return Array(UnsafeBufferPointer(start: spki, count: length))
     }
 
     private static func base64(_ element: xmlNodePtr) throws -> [UInt8] {

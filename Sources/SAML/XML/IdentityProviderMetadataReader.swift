@@ -3,7 +3,25 @@ internal import CSAMLShim
 // Reading SAML metadata from the libxml2 tree; the model and the public API are in
 // Metadata/IdentityProviderMetadata.swift.
 extension IdentityProviderMetadata {
-    static func readAll(_ xml: [UInt8], options: Options) throws -> [IdentityProviderMetadata] {
+    /// What a document yields: the identity providers, and the entities left out with the reason, so that
+    /// asking for one of those by its entity ID reports why instead of "not found".
+    struct Reading {
+        var found: [IdentityProviderMetadata] = []
+        var skipped: [(entityID: String, reason: SAMLError)] = []
+
+        /// The refusal when nothing was found: the only skipped entity's reason, or for several the first
+        /// one's message under the code they share (`metadata.no-identity-provider` when they differ).
+        var refusal: SAMLError {
+            guard let first = skipped.first else {
+                return SAMLError(.metadataNoIdentityProvider, "expected an entity with an IDPSSODescriptor and a signing key, found none")
+            }
+            guard skipped.count > 1 else { return first.reason }
+            let code = skipped.allSatisfy { $0.reason.code == first.reason.code } ? first.reason.code : .metadataNoIdentityProvider
+            return SAMLError(code, "\(first.reason.message) (and \(skipped.count - 1) other entities without a usable identity provider)")
+        }
+    }
+
+    static func readAll(_ xml: [UInt8], options: Options) throws -> Reading {
         let tree = try xml.withUnsafeBytes { try SafeXMLParser.parse($0, limits: options.limits) }
         let root = tree.root
         let md = Namespace.samlMetadata
@@ -15,17 +33,13 @@ extension IdentityProviderMetadata {
         if !options.signers.isEmpty {
             try verifySignature(of: root, document: tree.document, options: options)
         }
-        var found: [IdentityProviderMetadata] = []
-        try collect(root, validUntil: nil, cacheDuration: nil, options: options, into: &found)
-        guard !found.isEmpty else {
-            throw SAMLError(.metadataNoIdentityProvider, "expected an entity with an IDPSSODescriptor and a signing key, found none")
-        }
-        return found
+        var reading = Reading()
+        try collect(root, validUntil: nil, cacheDuration: nil, options: options, into: &reading)
+        return reading
     }
 
     private static func collect(
-        _ element: xmlNodePtr, validUntil: SAMLInstant?, cacheDuration: Duration?, options: Options,
-        into found: inout [IdentityProviderMetadata]
+        _ element: xmlNodePtr, validUntil: SAMLInstant?, cacheDuration: Duration?, options: Options, into reading: inout Reading
     ) throws {
         let md = Namespace.samlMetadata
         let until = try earliest(validUntil, try instant(element, "validUntil"))
@@ -33,42 +47,109 @@ extension IdentityProviderMetadata {
             throw SAMLError(
                 .metadataExpired, "expected metadata valid at \(options.now), found validUntil \(until) on \(element.qualifiedDescription)")
         }
-        var cache = cacheDuration
-        if let text = element.attribute("cacheDuration") {
-            guard let duration = XMLDuration.parse(text) else {
-                throw SAMLError(.metadataMalformed, "expected an xs:duration in cacheDuration, found \(SAMLError.quote(text))")
-            }
-            cache = cache.map { min($0, duration) } ?? duration
-        }
+        let cache = try shortest(cacheDuration, element)
         if element.is(md, "EntitiesDescriptor") {
             for child in element.elementChildren where child.is(md, "EntitiesDescriptor") || child.is(md, "EntityDescriptor") {
-                try collect(child, validUntil: until, cacheDuration: cache, options: options, into: &found)
+                try collect(child, validUntil: until, cacheDuration: cache, options: options, into: &reading)
             }
             return
         }
         guard let entityID = element.attribute("entityID").map(XMLWhitespace.trimmed), !entityID.isEmpty else {
             throw SAMLError(.metadataMalformed, "expected an entityID on md:EntityDescriptor, found none")
         }
-        let roles = element.children(md, "IDPSSODescriptor") + element.children(md, "AttributeAuthorityDescriptor")
+        do {
+            reading.found.append(
+                try identityProvider(element, entityID: entityID, validUntil: until, cacheDuration: cache, options: options))
+        } catch let reason as SAMLError where Self.entityScoped.contains(reason.code) {
+            reading.skipped.append((entityID, reason))
+        }
+    }
+
+    /// The refusals that leave one entity out of an aggregate rather than refuse the document; asking
+    /// for that entity, or finding no other, reports them.
+    private static let entityScoped: [SAMLError.Code] = [.metadataNoIdentityProvider, .metadataExpired, .metadataKeyConflict]
+
+    /// The identity provider of one `md:EntityDescriptor`, from its SAML 2.0 IdP roles that are still valid.
+    ///
+    /// A role (`md:IDPSSODescriptor`, `md:AttributeAuthorityDescriptor`) is used only when its
+    /// `protocolSupportEnumeration` lists SAML 2.0 (Metadata 2.4.1: a SAML 1.1-only IdP's keys and endpoints
+    /// are not a SAML 2.0 IdP's) and its own `validUntil`, if any, is after `now` (Metadata 2.4.1 gives
+    /// roles `validUntil` and `cacheDuration` too); the roles used narrow the entity's validity.
+    ///
+    /// - Throws: ``SAMLError/Code/metadataNoIdentityProvider`` without a SAML 2.0 IdP role or signing key,
+    ///   ``SAMLError/Code/metadataExpired`` when every SAML 2.0 IdP role has expired,
+    ///   ``SAMLError/Code/metadataKeyConflict`` for a KeyInfo naming two keys (these three leave just this
+    ///   entity out of an aggregate); `metadata.malformed` refuses the whole document.
+    private static func identityProvider(
+        _ entity: xmlNodePtr, entityID: String, validUntil: SAMLInstant?, cacheDuration: Duration?, options: Options
+    ) throws -> IdentityProviderMetadata {
+        let md = Namespace.samlMetadata
+        let roles = entity.children(md, "IDPSSODescriptor") + entity.children(md, "AttributeAuthorityDescriptor")
+        let saml2 = roles.filter(supportsSAML2)
+        guard !saml2.isEmpty else {
+            throw SAMLError(
+                .metadataNoIdentityProvider,
+                "expected an IDPSSODescriptor or AttributeAuthorityDescriptor of \(SAMLError.quote(entityID)) whose "
+                    + "protocolSupportEnumeration lists SAML 2.0, found \(roles.isEmpty ? "no such role" : "\(roles.count) for other protocols only")"
+            )
+        }
+        var until = validUntil
+        var cache = cacheDuration
+        var used: [xmlNodePtr] = []
+        var expired: (role: xmlNodePtr, validUntil: SAMLInstant)?
+        for role in saml2 {
+            let roleUntil = try instant(role, "validUntil")
+            if let roleUntil, roleUntil <= options.now {
+                expired = expired ?? (role, roleUntil)
+                continue
+            }
+            until = try earliest(until, roleUntil)
+            cache = try shortest(cache, role)
+            used.append(role)
+        }
+        if used.isEmpty, let expired {
+            throw SAMLError(
+                .metadataExpired,
+                "expected a SAML 2.0 role of \(SAMLError.quote(entityID)) valid at \(options.now), found validUntil "
+                    + "\(expired.validUntil) on its \(expired.role.qualifiedDescription)")
+        }
         var keys: [TrustedKey] = []
         var seen = Set<String>()
-        for role in roles {
+        for role in used {
             for descriptor in role.children(md, "KeyDescriptor") {
                 let use = descriptor.attribute("use").map(XMLWhitespace.trimmed)
                 guard use == nil || use == "signing" else { continue }
                 guard let keyInfo = descriptor.firstChild(Namespace.xmlDSig, "KeyInfo") else { continue }
-                for key in try KeyInfoKeys.read(keyInfo, entityID: entityID) where seen.insert(key.fingerprint).inserted {
+                if let key = try KeyInfoKeys.read(keyInfo, entityID: entityID), seen.insert(key.fingerprint).inserted {
                     keys.append(key)
                 }
             }
         }
-        guard !roles.isEmpty, !keys.isEmpty else { return }
-        let endpoints = element.children(md, "IDPSSODescriptor").flatMap { $0.children(md, "SingleSignOnService") }.map {
+        guard !keys.isEmpty else {
+            throw SAMLError(
+                .metadataNoIdentityProvider, "expected a signing key in the SAML 2.0 IdP roles of \(SAMLError.quote(entityID)), found none")
+        }
+        let endpoints = used.filter { $0.is(md, "IDPSSODescriptor") }.flatMap { $0.children(md, "SingleSignOnService") }.map {
             Endpoint(binding: $0.attribute("Binding") ?? "", location: $0.attribute("Location") ?? "")
         }
-        found.append(
-            IdentityProviderMetadata(
-                entityID: entityID, signingKeys: keys, singleSignOnServices: endpoints, validUntil: until, cacheDuration: cache))
+        return IdentityProviderMetadata(
+            entityID: entityID, signingKeys: keys, singleSignOnServices: endpoints, validUntil: until, cacheDuration: cache)
+    }
+
+    /// SAML 2.0 among the role's `protocolSupportEnumeration` (a whitespace-separated list of URIs).
+    private static func supportsSAML2(_ role: xmlNodePtr) -> Bool {
+        guard let list = role.attribute("protocolSupportEnumeration") else { return false }
+        let saml2 = "urn:oasis:names:tc:SAML:2.0:protocol"
+        return list.utf8.split(whereSeparator: XMLWhitespace.isWhitespace).contains { $0.elementsEqual(saml2.utf8) }
+    }
+
+    /// The shorter of `current` and the element's `cacheDuration`, if any.
+    private static func shortest(_ current: Duration?, _ element: xmlNodePtr) throws -> Duration? {
+        guard let text = element.attribute("cacheDuration") else { return current }
+        guard let duration = XMLDuration.parse(text) else {
+            throw SAMLError(.metadataMalformed, "expected an xs:duration in cacheDuration, found \(SAMLError.quote(text))")
+        }
+        return current.map { min($0, duration) } ?? duration
     }
 
     private static func instant(_ element: xmlNodePtr, _ name: StaticString) throws -> SAMLInstant? {
@@ -103,17 +184,25 @@ extension IdentityProviderMetadata {
 
 /// The ID table of a signed document other than a response (metadata): the root's unqualified `ID`,
 /// `xml:id` anywhere, the `Id`s xmlsec would register inside the signature; every value unique.
+///
+/// Every one of these values, and every unqualified `ID` elsewhere in the document, must be an xs:NCName
+/// (``NCName``; SAML's `ID` and XML-DSig's `Id` are `xs:ID`), checked before xmlsec sees the document:
+/// the Reference URI (``SignatureProfile``: `""` or `#` + the root's ID) is then a plain name looked up
+/// in this table, never an XPointer or XPath expression (issue 33).
 enum IDTable {
     static func registerForSignature(root: xmlNodePtr, signature: xmlNodePtr, document: xmlDocPtr) throws {
         var seen = Set<String>()
         var duplicate: String?
+        var malformed: String?
+        func note(_ value: String) {
+            if !seen.insert(value).inserted { duplicate = duplicate ?? value }
+            if malformed == nil, !NCName.isValid(value) { malformed = value }
+        }
         root.forEachElement { element in
             var attribute = element.pointee.properties
             while let current = attribute {
                 attribute = current.pointee.next
-                if current.is("ID", namespace: nil) || current.is("id", namespace: Namespace.xml), !seen.insert(current.value).inserted {
-                    duplicate = duplicate ?? current.value
-                }
+                if current.is("ID", namespace: nil) || current.is("id", namespace: Namespace.xml) { note(current.value) }
             }
             return true
         }
@@ -124,10 +213,14 @@ enum IDTable {
                 attribute = current.pointee.next
                 if current.pointee.name.map({ XMLName.equals($0, "Id") }) ?? false {
                     inSignature.append(current)
-                    if !seen.insert(current.value).inserted { duplicate = duplicate ?? current.value }
+                    note(current.value)
                 }
             }
             return true
+        }
+        if let malformed {
+            throw SAMLError(
+                .idMalformed, "expected every ID of signed metadata to be an xs:NCName, found \(SAMLError.quote(malformed))")
         }
         if let duplicate {
             throw SAMLError(.idDuplicate, "expected unique IDs, found \(SAMLError.quote(duplicate)) twice")
