@@ -196,7 +196,7 @@ enum IDTable {
         var malformed: String?
         func note(_ value: String) {
             if !seen.insert(value).inserted { duplicate = duplicate ?? value }
-            if malformed == nil, !NCName.isValid(value) { malformed = value }
+            if malformed == nil, !NCName.isAcceptedID(value) { malformed = value }
         }
         root.forEachElement { element in
             var attribute = element.pointee.properties
@@ -220,7 +220,7 @@ enum IDTable {
         }
         if let malformed {
             throw SAMLError(
-                .idMalformed, "expected every ID of signed metadata to be an xs:NCName, found \(SAMLError.quote(malformed))")
+                .idMalformed, "expected every ID of signed metadata to be made of xs:NCName characters, found \(SAMLError.quote(malformed))")
         }
         if let duplicate {
             throw SAMLError(.idDuplicate, "expected unique IDs, found \(SAMLError.quote(duplicate)) twice")

@@ -5,20 +5,11 @@
 /// parenthesis, bracket, `|`, `/`, `*`, `=`, colon), so a Reference `#` + an NCName is a plain name
 /// looked up in the document's ID table and nothing else.
 ///
-/// ``isAcceptedID(_:)`` is what the verifier requires of IDs: NCName characters throughout, the first
-/// one included. It also takes a first character that only NameChar allows (digit, `-`, `.`): real IdPs
-/// (SecureWorks, in the conformance corpus) use bare UUIDs as IDs, and a digit first gives an XPointer
-/// nothing more than a letter does.
+/// ``isAcceptedID(_:)`` is what the verifier requires of IDs (responses, decrypted assertions, metadata):
+/// NCName characters throughout. It also takes a first character that only NameChar allows (digit, `-`,
+/// `.`), which a strict xs:NCName does not: real IdPs (SecureWorks, in the conformance corpus) use bare
+/// UUIDs as IDs, and a digit first gives an XPointer nothing more than a letter does.
 enum NCName {
-    static func isValid(_ value: String) -> Bool {
-        var scalars = value.unicodeScalars.makeIterator()
-        guard let first = scalars.next(), isStart(first.value) else { return false }
-        while let scalar = scalars.next() {
-            guard isStart(scalar.value) || isPart(scalar.value) else { return false }
-        }
-        return true
-    }
-
     /// Whether `value` is acceptable as an ID: not empty, every character an NCName character.
     static func isAcceptedID(_ value: String) -> Bool {
         var scalars = value.unicodeScalars.makeIterator()
