@@ -57,7 +57,7 @@ let package = Package(
         ),
         .target(
             name: "SAMLBench",
-            dependencies: ["SAML", "CSAMLBaseline"]
+            dependencies: ["SAML", "SAMLMockIdP", "CSAMLBaseline"]
         ),
         // Allocation-failure injection (docs/fuzzing.md): a test executable; no product links it.
         .target(
@@ -85,7 +85,7 @@ let package = Package(
         // Verification tests use Foundation (JSON manifests), so they stay apart from the C-level tests.
         .testTarget(
             name: "SAMLVerifierTests",
-            dependencies: ["SAML", "SAMLMockIdP", "AppleSSO", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SAML", "SAMLMockIdP", "SAMLBench", "AppleSSO", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "AppleSSOTests",

@@ -43,13 +43,14 @@ static int saml_out_reserve(saml_c14n_out *out, size_t more) {
     if (out->failed) {
         return 0;
     }
-    if (out->length + more <= out->capacity) {
-        return 1;
-    }
-    if (more > out->limit - out->length) {  // the whole output is held until the sink: never past the budget
+    // The whole output is held until the sink: never past the budget (length <= limit holds throughout).
+    if (more > out->limit - out->length) {
         out->failed = 1;
         out->overBudget = 1;
         return 0;
+    }
+    if (out->length + more <= out->capacity) {
+        return 1;
     }
     size_t capacity = out->capacity * 2;
     while (capacity < out->length + more) {

@@ -72,6 +72,25 @@ public struct MockIdentityProvider: Sendable {
         return Array(UnsafeBufferPointer(start: output, count: Int(length)))
     }
 
+    /// `xml` (a response with a plain `saml:Assertion`) with that assertion encrypted to `recipient` as
+    /// it stands, signed or not, as ``response(_:issuedAt:placement:encryptingFor:)`` encrypts: for
+    /// benchmarks and tests that build the plaintext themselves (a hostile one, say).
+    public func encryptingAssertion(of xml: [UInt8], for recipient: TrustedKey) throws -> [UInt8] {
+        var output: UnsafeMutablePointer<UInt8>?
+        var length: Int32 = 0
+        let status = xml.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                saml_mock_sign_encrypt_response(
+                    chars.baseAddress, Int32(chars.count), key.key, 0, 0, xmlSecKeyPtr(recipient.opaqueKey), &output, &length)
+            }
+        }
+        guard status == 0, let output else {
+            throw SAMLError(.decryptionFailed, "expected xmlsec to encrypt the response's assertion, it failed")
+        }
+        defer { saml_shim_free_buffer(output) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+
     static func document(_ template: Template, issuedAt: SAMLInstant) -> String {
         let issued = issuedAt.description
         let notBefore = (issuedAt - .seconds(60)).description

@@ -1,0 +1,180 @@
+import Foundation
+import SAML
+import SAMLMockIdP
+
+/// Responses built to make an unauthenticated request cost far more than a login (issue 33), each with
+/// the refusal it must get, and valid responses of the same sizes to compare their cost with
+/// (`saml bench --hostile`, BENCHMARKS.md, and the tests that check the verdicts).
+///
+/// Every shape is derived from a bundled vector (its signature no longer matches: none needs to, since
+/// each must be refused before any digest is compared). Sizes follow the reports they come from.
+public struct HostileShape: Sendable {
+    public let name: String
+    public let description: String
+    public let xml: [UInt8]
+    /// The code the verifier must refuse it with.
+    public let expectedCode: String
+    public let verifier: SAMLResponseVerifier
+    public let now: SAMLInstant
+}
+
+public enum HostileShapes {
+    /// What every vector below is verified with: the bundled typical response's expectations.
+    static let now = SAMLInstant(xmlDateTime: "2026-11-21T12:01:00Z")!
+    static let destination = "https://sp.example.com/api/v2/REF30/profiles/sso/Apple"
+    static let requestID = "_aq-3f9a1b2c"
+
+    /// The shapes, built from the vectors of a TestVectors/ folder.
+    public static func all(directory: URL) throws -> [HostileShape] {
+        func read(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: directory.appendingPathComponent(path))) }
+        let typical = String(decoding: try read("responses/typical-rsa2048-assertion-signed.xml"), as: UTF8.self)
+        let responseSigned = String(decoding: try read("responses/typical-rsa2048-response-signed.xml"), as: UTF8.self)
+        let verifier = try Self.verifier(certificatePEM: try read("keys/rsa-2048.cert.pem"), decryptionKeyPEM: try read("keys/sp-rsa-2048.key.pem"))
+        let longURI = "urn:" + String(repeating: "a", count: 100_000)
+        func shape(_ name: String, _ description: String, _ xml: String, _ code: String) -> HostileShape {
+            HostileShape(name: name, description: description, xml: Array(xml.utf8), expectedCode: code, verifier: verifier, now: now)
+        }
+
+        var shapes: [HostileShape] = []
+        let xpathID = "x')|//*[count(//*[count(//*)>0])>0]|id('x"
+        shapes.append(
+            shape(
+                "xpath-in-id", "Assertion ID holding an XPath expression, referenced as '#' + that ID (about 8 KB)",
+                typical.replacingOccurrences(of: "_assert-typical", with: xpathID), "id.malformed"))
+
+        // Exclusive C14N writes a declaration again on each element that uses a namespace no rendered
+        // ancestor declares: 100 KB declared once, used by 10,000 children.
+        let amplified = try insertingAttribute(
+            typical, content: String(repeating: "<p:x/>", count: 10_000), declaring: " xmlns:p=\"\(longURI)\"")
+        shapes.append(
+            shape(
+                "exc-c14n-namespace-amplification",
+                "a 100 KB namespace URI declared once on the Response, used by 10,000 children inside the signed Assertion",
+                amplified, "signature.budget-exceeded"))
+
+        // The same with the default namespace, under a Response signature whose Reference URI is "".
+        let issuerEnd = try range(of: "</saml:Issuer>", in: responseSigned)
+        var defaultNamespace = responseSigned
+        defaultNamespace.insert(
+            contentsOf: "<samlp:Extensions>" + String(repeating: "<x/>", count: 10_000) + "</samlp:Extensions>", at: issuerEnd.upperBound)
+        defaultNamespace = try declaring(" xmlns=\"\(longURI)\"", onRootOf: defaultNamespace)
+        let responseID = try attributeValue("ID", in: defaultNamespace)
+        defaultNamespace = defaultNamespace.replacingOccurrences(of: "URI=\"#\(responseID)\"", with: "URI=\"\"")
+        shapes.append(
+            shape(
+                "exc-c14n-default-namespace-amplification",
+                "a 100 KB default namespace declared on the Response (Reference URI \"\"), used by 10,000 children in Extensions",
+                defaultNamespace, "signature.budget-exceeded"))
+
+        // The amplification inside an encrypted assertion's plaintext (the declaration stays on the Response).
+        let mock = try MockIdentityProvider(privateKeyPEM: try read("keys/rsa-2048.key.pem"), certificatePEM: try read("keys/rsa-2048.cert.pem"))
+        let encrypted = try mock.encryptingAssertion(of: Array(amplified.utf8), for: TrustedKey(pem: try read("keys/sp-rsa-2048.cert.pem")))
+        shapes.append(
+            HostileShape(
+                name: "encrypted-plaintext-namespace-amplification",
+                description: "the same amplification inside an EncryptedAssertion's plaintext (AES-256-GCM, RSA-OAEP)", xml: encrypted,
+                expectedCode: "signature.budget-exceeded", verifier: verifier, now: now))
+
+        // An InclusiveNamespaces PrefixList searched on every element.
+        func prefixList(_ count: Int) -> String {
+            "<ec:InclusiveNamespaces xmlns:ec=\"http://www.w3.org/2001/10/xml-exc-c14n#\" PrefixList=\""
+                + (0..<count).map { "p\($0)" }.joined(separator: " ") + "\"/>"
+        }
+        let referenceC14N = "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>"
+        func withPrefixList(_ count: Int, elements: Int) throws -> String {
+            let listed = typical.replacingOccurrences(
+                of: referenceC14N, with: "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\">\(prefixList(count))</ds:Transform>")
+            return try insertingAttribute(listed, content: String(repeating: "<saml:x/>", count: elements))
+        }
+        shapes.append(
+            shape(
+                "prefix-list-20000-over-5000", "a Reference PrefixList of 20,000 prefixes over 5,000 elements",
+                try withPrefixList(20_000, elements: 5_000), "signature.budget-exceeded"))
+        shapes.append(
+            shape(
+                "prefix-list-32-over-19000",
+                "a PrefixList at the cap (32 prefixes) over 19,000 elements: within budget, canonicalised, then the digest differs",
+                try withPrefixList(32, elements: 19_000), "signature.digest-mismatch"))
+
+        // Inclusive C14N compares every in-scope declaration with every other one, on every element.
+        func chain(leaves: Int) throws -> String {
+            let inclusive = typical.replacingOccurrences(
+                of: referenceC14N, with: "<ds:Transform Algorithm=\"http://www.w3.org/TR/2001/REC-xml-c14n-20010315\"/>")
+            let levels = 50
+            let open = (0..<levels).map { level in
+                "<c:e xmlns:c=\"urn:c\"" + (0..<31).map { " xmlns:l\(level)n\($0)=\"urn:l\(level):n\($0)\"" }.joined() + ">"
+            }.joined()
+            let content = open + String(repeating: "<c:leaf/>", count: leaves) + String(repeating: "</c:e>", count: levels)
+            return try insertingAttribute(inclusive, content: content)
+        }
+        for leaves in [200, 2_000] {
+            shapes.append(
+                shape(
+                    "inclusive-c14n-namespace-chain-\(leaves)",
+                    "inclusive C14N over 50 nested elements declaring 32 namespaces each, then \(leaves) leaves",
+                    try chain(leaves: leaves), "signature.budget-exceeded"))
+        }
+        return shapes
+    }
+
+    /// A valid response of about `bytes` bytes signed on its Assertion by the mock IdP with the bundled
+    /// RSA-2048 key (its attributes padded), with a verifier for it: the cost of a real login of that size.
+    public static func typical(bytes: Int, directory: URL) throws -> (xml: [UInt8], verifier: SAMLResponseVerifier, now: SAMLInstant) {
+        func read(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: directory.appendingPathComponent(path))) }
+        let certificate = try read("keys/rsa-2048.cert.pem")
+        let mock = try MockIdentityProvider(privateKeyPEM: try read("keys/rsa-2048.key.pem"), certificatePEM: certificate)
+        var template = MockIdentityProvider.Template()
+        template.destination = destination
+        template.inResponseTo = requestID
+        let base = template.attributes
+        func make(_ padding: Int) throws -> [UInt8] {
+            template.attributes = base + (0..<padding).map { ("padding-\($0)", ["value-\($0)-" + String(repeating: "v", count: 80)]) }
+            return try mock.response(template, issuedAt: now - .seconds(1), placement: .assertion)
+        }
+        let unpadded = try make(0)
+        let perAttribute = try make(10).count - unpadded.count
+        let xml = try make(max(0, (bytes - unpadded.count) / max(1, perAttribute / 10)))
+        return (xml, try verifier(certificatePEM: certificate, decryptionKeyPEM: nil), now)
+    }
+
+    static func verifier(certificatePEM: [UInt8], decryptionKeyPEM: [UInt8]?) throws -> SAMLResponseVerifier {
+        var configuration = SAMLResponseVerifier.Configuration(
+            trustedKeys: try TrustedKey.all(pem: certificatePEM), issuer: .equals("https://idp.mvpd.example.com"),
+            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .equals(destination), inResponseTo: .equals(requestID),
+            replay: .skip)
+        if let decryptionKeyPEM { configuration.decryptionKeys = [try DecryptionKey(pem: decryptionKeyPEM)] }
+        configuration.clock = FixedClock(now)
+        return try SAMLResponseVerifier(configuration)
+    }
+
+    /// `xml` with one more Attribute, holding `content` in its AttributeValue, at the end of the
+    /// AttributeStatement, and `declaring` added to the root element.
+    static func insertingAttribute(_ xml: String, content: String, declaring: String = "") throws -> String {
+        var text = xml
+        let end = try range(of: "</saml:AttributeStatement>", in: text)
+        text.insert(contentsOf: "<saml:Attribute Name=\"hostile\"><saml:AttributeValue>\(content)</saml:AttributeValue></saml:Attribute>", at: end.lowerBound)
+        return declaring.isEmpty ? text : try Self.declaring(declaring, onRootOf: text)
+    }
+
+    static func declaring(_ declaration: String, onRootOf xml: String) throws -> String {
+        var text = xml
+        let root = try range(of: "<samlp:Response ", in: text)
+        text.insert(contentsOf: declaration.dropFirst() + " ", at: root.upperBound)
+        return text
+    }
+
+    static func attributeValue(_ name: String, in xml: String) throws -> String {
+        let start = try range(of: " \(name)=\"", in: xml)
+        guard let end = xml[start.upperBound...].firstIndex(of: "\"") else { throw missing(name) }
+        return String(xml[start.upperBound..<end])
+    }
+
+    static func range(of text: String, in xml: String) throws -> Range<String.Index> {
+        guard let found = xml.range(of: text) else { throw missing(text) }
+        return found
+    }
+
+    static func missing(_ text: String) -> SAMLError {
+        SAMLError(.configurationInvalid, "expected \(text) in the bundled vector a hostile shape is built from, found none")
+    }
+}

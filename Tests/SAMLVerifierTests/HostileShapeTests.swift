@@ -1,0 +1,52 @@
+import Foundation
+@_spi(Stages) import SAML
+import SAMLBench
+import Testing
+
+/// Issue 33's unauthenticated inputs that cost far more than a login: each gets its refusal, before any
+/// digest, with the fast canonicalisation and with libxml2's own (their costs: `saml bench --hostile`).
+@Suite("Hostile shapes")
+struct HostileShapeTests {
+    static let shapes: [HostileShape] = (try? HostileShapes.all(directory: Vector.root)) ?? []
+
+    @Test("every shape is built", arguments: [0])
+    func built(_: Int) {
+        #expect(Self.shapes.count == 8)
+    }
+
+    @Test("each shape gets its code, with the fast canonicalisation and with libxml2's", arguments: shapes.map(\.name))
+    func refused(name: String) throws {
+        let shape = try #require(Self.shapes.first { $0.name == name })
+        let fast = Verdict { _ = try shape.xml.withUnsafeBytes { try shape.verifier.verifyWithoutReplayCheck($0, at: shape.now) } }
+        #expect(fast == .invalid(shape.expectedCode))
+        let stock = Verdict {
+            try shape.xml.withUnsafeBytes { bytes in
+                let parsed = try shape.verifier.parse(bytes)
+                _ = try shape.verifier.verifySignatures(parsed, fastCanonicalization: false)
+            }
+        }
+        #expect(stock == .invalid(shape.expectedCode))
+    }
+
+    @Test("valid responses the size of the shapes verify (the cost table's comparison)", arguments: [8_000, 170_000])
+    func typicalOfTheSameSize(bytes: Int) throws {
+        let typical = try HostileShapes.typical(bytes: bytes, directory: Vector.root)
+        #expect(abs(typical.xml.count - bytes) < bytes / 5 + 1_000, "\(typical.xml.count) bytes")
+        let response = try typical.xml.withUnsafeBytes { try typical.verifier.verifyWithoutReplayCheck($0, at: typical.now) }
+        #expect(response.signedParts == .assertion)
+    }
+
+    @Test("the output budget stops exclusive C14N within a small multiple of the document, not at its full amplification")
+    func outputBudgetMessage() throws {
+        let shape = try #require(Self.shapes.first { $0.name == "exc-c14n-namespace-amplification" })
+        let error = try #require(throws: SAMLError.self) {
+            try shape.xml.withUnsafeBytes { try shape.verifier.verifyWithoutReplayCheck($0, at: shape.now) }
+        }
+        #expect(error.message.contains("canonical bytes within 4 times the document's size"))
+        let prefixes = try #require(Self.shapes.first { $0.name == "prefix-list-20000-over-5000" })
+        let refusal = try #require(throws: SAMLError.self) {
+            try prefixes.xml.withUnsafeBytes { try prefixes.verifier.verifyWithoutReplayCheck($0, at: prefixes.now) }
+        }
+        #expect(refusal.message.contains("PrefixList of at most 32 prefixes"))
+    }
+}
