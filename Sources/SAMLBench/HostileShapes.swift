@@ -92,9 +92,13 @@ public enum HostileShapes {
                 try withPrefixList(20_000, elements: 5_000), "signature.budget-exceeded"))
         shapes.append(
             shape(
-                "prefix-list-32-over-19000",
-                "a PrefixList at the cap (32 prefixes) over 19,000 elements: within budget, canonicalised, then the digest differs",
-                try withPrefixList(32, elements: 19_000), "signature.digest-mismatch"))
+                "prefix-list-32-over-19000", "a PrefixList at the cap (32 prefixes) over 19,000 elements: past the namespace-work budget",
+                try withPrefixList(32, elements: 19_000), "signature.budget-exceeded"))
+        shapes.append(
+            shape(
+                "prefix-list-32-over-2500",
+                "a PrefixList at the cap over 2,500 elements: within the budget, canonicalised, then the digest differs (what the budget lets through)",
+                try withPrefixList(32, elements: 2_500), "signature.digest-mismatch"))
 
         // Inclusive C14N compares every in-scope declaration with every other one, on every element.
         func chain(leaves: Int) throws -> String {

@@ -47,6 +47,15 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Print JSON: {\"results\": [{\"input\", \"threads\", \"responses_per_second\", \"microseconds_per_response\", ...}]}.")
     var json = false
 
+    @Flag(
+        help:
+            "Measure instead the CPU time and peak memory of refusing each hostile shape of issue 33 (XPath in an ID, namespace amplification, PrefixList, inclusive namespace chains), beside a valid response of the same size; exits 1 if one gets another verdict or passes 50 ms of CPU or 64 MiB."
+    )
+    var hostile = false
+
+    @Option(help: "With --hostile: verifications per shape (the median is reported).")
+    var iterations = 5
+
     @Option(help: "The TestVectors folder used when no FILE is given.")
     var directory = "TestVectors"
 
@@ -67,6 +76,17 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
+        if hostile {
+            let rows = try rejectingOnError {
+                try HostileBench.run(directory: URL(fileURLWithPath: directory), iterations: iterations) { line in
+                    StandardStreams.writeError("\r\u{1B}[K" + line)
+                }
+            }
+            StandardStreams.writeError("\r\u{1B}[K")
+            StandardStreams.writeOutput(json ? Self.hostileJSON(rows) : Self.hostileTable(rows))
+            if !rows.allSatisfy(\.withinBounds) { throw ExitCode.failure }
+            return
+        }
         let inputs: [BenchInput] = try rejectingOnError {
             if files.isEmpty { return try BenchInput.bundled(directory: URL(fileURLWithPath: directory)) }
             let pem = try StandardStreams.readAll(certificates[0])
@@ -108,6 +128,34 @@ struct BenchCommand: ParsableCommand {
         }
         let data = (try? JSONSerialization.data(withJSONObject: ["results": rows], options: [.sortedKeys])) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    static func hostileJSON(_ rows: [HostileCost]) -> String {
+        func rounded(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
+        let objects: [[String: Any]] = rows.map { row in
+            [
+                "shape": row.name, "bytes": row.bytes, "verdict": row.verdict, "expected": row.expectedCode,
+                "cpu_ms": rounded(row.cpuMilliseconds), "peak_mib": rounded(row.peakMiB),
+                "typical_cpu_ms": rounded(row.typicalCPUMilliseconds), "typical_peak_mib": rounded(row.typicalPeakMiB),
+                "ratio_to_typical": rounded(row.ratio), "within_bounds": row.withinBounds,
+            ]
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: ["hostile": objects], options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    static func hostileTable(_ rows: [HostileCost]) -> String {
+        var lines = [
+            "| shape | bytes | verdict | CPU ms | peak MiB | valid same size: CPU ms | peak MiB | ratio | within 50 ms, 64 MiB |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---|",
+        ]
+        for r in rows {
+            let verdict = r.verdict == r.expectedCode ? r.verdict : "\(r.verdict) (expected \(r.expectedCode))"
+            lines.append(
+                "| \(r.name) | \(r.bytes) | \(verdict) | \(String(format: "%.2f", r.cpuMilliseconds)) | \(String(format: "%.1f", r.peakMiB)) | \(String(format: "%.2f", r.typicalCPUMilliseconds)) | \(String(format: "%.1f", r.typicalPeakMiB)) | \(String(format: "%.2f", r.ratio)) | \(r.withinBounds ? "yes" : "NO") |"
+            )
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     static func table(_ results: [BenchResult]) -> String {
