@@ -178,9 +178,25 @@ static xmlParserCtxtPtr saml_parser_context(xmlDictPtr vocabulary) {
             xmlFreeParserCtxt(context);
             return NULL;
         }
+        saml_shim_silence_libxml2();  // this thread's libxml2 state may predate the start-up
     }
     // Reset first, with the old dictionary still in place (the context's strings are freed against it).
     xmlCtxtReset(context);
+    // Options are applied by each read on top of what the last one left: libxml2 sets the fields of the
+    // options given and leaves others (the SAX callbacks NOERROR, NOWARNING and NOCDATA clear, the
+    // `options` bits NSCLEAN, HUGE, ...). Back to a fresh context's state, so that a read gets exactly
+    // its own options.
+    if (xmlSAXVersion(context->sax, 2) < 0) {
+        return NULL;
+    }
+    context->options = 0;
+    context->recovery = 0;
+    context->replaceEntities = 0;
+    context->loadsubset = 0;
+    context->validate = 0;
+    context->pedantic = 0;
+    context->keepBlanks = 1;
+    context->dictNames = 1;
     xmlDictPtr names = xmlDictCreateSub(vocabulary);
     if (names == NULL) {
         return NULL;

@@ -115,7 +115,24 @@ saml_shim_init_result saml_shim_initialize(void) {
     }
     // Last: the backend's start-up may install its own callback.
     xmlSecErrorsSetCallback(saml_shim_collect_xmlsec_error);
+    saml_shim_silence_libxml2();
     return SAML_SHIM_INIT_OK;
+}
+
+static void saml_shim_ignore_generic_error(void *context, const char *message, ...) {
+    (void)context;
+    (void)message;
+}
+
+// libxml2 reports what has no parser context of its own (canonicalisation: "Relative namespace UR is
+// invalid here", tree functions) through its generic error function, which prints to stderr by default:
+// several lines per request that anyone can trigger, echoing document bytes into the service's logs.
+// Silenced like xmlsec's, process-wide: for this thread, for threads whose libxml2 state is made later
+// (xmlThrDef...), and again on each thread's first parse (saml_parser_context), which covers threads whose
+// state existed before the start-up. Verdicts carry their own codes; nothing is lost.
+void saml_shim_silence_libxml2(void) {
+    xmlSetGenericErrorFunc(NULL, saml_shim_ignore_generic_error);
+    xmlThrDefSetGenericErrorFunc(NULL, saml_shim_ignore_generic_error);
 }
 
 const char *saml_shim_xmlsec_compiled_version(void) { return XMLSEC_VERSION; }

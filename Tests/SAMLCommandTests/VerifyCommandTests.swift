@@ -47,6 +47,23 @@ struct VerifyCommandTests {
         #expect(result.error.isEmpty)
     }
 
+    @Test("libxml2 prints nothing: a relative namespace URI in signed content is refused without a line on stderr")
+    func libxml2Silent() throws {
+        // libxml2's C14N reports a relative namespace URI through its generic error function, which printed
+        // seven lines to stderr per request (document bytes included) before it was silenced at start-up.
+        let typical = try String(
+            contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("TestVectors/responses/typical-rsa2048-assertion-signed.xml"),
+            encoding: .utf8)
+        let relative = typical.replacingOccurrences(
+            of: "</saml:AttributeStatement>",
+            with: #"<saml:Attribute Name="r"><saml:AttributeValue><r:x xmlns:r="relative/uri"/></saml:AttributeValue></saml:Attribute></saml:AttributeStatement>"#)
+        #expect(relative != typical)
+        let result = try CommandRunner.run(["verify", "--json"] + Self.common + ["-"], input: Data(relative.utf8))
+        #expect(result.status == 1)
+        #expect((try Self.json(result)["error"] as? [String: String])?["code"] == "signature.malformed")
+        #expect(result.error.isEmpty, "\(result.error)")
+    }
+
     @Test("missing required fields are listed and reject the response")
     func missingFields() throws {
         let result = try CommandRunner.run(

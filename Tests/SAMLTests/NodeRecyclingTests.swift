@@ -26,12 +26,12 @@ struct NodeRecyclingTests {
         """
 
     /// Parses with the thread's context, serialises, frees through the shim; nil when libxml2 refuses.
-    static func roundTrip(_ text: String) -> String? {
+    static func roundTrip(_ text: String, options: Int32 = Int32(XML_PARSE_NONET.rawValue)) -> String? {
         var error = saml_shim_parse_error()
         let bytes = Array(text.utf8)
         let parsed = bytes.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) {
-                saml_shim_parse_document($0.baseAddress, Int32($0.count), Int32(XML_PARSE_NONET.rawValue), &error)
+                saml_shim_parse_document($0.baseAddress, Int32($0.count), options, &error)
             }
         }
         guard let document = parsed else { return nil }
@@ -49,6 +49,19 @@ struct NodeRecyclingTests {
         var attributes: Int32 = 0
         saml_shim_parser_kept(&nodes, &attributes)
         return (Int(nodes), Int(attributes))
+    }
+
+    @Test("a read gets exactly its own options: none is left on the thread's context by the read before")
+    func optionsDoNotAccumulate() throws {
+        // NOCDATA clears the tree builder's CDATA callback and NOBLANKS swaps its whitespace one; libxml2
+        // leaves both as they are when the next read does not ask for them.
+        let text = "<r><a><![CDATA[x]]></a> <b/></r>"
+        let merged = try #require(Self.roundTrip(text, options: Int32(XML_PARSE_NOCDATA.rawValue | XML_PARSE_NOBLANKS.rawValue)))
+        #expect(!merged.contains("CDATA"))
+        #expect(merged.contains("</a><b/>"))
+        let plain = try #require(Self.roundTrip(text))
+        #expect(plain.contains("<![CDATA[x]]>"))
+        #expect(plain.contains("</a> <b/>"))
     }
 
     @Test("a tree built from recycled nodes is the tree built from fresh ones")

@@ -150,6 +150,10 @@ typedef enum {
     SAML_SHIM_DSIG_BUDGET_EXCEEDED = 6,
 } saml_shim_dsig_result;
 
+/// Replaces libxml2's generic error function (which prints to stderr) with one that prints nothing, for
+/// the calling thread and for threads whose libxml2 state is made later. Part of `saml_shim_initialize`.
+void saml_shim_silence_libxml2(void);
+
 /// Starts collecting, on this thread, the reasons xmlsec and OpenSSL give for a failure (clears them).
 void saml_shim_errors_begin(void);
 
