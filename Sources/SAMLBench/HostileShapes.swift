@@ -29,7 +29,8 @@ public enum HostileShapes {
         func read(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: directory.appendingPathComponent(path))) }
         let typical = String(decoding: try read("responses/typical-rsa2048-assertion-signed.xml"), as: UTF8.self)
         let responseSigned = String(decoding: try read("responses/typical-rsa2048-response-signed.xml"), as: UTF8.self)
-        let verifier = try Self.verifier(certificatePEM: try read("keys/rsa-2048.cert.pem"), decryptionKeyPEM: try read("keys/sp-rsa-2048.key.pem"))
+        let verifier = try Self.verifier(
+            certificatePEM: try read("keys/rsa-2048.cert.pem"), decryptionKeyPEM: try read("keys/sp-rsa-2048.key.pem"))
         let longURI = "urn:" + String(repeating: "a", count: 100_000)
         func shape(_ name: String, _ description: String, _ xml: String, _ code: String) -> HostileShape {
             HostileShape(name: name, description: description, xml: Array(xml.utf8), expectedCode: code, verifier: verifier, now: now)
@@ -67,7 +68,8 @@ public enum HostileShapes {
                 defaultNamespace, "signature.budget-exceeded"))
 
         // The amplification inside an encrypted assertion's plaintext (the declaration stays on the Response).
-        let mock = try MockIdentityProvider(privateKeyPEM: try read("keys/rsa-2048.key.pem"), certificatePEM: try read("keys/rsa-2048.cert.pem"))
+        let mock = try MockIdentityProvider(
+            privateKeyPEM: try read("keys/rsa-2048.key.pem"), certificatePEM: try read("keys/rsa-2048.cert.pem"))
         let encrypted = try mock.encryptingAssertion(of: Array(amplified.utf8), for: TrustedKey(pem: try read("keys/sp-rsa-2048.cert.pem")))
         shapes.append(
             HostileShape(
@@ -83,7 +85,8 @@ public enum HostileShapes {
         let referenceC14N = "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>"
         func withPrefixList(_ count: Int, elements: Int) throws -> String {
             let listed = typical.replacingOccurrences(
-                of: referenceC14N, with: "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\">\(prefixList(count))</ds:Transform>")
+                of: referenceC14N,
+                with: "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\">\(prefixList(count))</ds:Transform>")
             return try insertingAttribute(listed, content: String(repeating: "<saml:x/>", count: elements))
         }
         shapes.append(
@@ -156,7 +159,9 @@ public enum HostileShapes {
     static func insertingAttribute(_ xml: String, content: String, declaring: String = "") throws -> String {
         var text = xml
         let end = try range(of: "</saml:AttributeStatement>", in: text)
-        text.insert(contentsOf: "<saml:Attribute Name=\"hostile\"><saml:AttributeValue>\(content)</saml:AttributeValue></saml:Attribute>", at: end.lowerBound)
+        text.insert(
+            contentsOf: "<saml:Attribute Name=\"hostile\"><saml:AttributeValue>\(content)</saml:AttributeValue></saml:Attribute>",
+            at: end.lowerBound)
         return declaring.isEmpty ? text : try Self.declaring(declaring, onRootOf: text)
     }
 

@@ -56,7 +56,9 @@ struct VerifyCommandTests {
             encoding: .utf8)
         let relative = typical.replacingOccurrences(
             of: "</saml:AttributeStatement>",
-            with: #"<saml:Attribute Name="r"><saml:AttributeValue><r:x xmlns:r="relative/uri"/></saml:AttributeValue></saml:Attribute></saml:AttributeStatement>"#)
+            with:
+                #"<saml:Attribute Name="r"><saml:AttributeValue><r:x xmlns:r="relative/uri"/></saml:AttributeValue></saml:Attribute></saml:AttributeStatement>"#
+        )
         #expect(relative != typical)
         let result = try CommandRunner.run(["verify", "--json"] + Self.common + ["-"], input: Data(relative.utf8))
         #expect(result.status == 1)

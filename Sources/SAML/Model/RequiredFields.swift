@@ -62,7 +62,8 @@ extension VerifiedResponse {
             // Where a missing name is some attribute's FriendlyName, say which Name to ask for.
             let hints = missing.prefix(16).compactMap { name -> String? in
                 guard let attribute = attributes.first(where: { $0.friendlyName == name && $0.name != name }) else { return nil }
-                return "\(SAMLError.quote(name)) is only the FriendlyName of the attribute \(SAMLError.quote(attribute.name)): ask for that Name"
+                return
+                    "\(SAMLError.quote(name)) is only the FriendlyName of the attribute \(SAMLError.quote(attribute.name)): ask for that Name"
             }
             throw SAMLError(
                 .fieldsMissing,

@@ -220,7 +220,8 @@ enum IDTable {
         }
         if let malformed {
             throw SAMLError(
-                .idMalformed, "expected every ID of signed metadata to be made of xs:NCName characters, found \(SAMLError.quote(malformed))")
+                .idMalformed, "expected every ID of signed metadata to be made of xs:NCName characters, found \(SAMLError.quote(malformed))"
+            )
         }
         if let duplicate {
             throw SAMLError(.idDuplicate, "expected unique IDs, found \(SAMLError.quote(duplicate)) twice")

@@ -43,7 +43,8 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
         }
         if failed {
             throw SAMLError(
-                .decryptionFailed, "expected to declare the namespaces the decrypted element inherits on it, could not (memory or a prefix bound twice)")
+                .decryptionFailed,
+                "expected to declare the namespaces the decrypted element inherits on it, could not (memory or a prefix bound twice)")
         }
     }
 
