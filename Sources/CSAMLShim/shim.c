@@ -250,6 +250,11 @@ static void saml_shim_pinned_keys_manager_create(void) {
     saml_shim_pinned_keys_manager = manager;
 }
 
+// A non-empty name without any character an XPointer or XPath expression needs.
+static int saml_shim_plain_name(const xmlChar *name) {
+    return name[0] != 0 && strpbrk((const char *)name, " \t\n\r'\"()[]^|/*=:@,#") == NULL;
+}
+
 // Whether every Reference URI of the signature is absent, "" or `#` + a plain name: no character an
 // XPointer or XPath expression needs (blank, quote, parenthesis, bracket, caret, `|`, `/`, `*`, `=`, `:`,
 // `@`, `,`). The Swift side has already required IDs to be xs:NCNames and each URI to name its signed
@@ -267,8 +272,7 @@ static int saml_shim_plain_references(xmlNodePtr signature) {
         if (uri == NULL) {
             return 0;  // out of memory: refuse rather than let xmlsec read what was not checked
         }
-        int plain = uri[0] == 0
-            || (uri[0] == '#' && uri[1] != 0 && strpbrk((const char *)uri + 1, " \t\n\r'\"()[]^|/*=:@,#") == NULL);
+        int plain = uri[0] == 0 || (uri[0] == '#' && saml_shim_plain_name(uri + 1));
         xmlFree(uri);
         if (!plain) {
             return 0;
@@ -441,7 +445,7 @@ int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, 
         return -1;
     }
     const xmlChar *value = id->children->content;
-    if (xmlGetID(doc, value) == NULL && xmlAddID(NULL, doc, value, id) == NULL) {
+    if (!saml_shim_plain_name(value) || (xmlGetID(doc, value) == NULL && xmlAddID(NULL, doc, value, id) == NULL)) {
         return -1;
     }
     xmlNodePtr signature = xmlSecTmplSignatureCreateNsPref(doc, xmlSecTransformExclC14NId,
@@ -477,6 +481,7 @@ int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, 
         return -1;
     }
     ctx->signKey = xmlSecKeyDuplicate(key);
+    ctx->flags |= XMLSEC_DSIG_FLAGS_USE_VISA3D_HACK;  // `#ID` by direct lookup when signing too: never XPointer
     int result = ctx->signKey != NULL && xmlSecDSigCtxSign(ctx, signature) >= 0 ? 0 : -1;
     xmlSecDSigCtxDestroy(ctx);
     if (result == 0) {

@@ -141,6 +141,25 @@ struct MetadataRulesTests {
         #expect(idp.signingKeys.allSatisfy { $0.certificateDER != nil })
     }
 
+    @Test("a chain in one X509Data is one key, its first certificate; the chain's others are never trusted")
+    func chainInOneX509DataIsOneKey() throws {
+        func base64(_ key: String) throws -> String {
+            String(decoding: try Self.file("keys/\(key).cert.pem"), as: UTF8.self).split(separator: "\n")
+                .filter { !$0.hasPrefix("-----") }.joined()
+        }
+        let chain = "<ds:X509Data><ds:X509Certificate>\(try base64("rsa-2048"))</ds:X509Certificate>"
+            + "<ds:X509Certificate>\(try base64("attacker-rsa-2048"))</ds:X509Certificate></ds:X509Data>"
+        let xml = """
+            <md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" \
+            entityID="\(Self.idp)"><md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">\
+            <md:KeyDescriptor use="signing"><ds:KeyInfo>\(chain)</ds:KeyInfo></md:KeyDescriptor>\
+            <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://idp.mvpd.example.com/sso"/>\
+            </md:IDPSSODescriptor></md:EntityDescriptor>
+            """
+        let idp = try IdentityProviderMetadata.read(Array(xml.utf8), entityID: nil, options: .init(now: Self.now))
+        #expect(idp.signingKeys.map(\.fingerprint) == [try Self.fingerprint("rsa-2048")])
+    }
+
     @Test("a conflicting entity is left out of an aggregate; the others are read")
     func keyConflictIsScopedToItsEntity() throws {
         let xml = try Self.aggregate(["idp-keyinfo-two-certificates.xml", "idp-b.xml"])

@@ -190,7 +190,8 @@ void saml_shim_free_buffer(unsigned char *buffer);
 
 /// Signs `element` (with an ID and a saml:Issuer child) with an enveloped signature placed after the
 /// Issuer: exclusive C14N, SHA-256, RSA-SHA256 or ECDSA-SHA256 (`ecdsa` non-zero), the certificate in
-/// KeyInfo; the signature is then compacted (`saml_shim_compact_for_transport`). 0 on success.
+/// KeyInfo; the signature is then compacted (`saml_shim_compact_for_transport`). The ID must be a plain
+/// name (no XPointer or XPath syntax), resolved by direct lookup. 0 on success.
 int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, int ecdsa);
 
 /// Removes the blank text xmlsec's templates put between elements and the line breaks of its Base64, in

@@ -8,10 +8,12 @@ internal import CSAMLShim
 /// One KeyInfo is one key (XML-DSig 4.5: KeyInfo "indicates the key" the signature is checked with).
 /// Several children may describe it (a certificate and its `RSAKeyValue`, the same certificate twice):
 /// they are compared by their public key as OpenSSL encodes it, and the first certificate is the key
-/// returned (its fingerprint is the certificate's, as for a pinned PEM). Children that describe different
-/// public keys (a certificate and another key's `RSAKeyValue`, two certificates of different keys, a
-/// certificate chain included) are refused with ``SAMLError/Code/metadataKeyConflict``: pooling them would
-/// trust a key the IdP never published as its own. Keys of different `md:KeyDescriptor`s are separate
+/// returned (its fingerprint is the certificate's, as for a pinned PEM). In one `ds:X509Data`, the first
+/// certificate is the key and any others its chain (XML-DSig 4.5.4), which are never trusted as keys.
+/// Children that describe different public keys (a certificate and another key's `RSAKeyValue`, the
+/// certificates of two `ds:X509Data` of different keys) are refused with
+/// ``SAMLError/Code/metadataKeyConflict``: pooling them would trust a key the IdP never published as its
+/// own. Keys of different `md:KeyDescriptor`s are separate
 /// KeyInfos and stay pooled (rotation). The only caller is the metadata reader, so this applies to every
 /// metadata source (the `metadata` entries of a trust file, `saml verify --metadata`); a response's
 /// KeyInfo is never read and pinned PEM bundles are not KeyInfos.
@@ -30,13 +32,15 @@ enum KeyInfoKeys {
             SAMLError(
                 .metadataMalformed, "expected a usable \(what) for \(SAMLError.quote(entityID)), found one that is not: \(error.message)")
         }
+        // In one X509Data, the first certificate holds the key and any others are its chain (XML-DSig 4.5.4:
+        // every certificate of an X509Data contains the validation key or is part of a chain ending in
+        // the one that does); chain certificates are not keys of the IdP.
         for data in keyInfo.children(ds, "X509Data") {
-            for certificate in data.children(ds, "X509Certificate") {
-                do {
-                    keys.append((try TrustedKey(der: try base64(certificate), isCertificate: true), "X509Certificate"))
-                } catch let error as SAMLError {
-                    throw fail("X509Certificate", error)
-                }
+            guard let certificate = data.firstChild(ds, "X509Certificate") else { continue }
+            do {
+                keys.append((try TrustedKey(der: try base64(certificate), isCertificate: true), "X509Certificate"))
+            } catch let error as SAMLError {
+                throw fail("X509Certificate", error)
             }
         }
         for value in keyInfo.children(ds, "KeyValue") {
