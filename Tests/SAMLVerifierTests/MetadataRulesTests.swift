@@ -147,7 +147,8 @@ struct MetadataRulesTests {
             String(decoding: try Self.file("keys/\(key).cert.pem"), as: UTF8.self).split(separator: "\n")
                 .filter { !$0.hasPrefix("-----") }.joined()
         }
-        let chain = "<ds:X509Data><ds:X509Certificate>\(try base64("rsa-2048"))</ds:X509Certificate>"
+        let chain =
+            "<ds:X509Data><ds:X509Certificate>\(try base64("rsa-2048"))</ds:X509Certificate>"
             + "<ds:X509Certificate>\(try base64("attacker-rsa-2048"))</ds:X509Certificate></ds:X509Data>"
         let xml = """
             <md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" \
