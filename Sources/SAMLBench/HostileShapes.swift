@@ -97,6 +97,17 @@ public enum HostileShapes {
             shape(
                 "prefix-list-32-over-19000", "a PrefixList at the cap (32 prefixes) over 19,000 elements: past the namespace-work budget",
                 try withPrefixList(32, elements: 19_000), "signature.budget-exceeded"))
+        // The same as the cookbook leaves a pretty-printed response (no newline anywhere, one space between
+        // elements): the failed digest sends it to the recovery of the cookbook's damage, which
+        // canonicalises it again for each layout it tries (at most 24 runs and 150 ms).
+        let spaced = try withPrefixList(32, elements: 2_500).replacingOccurrences(of: "\n", with: "")
+            .replacingOccurrences(of: "<saml:x/><saml:x/>", with: "<saml:x/> <saml:x/> ")
+            .replacingOccurrences(of: "</saml:Issuer><", with: "</saml:Issuer> <")
+        shapes.append(
+            shape(
+                "prefix-list-32-over-2500-cookbook-shaped",
+                "the same with no newline and one space between elements: recovery retries the layouts, each canonicalised again",
+                spaced, "signature.normalisation-damage"))
         shapes.append(
             shape(
                 "prefix-list-32-over-2500",

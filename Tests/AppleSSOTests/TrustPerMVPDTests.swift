@@ -106,6 +106,24 @@ struct TrustPerMVPDTests {
         }
     }
 
+    @Test("a trust file reads RSA-SHA1-signed metadata only with allowSHA1MetadataSignature")
+    func trustFileSHA1OptIn() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-sha1-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(try Self.file("metadata/idp-a-signed-sha1.xml")).write(to: folder.appendingPathComponent("idp.xml"))
+        try Data(try Self.file("keys/metadata-signer-rsa-2048.cert.pem")).write(to: folder.appendingPathComponent("signer.pem"))
+        func load(_ optIn: String) throws -> [String: IdentityProvider] {
+            let trust = folder.appendingPathComponent("trust.json")
+            try Data(#"{"A": {"metadata": "idp.xml", "signer": "signer.pem"\#(optIn)}}"#.utf8).write(to: trust)
+            return try TrustFile.load(contentsOf: trust.path, now: Self.now)
+        }
+        #expect(throws: SAMLError(.signatureAlgorithmNotAllowed, "")) { try load("") }
+        #expect(throws: SAMLError(.signatureAlgorithmNotAllowed, "")) { try load(#", "allowSHA1MetadataSignature": false"#) }
+        #expect(throws: SAMLError(.configurationInvalid, "")) { try load(#", "allowSHA1MetadataSignature": "yes""#) }
+        #expect(try load(#", "allowSHA1MetadataSignature": true"#)["A"]?.entityID == "https://idp.mvpd.example.com")
+    }
+
     @Test("rotation: with both keys in the metadata both verify; after the old one is removed only the new one does")
     func rotation() async throws {
         let options = IdentityProviderMetadata.Options(now: Self.now)

@@ -7,13 +7,16 @@ import SAML
 /// {
 ///   "Cablevision": {"metadata": "idp-cablevision.xml"},
 ///   "Spectrum": {"metadata": "aggregate.xml", "entityID": "https://idp.spectrum.example", "signer": "federation-signer.pem"},
+///   "Legacy": {"metadata": "old-federation.xml", "signer": "old-signer.pem", "allowSHA1MetadataSignature": true},
 ///   "Example": {"issuer": "https://idp.example.com", "certificates": ["example-2026.pem", "example-2027.pem"]}
 /// }
 /// ```
 ///
 /// Paths are relative to the trust file. `metadata` is SAML 2.0 IdP metadata (its `validUntil` is
 /// enforced; `entityID` picks one entity of an aggregate; `signer` is a PEM the metadata must be signed
-/// by). `issuer` with `certificates` pins PEM keys for an IdP without metadata.
+/// by; a signature made with RSA-SHA1 is refused unless `allowSHA1MetadataSignature` is `true`, which
+/// concerns that metadata's signature only, never the MVPD's responses). `issuer` with `certificates`
+/// pins PEM keys for an IdP without metadata.
 public enum TrustFile {
     /// Reads the file and every file it names.
     public static func load(contentsOf path: String, now: SAMLInstant = .now()) throws -> [String: IdentityProvider] {
@@ -47,6 +50,11 @@ public enum TrustFile {
                     var options = IdentityProviderMetadata.Options(now: now)
                     if let signer = entry["signer"] as? String {
                         options.signers = try TrustedKey.all(pem: try read(signer))
+                    }
+                    switch entry["allowSHA1MetadataSignature"] {
+                    case nil: break
+                    case let allow as Bool: options.algorithms = allow ? .allowingSHA1 : .strict
+                    default: throw SAMLError(.configurationInvalid, "expected true or false in \"allowSHA1MetadataSignature\"")
                     }
                     let idp = try IdentityProviderMetadata.read(
                         try read(metadata), entityID: entry["entityID"] as? String, options: options)

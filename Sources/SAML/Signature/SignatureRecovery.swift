@@ -16,9 +16,12 @@ enum SignatureRecovery {
     /// The most xmlsec runs spent on one signature (both stages together).
     static let maximumCandidates = 24
     /// The time budget of one signature's recovery: this multiple of the failed verification's duration,
-    /// plus ``budgetAllowance``. A guard: the candidate cap binds first unless building candidates is slow.
+    /// plus ``budgetAllowance``, and never more than ``budgetCeiling``. A guard: the candidate cap binds
+    /// first unless building candidates is slow, or each candidate is (a document built to spend its whole
+    /// canonicalisation budget on every run: 24 runs of the most it allows would cost seconds).
     static let budgetMultiple = 64
     static let budgetAllowance = Duration.milliseconds(50)
+    static let budgetCeiling = Duration.milliseconds(150)
 
     /// How a signer laid out the Base64 of one kind of element: lines of `width` characters separated by
     /// `\n`, optionally a line break before the first and after the last; values not longer than `width`
@@ -172,7 +175,7 @@ enum SignatureRecovery {
         keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool
     ) throws -> Recovered {
         let clock = ContinuousClock()
-        let deadline = clock.now + failedDuration * budgetMultiple + budgetAllowance
+        let deadline = clock.now + min(failedDuration * budgetMultiple + budgetAllowance, budgetCeiling)
         guard let parent = signature.pointee.parent, parent.pointee.type == XML_ELEMENT_NODE,
             let signedInfo = signature.firstChild(Namespace.xmlDSig, "SignedInfo")
         else {
