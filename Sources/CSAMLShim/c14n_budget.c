@@ -9,7 +9,9 @@
 // - output: at most SAML_C14N_OUTPUT_FACTOR times the document's weight (about its serialised size) plus
 //   SAML_C14N_OUTPUT_SLACK bytes, enforced while writing (exc_c14n.c, and a counting output buffer
 //   around libxml2's xmlC14NExecute in fast_c14n.c);
-// - namespace work: an estimate of the steps libxml2's algorithm takes, per element: each namespace
+// - namespace work: an estimate of the steps the canonicaliser takes, over what it walks (the apex's
+//   subtree for exc_c14n.c; the whole document for libxml2's xmlC14NExecute, which does the namespace
+//   work of every element, visible or not), per element: each namespace
 //   search (one per PrefixList entry, for the element's namespace and for each namespaced attribute in
 //   exclusive C14N; one per in-scope declaration in the inclusive modes) walks the element's ancestors
 //   and their declarations (depth + in-scope declarations). At most SAML_C14N_WORK_FACTOR times the

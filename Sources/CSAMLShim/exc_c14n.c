@@ -172,10 +172,18 @@ static int saml_certainly_absolute(const xmlChar *href) {
 }
 
 // xmlC14NCheckForRelativeNamespaces, which libxml2 runs on every element of the document.
+// Also declines, before any work, a namespace URI holding a double quote (which xmlBufWriteQuotedString
+// would write between single quotes), rather than on reaching it half-way through the walk.
 static int saml_namespaces_absolute(xmlNodePtr element) {
     for (xmlNsPtr ns = element->nsDef; ns != NULL; ns = ns->next) {
-        if (ns->href == NULL || ns->href[0] == 0 || saml_certainly_absolute(ns->href)) {
+        if (ns->href == NULL || ns->href[0] == 0) {
             continue;
+        }
+        if (saml_certainly_absolute(ns->href)) {
+            continue;  // its alphabet has no double quote
+        }
+        if (strchr((const char *)ns->href, '"') != NULL) {
+            return 0;
         }
         xmlURIPtr uri = xmlParseURI((const char *)ns->href);
         if (uri == NULL) {

@@ -241,12 +241,15 @@ static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nod
         prefixes = (xmlChar **)list->data;
     }
     // The budget first: nothing is written, let alone digested, by a canonicalisation that passes it.
-    if (saml_c14n_budget_check(nodes->doc, shaped ? shape.apex : NULL, prefixes, fast->mode == XML_C14N_EXCLUSIVE_1_0, memo) < 0) {
-        return -1;
-    }
+    // exc_c14n.c walks the apex's subtree only; libxml2 walks the whole document and does the namespace
+    // work of every element, visible or not, so its estimate covers the whole document.
+    int exclusive = fast->mode == XML_C14N_EXCLUSIVE_1_0;
     size_t limit = saml_c14n_output_limit(nodes->doc, memo);
     int stock = memo != NULL && memo->stock;
-    if (shaped && !stock && fast->mode == XML_C14N_EXCLUSIVE_1_0) {
+    if (shaped && !stock && exclusive) {
+        if (saml_c14n_budget_check(nodes->doc, shape.apex, prefixes, exclusive, memo) < 0) {
+            return -1;
+        }
         // Exclusive C14N by exc_c14n.c when it can; then the end of the data, as closing xmlsec's output
         // buffer signals it (a final push to the next transform; nothing for the transform's own buffer).
         saml_fast_sink_target target = { transform, ctx };
@@ -260,6 +263,9 @@ static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nod
             transform->status = xmlSecTransformStatusFinished;
             return 0;
         }
+    }
+    if (saml_c14n_budget_check(nodes->doc, NULL, prefixes, exclusive, memo) < 0) {
+        return -1;
     }
     // Otherwise (and for the inclusive modes) libxml2's xmlC14NExecute: with the cheap visibility test
     // for a recognised shape, with xmlsec's own (what its C14N transforms pass) for any other or in stock mode.

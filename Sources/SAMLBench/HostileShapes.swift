@@ -118,13 +118,36 @@ public enum HostileShapes {
         func chain(leaves: Int) throws -> String {
             let inclusive = typical.replacingOccurrences(
                 of: referenceC14N, with: "<ds:Transform Algorithm=\"http://www.w3.org/TR/2001/REC-xml-c14n-20010315\"/>")
-            let levels = 50
-            let open = (0..<levels).map { level in
-                "<c:e xmlns:c=\"urn:c\"" + (0..<31).map { " xmlns:l\(level)n\($0)=\"urn:l\(level):n\($0)\"" }.joined() + ">"
-            }.joined()
-            let content = open + String(repeating: "<c:leaf/>", count: leaves) + String(repeating: "</c:e>", count: levels)
-            return try insertingAttribute(inclusive, content: content)
+            return try insertingAttribute(inclusive, content: try chainContent(levels: 50, leaves: leaves))
         }
+        // libxml2 does the namespace work of every element of the document, signed or not: a chain outside
+        // the signed Assertion, reached through SignedInfo's own CanonicalizationMethod made inclusive
+        // (which anyone can do to any response: SignedInfo is then refused, but only after canonicalising).
+        let outside = typical.replacingOccurrences(
+            of: "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>",
+            with: "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/TR/2001/REC-xml-c14n-20010315\"/>")
+        var extensions = outside
+        extensions.insert(
+            contentsOf: "<samlp:Extensions>" + (try chainContent(levels: 50, leaves: 2_000)) + "</samlp:Extensions>",
+            at: try range(of: "</saml:Issuer>", in: outside).upperBound)
+        shapes.append(
+            shape(
+                "inclusive-c14n-namespace-chain-outside-signed-part",
+                "SignedInfo canonicalised inclusively, the chain of 50 × 32 declarations and 2,000 leaves in Extensions, outside the signed Assertion",
+                extensions, "signature.budget-exceeded"))
+
+        // EncryptedKeys made with the SP's public certificate: each would cost an RSA decryption per SP key.
+        let encryptedVector = String(decoding: try read("responses/encrypted-assertion-oaep-aes256gcm.xml"), as: UTF8.self)
+        let keyStart = try range(of: "<xenc:EncryptedKey>", in: encryptedVector)
+        let keyEnd = try range(of: "</xenc:EncryptedKey>", in: encryptedVector)
+        let encryptedKey = encryptedVector[keyStart.lowerBound..<keyEnd.upperBound]
+        shapes.append(
+            shape(
+                "encrypted-keys-1000", "an EncryptedAssertion whose KeyInfo carries its EncryptedKey 1,000 times",
+                encryptedVector.replacingCharacters(
+                    in: keyStart.lowerBound..<keyEnd.upperBound, with: String(repeating: String(encryptedKey), count: 1_000)),
+                "decryption.failed"))
+
         for leaves in [200, 2_000] {
             shapes.append(
                 shape(
@@ -133,6 +156,14 @@ public enum HostileShapes {
                     try chain(leaves: leaves), "signature.budget-exceeded"))
         }
         return shapes
+    }
+
+    /// `levels` nested elements declaring 32 namespaces each, around `leaves` empty elements.
+    static func chainContent(levels: Int, leaves: Int) throws -> String {
+        let open = (0..<levels).map { level in
+            "<c:e xmlns:c=\"urn:c\"" + (0..<31).map { " xmlns:l\(level)n\($0)=\"urn:l\(level):n\($0)\"" }.joined() + ">"
+        }.joined()
+        return open + String(repeating: "<c:leaf/>", count: leaves) + String(repeating: "</c:e>", count: levels)
     }
 
     /// A valid response of about `bytes` bytes signed on its Assertion by the mock IdP with the bundled

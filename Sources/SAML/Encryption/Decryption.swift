@@ -15,6 +15,9 @@ internal import CSAMLShim
 /// does not yield a session key of the right length is replaced by a random key, so that the data step
 /// runs and fails the same way.
 enum Decryption {
+    /// The most `xenc:EncryptedKey`s one encrypted element may carry (KeyInfo, RetrievalMethod and
+    /// siblings together).
+    static let maximumEncryptedKeys = 4
 
     /// The decrypted plaintext, not yet linked into any tree (see ``SafeXMLParser/parseFragment``).
     struct Plaintext {
@@ -43,6 +46,12 @@ enum Decryption {
         guard !candidates.isEmpty else {
             throw SAMLError(.decryptionNoKey, "expected an xenc:EncryptedKey for the \(name), found none")
         }
+        // Each EncryptedKey costs an RSA decryption per SP key, and anyone can make them with the SP's
+        // public certificate: a few recipients at most (one per SP key in practice).
+        guard candidates.count <= maximumEncryptedKeys else {
+            throw SAMLError(
+                .decryptionFailed, "expected at most \(maximumEncryptedKeys) xenc:EncryptedKey for the \(name), found \(candidates.count)")
+        }
         // Every structural and policy check first: from here on, every failure is the same failure.
         let transports = try candidates.map { try KeyTransport($0, policy: policy, in: name) }
         let failure = SAMLError(
@@ -50,10 +59,11 @@ enum Decryption {
             "expected the \(name) to decrypt with one of \(keys.count) SP key(s) into one element within the limits, "
                 + "it does not (encrypted for another SP, or altered)"
         )
+        // Each distinct session key is tried once (copies of one wrapped key decrypt the data once).
         var sessionKeys: [[UInt8]] = []
         for transport in transports {
             for key in keys {
-                if let sessionKey = transport.decrypt(with: key), sessionKey.count == keyLength.bytes {
+                if let sessionKey = transport.decrypt(with: key), sessionKey.count == keyLength.bytes, !sessionKeys.contains(sessionKey) {
                     sessionKeys.append(sessionKey)
                 }
             }
@@ -143,7 +153,15 @@ enum Decryption {
         }
         let keyInfo = encryptedData.firstChild(Namespace.xmlDSig, "KeyInfo")
         keyInfo?.children(Namespace.xmlEnc, "EncryptedKey").forEach(add)
-        for retrieval in keyInfo?.children(Namespace.xmlDSig, "RetrievalMethod") ?? [] {
+        // Each RetrievalMethod is a walk of the container: no more of them than keys are accepted.
+        let retrievals = keyInfo?.children(Namespace.xmlDSig, "RetrievalMethod") ?? []
+        guard retrievals.count <= maximumEncryptedKeys else {
+            throw SAMLError(
+                .decryptionFailed,
+                "expected at most \(maximumEncryptedKeys) ds:RetrievalMethod in the KeyInfo of the \(container.qualifiedDescription), found \(retrievals.count)"
+            )
+        }
+        for retrieval in retrievals {
             let uri = retrieval.attribute("URI") ?? ""
             guard uri.hasPrefix("#"), uri.count > 1 else {
                 throw SAMLError(
