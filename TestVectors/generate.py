@@ -487,6 +487,14 @@ def saml_rules(rsa2048, sp):
         variant("-r33-known", [(end, end.replace(b"</saml:Conditions>", known + b"</saml:Conditions>"))], key=rsa2048),
         "control: saml:OneTimeUse and saml:ProxyRestriction Count=1 inside Conditions are known conditions (Core 2.5.1.5, 2.5.1.6)",
         "valid", name_id="subscriber-0042")
+    add("conditions-two-onetimeuse",
+        variant("-r33-once", [(end, end.replace(b"</saml:Conditions>", b"<saml:OneTimeUse/><saml:OneTimeUse/></saml:Conditions>"))], key=rsa2048),
+        "two saml:OneTimeUse in Conditions (Core 2.5.1.5: at most one)", "invalid", "assertion.duplicate-element")
+    second_name_id = b'<saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:persistent">admin</saml:NameID><saml:SubjectConfirmation '
+    add("subject-two-nameids",
+        variant("-r33-nameids", [(b"</saml:NameID><saml:SubjectConfirmation ", b"</saml:NameID>" + second_name_id)], key=rsa2048),
+        "a Subject with a second NameID ('admin') after the first: the schema allows one identifier", "invalid",
+        "assertion.duplicate-element")
 
     uid_oid = "urn:oid:0.9.2342.19200300.100.1.1"
     by_oid = ('<saml:Attribute Name="%s" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:uri" FriendlyName="uid">'
