@@ -5,9 +5,12 @@
 // SAML signature (the subtree of the signed element, minus the subtree of the enveloped signature) it
 // walks the set list and scans libxml2 node sets at every ancestor. These replacement klasses recognise
 // exactly those two shapes and answer the same question with pointer comparisons up the ancestor chain;
-// any other node set goes to xmlSecNodeSetContains unchanged. Everything else (reading the transform,
-// the InclusiveNamespaces prefix list, buffers, the chain, the digest and the signature) stays xmlsec's:
-// the replacement klasses delegate to the originals, presenting the original klass id while they run.
+// any other node set (and every node set in the verifier's stock mode) goes to xmlSecNodeSetContains
+// unchanged. Every canonicalisation, whatever the path, first passes its budget (c14n_budget.c) and
+// writes through an output that stops at the budget's byte limit. Everything else (reading the
+// transform, the InclusiveNamespaces prefix list, buffers, the chain, the digest and the signature)
+// stays xmlsec's: the replacement klasses delegate to the originals, presenting the original klass id
+// while they run.
 //
 // Nothing global changes: xmlsec resolves and allow-lists transforms with its own klasses; only the
 // reference chains of the verifier's own contexts are switched to these klasses, by a pre-execute
