@@ -115,10 +115,11 @@ public enum HostileShapes {
                 try withPrefixList(32, elements: 2_500), "signature.digest-mismatch"))
 
         // Inclusive C14N compares every in-scope declaration with every other one, on every element.
-        func chain(leaves: Int) throws -> String {
+        func chain(levels: Int, declarations: Int, leaves: Int) throws -> String {
             let inclusive = typical.replacingOccurrences(
                 of: referenceC14N, with: "<ds:Transform Algorithm=\"http://www.w3.org/TR/2001/REC-xml-c14n-20010315\"/>")
-            return try insertingAttribute(inclusive, content: try chainContent(levels: 50, leaves: leaves))
+            return try insertingAttribute(
+                inclusive, content: try chainContent(levels: levels, declarations: declarations, leaves: leaves))
         }
         // libxml2 does the namespace work of every element of the document, signed or not: a chain outside
         // the signed Assertion, reached through SignedInfo's own CanonicalizationMethod made inclusive
@@ -128,12 +129,12 @@ public enum HostileShapes {
             with: "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/TR/2001/REC-xml-c14n-20010315\"/>")
         var extensions = outside
         extensions.insert(
-            contentsOf: "<samlp:Extensions>" + (try chainContent(levels: 50, leaves: 2_000)) + "</samlp:Extensions>",
+            contentsOf: "<samlp:Extensions>" + (try chainContent(levels: 2, declarations: 30, leaves: 15_000)) + "</samlp:Extensions>",
             at: try range(of: "</saml:Issuer>", in: outside).upperBound)
         shapes.append(
             shape(
                 "inclusive-c14n-namespace-chain-outside-signed-part",
-                "SignedInfo canonicalised inclusively, the chain of 50 × 32 declarations and 2,000 leaves in Extensions, outside the signed Assertion",
+                "SignedInfo canonicalised inclusively, 2 nested elements of 30 declarations and 15,000 leaves in Extensions, outside the signed Assertion",
                 extensions, "signature.budget-exceeded"))
 
         // EncryptedKeys made with the SP's public certificate: each would cost an RSA decryption per SP key.
@@ -148,20 +149,29 @@ public enum HostileShapes {
                     in: keyStart.lowerBound..<keyEnd.upperBound, with: String(repeating: String(encryptedKey), count: 1_000)),
                 "decryption.failed"))
 
+        // The shape: 50 nested elements of 32 declarations (1,600 in scope) pass every per-element
+        // cap; libxml2's parser alone spends seconds on such a scope, so the pre-scan refuses it.
         for leaves in [200, 2_000] {
             shapes.append(
                 shape(
                     "inclusive-c14n-namespace-chain-\(leaves)",
-                    "inclusive C14N over 50 nested elements declaring 32 namespaces each, then \(leaves) leaves",
-                    try chain(leaves: leaves), "signature.budget-exceeded"))
+                    "inclusive C14N over 50 nested elements declaring 32 namespaces each, then \(leaves) leaves: refused before parsing",
+                    try chain(levels: 50, declarations: 32, leaves: leaves), "xml.limit-exceeded"))
         }
+        // Within the cap of 64 declarations in scope, the budget stops the canonicalisation.
+        shapes.append(
+            shape(
+                "inclusive-c14n-62-in-scope-15000-leaves",
+                "inclusive C14N over 2 nested elements of 30 declarations (62 in scope with the Response's), then 15,000 leaves",
+                try chain(levels: 2, declarations: 30, leaves: 15_000), "signature.budget-exceeded"))
         return shapes
     }
 
-    /// `levels` nested elements declaring 32 namespaces each, around `leaves` empty elements.
-    static func chainContent(levels: Int, leaves: Int) throws -> String {
+    /// `levels` nested elements declaring `declarations` namespaces each, around `leaves` empty elements.
+    static func chainContent(levels: Int, declarations: Int, leaves: Int) throws -> String {
         let open = (0..<levels).map { level in
-            "<c:e xmlns:c=\"urn:c\"" + (0..<31).map { " xmlns:l\(level)n\($0)=\"urn:l\(level):n\($0)\"" }.joined() + ">"
+            "<c:e xmlns:c=\"urn:c\""
+                + (0..<(declarations - 1)).map { " xmlns:l\(level)n\($0)=\"urn:l\(level):n\($0)\"" }.joined() + ">"
         }.joined()
         return open + String(repeating: "<c:leaf/>", count: leaves) + String(repeating: "</c:e>", count: levels)
     }

@@ -29,7 +29,7 @@ struct HardeningTests {
         "1 MiB shaped to make libxml2 quadratic is refused by the pre-scan, with the cap's code",
         arguments: [
             "attributes on one element", "namespace declarations on one element", "namespace declarations everywhere",
-            "attributes everywhere", "one huge text node", "deep nesting", "many elements",
+            "attributes everywhere", "one huge text node", "deep nesting", "many elements", "namespace declarations in scope",
         ])
     func refusesHostileShapes(shape: String) throws {
         var insertion = ""
@@ -48,6 +48,11 @@ struct HardeningTests {
             insertion = ">" + String(repeating: "x", count: 900_000) + "<"
         case "deep nesting":
             insertion = "<saml:Subject>" + String(repeating: "<e>", count: 100) + String(repeating: "</e>", count: 100)
+        case "namespace declarations in scope":
+            // Within every per-element cap: 3 nested elements of 30 declarations, then leaves using the
+            // first-declared prefix (libxml2 walks every declaration in scope to resolve each name).
+            let open = (0..<3).map { level in "<e" + (0..<30).map { " xmlns:p\(level)x\($0)=\"u\"" }.joined() + ">" }.joined()
+            insertion = "<saml:Subject>" + open + String(repeating: "<p0x0:l/>", count: 10_000) + String(repeating: "</e>", count: 3)
         default:
             insertion = "<saml:Subject>" + String(repeating: "<e/>", count: 25_000)
         }

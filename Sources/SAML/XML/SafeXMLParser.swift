@@ -51,7 +51,7 @@ enum SafeXMLParser {
         guard bytes.count > 0, bytes.count <= limits.maximumDocumentBytes else {
             throw SAMLError(.xmlTooLarge, "expected between 1 and \(limits.maximumDocumentBytes) bytes of XML, found \(bytes.count)")
         }
-        try XMLPreScan.check(bytes, limits: limits, depth: context.elementDepth)
+        try XMLPreScan.check(bytes, limits: limits, depth: context.elementDepth, namespacesInScope: context.namespacesInScope)
         var list: xmlNodePtr?
         let status = bytes.withMemoryRebound(to: CChar.self) { chars in
             xmlParseInNodeContext(context, chars.baseAddress, Int32(chars.count), options, &list)

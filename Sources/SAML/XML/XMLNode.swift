@@ -82,6 +82,22 @@ extension UnsafeMutablePointer where Pointee == xmlNode {
         return depth
     }
 
+    /// The namespace declarations on this element and its ancestors (what a fragment parsed here has in
+    /// scope).
+    var namespacesInScope: Int {
+        var count = 0
+        var ancestor: xmlNodePtr? = self
+        while let current = ancestor, current.isElement {
+            var ns = current.pointee.nsDef
+            while let declaration = ns {
+                count += 1
+                ns = declaration.pointee.next
+            }
+            ancestor = current.pointee.parent
+        }
+        return count
+    }
+
     /// `prefix:name`, for messages: one string written in place.
     var qualifiedDescription: String {
         guard let prefix = pointee.ns?.pointee.prefix else { return localName }

@@ -20,6 +20,11 @@ public struct XMLParserLimits: Sendable, Hashable {
     /// The most namespace declarations accepted in one document. Default 10,000 (IdPs that declare
     /// `xs` and `xsi` on every AttributeValue need two per value).
     public var maximumNamespaceDeclarations: Int = 10_000
+    /// The most namespace declarations in scope at once (on an element and its ancestors). Default 64
+    /// (a response has about 20). libxml2 resolves every prefixed name by walking the declarations in
+    /// scope: 32 per element over 60 levels, within the other caps, made a 1 MiB document cost a second
+    /// to parse.
+    public var maximumNamespaceDeclarationsInScope: Int = 64
     /// The longest run of character data (text, CDATA) between two tags, and the longest comment or
     /// processing instruction, in bytes. Default 512 KiB (a Base64 CipherValue of a large assertion).
     public var maximumTextBytes: Int = 512 << 10

@@ -19,12 +19,20 @@ enum XMLPreScan {
     private static let question = UInt8(ascii: "?"), bang = UInt8(ascii: "!"), equals = UInt8(ascii: "=")
     private static let quote = UInt8(ascii: "\""), apostrophe = UInt8(ascii: "'"), ampersand = UInt8(ascii: "&")
 
-    /// - Parameter depth: the depth of the element the bytes will be parsed into (0 for a document).
-    static func check(_ bytes: UnsafeRawBufferPointer, limits: XMLParserLimits, depth initialDepth: Int = 0) throws {
+    /// - Parameters:
+    ///   - depth: the depth of the element the bytes will be parsed into (0 for a document).
+    ///   - namespacesInScope: the namespace declarations in scope there (0 for a document).
+    static func check(
+        _ bytes: UnsafeRawBufferPointer, limits: XMLParserLimits, depth initialDepth: Int = 0, namespacesInScope: Int = 0
+    ) throws {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         let end = bytes.count
         var i = 0
         var depth = initialDepth
+        // The declarations of each open element, and their sum with those of the context.
+        var declaredByOpen: [Int] = []
+        declaredByOpen.reserveCapacity(min(limits.maximumDepth, 256))
+        var inScope = namespacesInScope
         var elements = 0
         var attributesTotal = 0
         var namespacesTotal = 0
@@ -106,8 +114,15 @@ enum XMLPreScan {
             while true {
                 while at < end, isSpace(base[at]) { at += 1 }
                 guard at < end else { throw malformed(start, "'>' closing a start tag") }
+                if base[at] == gt || base[at] == slash {
+                    guard inScope + namespaces <= limits.maximumNamespaceDeclarationsInScope else {
+                        throw exceeded("namespace declarations in scope", limits.maximumNamespaceDeclarationsInScope, start)
+                    }
+                }
                 if base[at] == gt {
                     depth += 1
+                    declaredByOpen.append(namespaces)
+                    inScope += namespaces
                     return at + 1
                 }
                 if base[at] == slash {
@@ -163,6 +178,7 @@ enum XMLPreScan {
             case slash:
                 guard let close = find(gt, from: i + 2) else { throw malformed(i, "'>' closing an end tag") }
                 depth -= 1
+                inScope -= declaredByOpen.popLast() ?? 0
                 textRun = 0
                 i = close + 1
             case question:
