@@ -136,21 +136,29 @@ static unsigned long long saml_namespace_work(xmlDocPtr doc, xmlNodePtr top, int
     return work;
 }
 
-size_t saml_c14n_output_limit(xmlDocPtr doc, saml_shim_c14n_memo *memo) {
-    size_t weight;
-    if (memo != NULL && memo->doc == doc && memo->weight > 0) {
-        weight = memo->weight;
-    } else {
-        weight = saml_document_weight(doc) + 1;
-        if (memo != NULL) {
-            if (memo->doc != doc) {
-                memo->doc = doc;
-                memo->supported = -1;
-            }
-            memo->weight = weight;
-        }
+void saml_c14n_memo_for(saml_shim_c14n_memo *memo, xmlDocPtr doc) {
+    if (memo != NULL && memo->doc != doc) {
+        memo->doc = doc;
+        memo->supported = -1;
+        memo->weight = 0;
     }
-    return weight * SAML_C14N_OUTPUT_FACTOR + SAML_C14N_OUTPUT_SLACK;
+}
+
+// The document's weight, remembered in `memo` when given.
+static size_t saml_c14n_weight(xmlDocPtr doc, saml_shim_c14n_memo *memo) {
+    saml_c14n_memo_for(memo, doc);
+    if (memo != NULL && memo->weight > 0) {
+        return memo->weight;
+    }
+    size_t weight = saml_document_weight(doc) + 1;
+    if (memo != NULL) {
+        memo->weight = weight;
+    }
+    return weight;
+}
+
+size_t saml_c14n_output_limit(xmlDocPtr doc, saml_shim_c14n_memo *memo) {
+    return saml_c14n_weight(doc, memo) * SAML_C14N_OUTPUT_FACTOR + SAML_C14N_OUTPUT_SLACK;
 }
 
 int saml_c14n_budget_check(xmlDocPtr doc, xmlNodePtr apex, xmlChar **prefixes, int exclusive, saml_shim_c14n_memo *memo) {
@@ -163,8 +171,7 @@ int saml_c14n_budget_check(xmlDocPtr doc, xmlNodePtr apex, xmlChar **prefixes, i
             return -1;
         }
     }
-    size_t weight = (saml_c14n_output_limit(doc, memo) - SAML_C14N_OUTPUT_SLACK) / SAML_C14N_OUTPUT_FACTOR;
-    unsigned long long limit = (unsigned long long)weight * SAML_C14N_WORK_FACTOR + SAML_C14N_WORK_SLACK;
+    unsigned long long limit = (unsigned long long)saml_c14n_weight(doc, memo) * SAML_C14N_WORK_FACTOR + SAML_C14N_WORK_SLACK;
     if (saml_namespace_work(doc, apex, prefixCount, exclusive, limit) > limit) {
         if (memo != NULL) {
             memo->exceeded = SAML_SHIM_C14N_OVER_WORK;

@@ -624,11 +624,7 @@ static int saml_document_supported_memo(xmlDocPtr doc, saml_shim_c14n_memo *memo
     if (memo == NULL) {
         return saml_document_supported(doc);
     }
-    if (memo->doc != doc) {
-        memo->doc = doc;
-        memo->weight = 0;
-        memo->supported = -1;
-    }
+    saml_c14n_memo_for(memo, doc);
     if (memo->supported < 0) {
         memo->supported = saml_document_supported(doc);
     }

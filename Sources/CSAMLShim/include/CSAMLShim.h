@@ -237,6 +237,9 @@ typedef enum {
     SAML_SHIM_C14N_OVER_PREFIXES = 3,  // an InclusiveNamespaces PrefixList over the cap
 } saml_shim_c14n_budget_reason;
 
+/// Points `memo` at `doc`, forgetting what it knew of another document (NULL: nothing to do).
+void saml_c14n_memo_for(saml_shim_c14n_memo *memo, xmlDocPtr doc);
+
 /// The most canonical bytes one canonicalisation of `doc` may write (remembered in `memo` when given).
 size_t saml_c14n_output_limit(xmlDocPtr doc, saml_shim_c14n_memo *memo);
 

@@ -62,7 +62,7 @@ public struct IdentityProviderMetadata: Sendable {
     /// How metadata is read.
     public struct Options: Sendable {
         /// When not empty, the document's root must carry a signature that verifies with one of these keys
-        /// (the strict one-reference profile of responses, every ID an xs:NCName: `id.malformed`
+        /// (the strict one-reference profile of responses, every ID made of xs:NCName characters: `id.malformed`
         /// otherwise); otherwise a signature is not looked at.
         public var signers: [TrustedKey] = []
         /// The signature algorithm allow-list of the metadata signature. Default ``AlgorithmPolicy/strict``:
@@ -96,7 +96,7 @@ public struct IdentityProviderMetadata: Sendable {
     /// attribute-authority role still valid and at least one signing key).
     ///
     /// - Throws: ``SAMLError`` with a `metadata.*` code (when no entity is left, the reason it was left out),
-    ///   `id.malformed` for a signed document with an ID that is not an xs:NCName, or a `signature.*` code
+    ///   `id.malformed` for a signed document with an ID not made of xs:NCName characters, or a `signature.*` code
     ///   when a required signature does not verify.
     public static func read(_ xml: [UInt8], options: Options = Options()) throws -> [IdentityProviderMetadata] {
         let reading = try readAll(xml, options: options)

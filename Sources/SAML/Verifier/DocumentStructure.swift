@@ -6,7 +6,7 @@ internal import CSAMLShim
 /// exactly what these checks saw: the unqualified `ID` of the Response and the Assertion, `xml:id`
 /// (libxml2 registers it while parsing) and every `Id` inside a `ds:Signature`, `xenc:EncryptedData` or
 /// `xenc:EncryptedKey` (which xmlsec registers when it processes them; registered here first, and the
-/// shim checks that xmlsec adds nothing), every value an xs:NCName (``NCName``) and unique across all of them.
+/// shim checks that xmlsec adds nothing), every value made of xs:NCName characters (``NCName/isAcceptedID(_:)``) and unique across all of them.
 ///
 /// An encrypted assertion is adopted after decryption (``adoptDecryptedAssertion(_:limits:)``), as a
 /// document of its own, with the same checks. A class: the verification stages share and complete it.
@@ -143,10 +143,10 @@ final class DocumentStructure {
         /// register when it processes a ds:Signature, xenc:EncryptedData or xenc:EncryptedKey subtree.
         var xmlsecIDs: [xmlAttrPtr] = []
         var duplicate: String?
-        /// The first ID attribute whose value is not an xs:NCName.
+        /// The first ID attribute whose value is not made of xs:NCName characters.
         var malformed: xmlAttrPtr?
 
-        /// Refuses an ID that is not an xs:NCName: a Reference can then only name a plain ID.
+        /// Refuses an ID not made of xs:NCName characters: a Reference can then only name a plain ID.
         func checkWellFormed() throws {
             guard let malformed else { return }
             let owner = malformed.pointee.parent.map { xmlNodePtr($0).qualifiedDescription } ?? "?"

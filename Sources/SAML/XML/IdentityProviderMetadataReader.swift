@@ -185,8 +185,8 @@ extension IdentityProviderMetadata {
 /// The ID table of a signed document other than a response (metadata): the root's unqualified `ID`,
 /// `xml:id` anywhere, the `Id`s xmlsec would register inside the signature; every value unique.
 ///
-/// Every one of these values, and every unqualified `ID` elsewhere in the document, must be an xs:NCName
-/// (``NCName``; SAML's `ID` and XML-DSig's `Id` are `xs:ID`), checked before xmlsec sees the document:
+/// Every one of these values, and every unqualified `ID` elsewhere in the document, must be made of
+/// xs:NCName characters (``NCName/isAcceptedID(_:)``; SAML's `ID` and XML-DSig's `Id` are `xs:ID`), checked before xmlsec sees the document:
 /// the Reference URI (``SignatureProfile``: `""` or `#` + the root's ID) is then a plain name looked up
 /// in this table, never an XPointer or XPath expression (issue 33).
 enum IDTable {
