@@ -2,15 +2,30 @@
 /// `authenticationRequest.request` (Base64), with a fresh unpredictable ID that the service records as
 /// outstanding (``SAMLStateStore/recordOutstandingRequest(_:expiry:)``) so that only a response to it is
 /// accepted later.
+///
+/// The document is valid against the OASIS SAML 2.0 protocol schema, in the schema's element order:
+/// Issuer, then the enveloped Signature when signed, then (AttributeQuery) Subject and the Attributes.
+///
+/// An `AttributeQuery` always has the `saml:Subject` the schema requires (`SubjectQueryAbstractType`).
+/// When the service knows the user's NameID (`subject`), it is that NameID with the `unspecified` format
+/// (SAML core §8.3.1: the service cannot tell which format the IdP gave it). In the Apple SSO case it does
+/// not: the IdP identifies the user by its own login on the device, and the Subject is a transient NameID
+/// (§8.3.8) that names nobody, a pseudonym for this one request: 40 hexadecimal digits (160 bits) from the
+/// system's cryptographic random source, fresh for every request. It is not the request's ID, which a
+/// caller may choose (`id:`) and which appears in the response as `InResponseTo`: a transient value is to
+/// be generated as a SAML identifier is (§1.3.4, at most 2^-128 chance of a collision, 2^-160 advised)
+/// and must correlate with nothing.
 public struct SAMLRequest: Sendable, Hashable {
     /// `samlp:AuthnRequest` (the default) or `samlp:AttributeQuery` for the named attributes.
     public enum Kind: Sendable, Hashable {
         case authnRequest
-        /// An attribute query about `subject` (a NameID value, when the service knows it) for `attributes`.
+        /// An attribute query about `subject` (a NameID value, when the service knows it; otherwise a
+        /// transient NameID naming nobody) for `attributes`.
         case attributeQuery(attributes: [String], subject: String? = nil)
     }
 
-    /// `_` followed by 32 hexadecimal digits from the system's cryptographic random source.
+    /// The ID given to the initialiser, else `_` followed by 32 hexadecimal digits from the system's
+    /// cryptographic random source.
     public let id: String
     public let issueInstant: SAMLInstant
     /// The request document (signed when a key was given).
@@ -22,18 +37,28 @@ public struct SAMLRequest: Sendable, Hashable {
     /// Builds a request.
     ///
     /// - Parameters:
+    ///   - id: the request's ID (`nil`: a fresh random one). It must be a strict xs:NCName (NCName
+    ///     characters, the first a letter or `_`), else `configuration.invalid`; a chosen ID
+    ///     should be as unpredictable as the random one, since a response is accepted only for it.
     ///   - issuer: the SP's entity ID.
     ///   - destination: the IdP endpoint the request is for.
     ///   - assertionConsumerServiceURL: where the response is to be posted (AuthnRequest only).
     ///   - signingKey: the SP's key; the request is then signed (enveloped, exclusive C14N, SHA-256).
     public init(
-        _ kind: Kind = .authnRequest, issuer: String, destination: String, assertionConsumerServiceURL: String? = nil,
-        issuedAt now: SAMLInstant = .now(), signingKey: SigningKey? = nil
+        _ kind: Kind = .authnRequest, id: String? = nil, issuer: String, destination: String,
+        assertionConsumerServiceURL: String? = nil, issuedAt now: SAMLInstant = .now(), signingKey: SigningKey? = nil
     ) throws {
-        var random = SystemRandomNumberGenerator()
-        id = "_" + (0..<16).map { _ in Hex.string([UInt8.random(in: 0...255, using: &random)], uppercase: false) }.joined()
+        if let id {
+            guard NCName.isAcceptedID(id), NCName.startsAsNCName(id) else {
+                throw SAMLError(
+                    .configurationInvalid, "expected a request ID of xs:NCName characters starting with a letter or '_', found another")
+            }
+            self.id = id
+        } else {
+            self.id = "_" + Self.randomHex(bytes: 16)
+        }
         issueInstant = now
-        let common = #"ID="\#(id)" Version="2.0" IssueInstant="\#(now)" Destination="\#(XMLEscaping.escape(destination))""#
+        let common = #"ID="\#(self.id)" Version="2.0" IssueInstant="\#(now)" Destination="\#(XMLEscaping.escape(destination))""#
         let issuerElement = "<saml:Issuer>\(XMLEscaping.escape(issuer))</saml:Issuer>"
         let namespaces = #"xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion""#
         var text: String
@@ -47,7 +72,15 @@ public struct SAMLRequest: Sendable, Hashable {
                 "<samlp:AuthnRequest \(namespaces) \(common)\(acs)>\(issuerElement)"
                 + #"<samlp:NameIDPolicy AllowCreate="true"/></samlp:AuthnRequest>"#
         case .attributeQuery(let attributes, let subject):
-            let subjectElement = subject.map { "<saml:Subject><saml:NameID>\(XMLEscaping.escape($0))</saml:NameID></saml:Subject>" } ?? ""
+            let nameID =
+                if let subject {
+                    #"<saml:NameID Format="urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified">"#
+                        + "\(XMLEscaping.escape(subject))</saml:NameID>"
+                } else {
+                    #"<saml:NameID Format="urn:oasis:names:tc:SAML:2.0:nameid-format:transient">"#
+                        + "\(Self.randomHex(bytes: 20))</saml:NameID>"
+                }
+            let subjectElement = "<saml:Subject>\(nameID)</saml:Subject>"
             let attributeElements = attributes.map {
                 #"<saml:Attribute Name="\#(XMLEscaping.escape($0))" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic"/>"#
             }.joined()
@@ -60,6 +93,12 @@ public struct SAMLRequest: Sendable, Hashable {
             return
         }
         xml = try signingKey.signRoot(of: unsigned)
+    }
+
+    /// `bytes` from the system's cryptographic random source, as lowercase hexadecimal.
+    private static func randomHex(bytes: Int) -> String {
+        var random = SystemRandomNumberGenerator()
+        return Hex.string((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &random) }, uppercase: false)
     }
 }
 

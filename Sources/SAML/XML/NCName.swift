@@ -20,6 +20,13 @@ enum NCName {
         return true
     }
 
+    /// Whether `value` begins as a strict xs:NCName does: with a letter or `_` (NameStartChar without the
+    /// colon), not with the digit, `-`, `.` or combining mark ``isAcceptedID(_:)`` also takes. What the
+    /// library writes as an ID (``SAMLRequest``) passes both.
+    static func startsAsNCName(_ value: String) -> Bool {
+        value.unicodeScalars.first.map { isStart($0.value) } ?? false
+    }
+
     private static func isStart(_ c: UInt32) -> Bool {
         switch c {
         case 0x41...0x5A, 0x5F, 0x61...0x7A: true  // A-Z _ a-z (no colon: an NCName)
