@@ -64,26 +64,4 @@ struct StateStoreTests {
         #expect(response.skippedChecks.contains("unsolicited"))
         await #expect(throws: SAMLError(.replayDetected, "")) { _ = try await allowing.verify(unsolicited) }
     }
-
-    @Test("requests: fresh unpredictable IDs, AuthnRequest or AttributeQuery, signed with the SP key when asked")
-    func requests() throws {
-        let a = try SAMLRequest(
-            issuer: "https://sp.example", destination: "https://idp.example/sso", assertionConsumerServiceURL: "https://sp.example/acs")
-        let b = try SAMLRequest(issuer: "https://sp.example", destination: "https://idp.example/sso")
-        #expect(a.id != b.id && a.id.count == 33 && a.id.hasPrefix("_"))
-        let text = String(decoding: a.xml, as: UTF8.self)
-        #expect(text.hasPrefix("<samlp:AuthnRequest ") && text.contains(#"AssertionConsumerServiceURL="https://sp.example/acs""#))
-        #expect(Data(base64Encoded: a.base64).map(Array.init) == a.xml)
-        let query = try SAMLRequest(
-            .attributeQuery(attributes: ["uid", "NameID", "uniqueId"]), issuer: "https://sp.example", destination: "https://idp.example/aq")
-        #expect(String(decoding: query.xml, as: UTF8.self).contains(#"<saml:Attribute Name="uniqueId""#))
-        let key = try SigningKey(
-            privateKeyPEM: Array(try Data(contentsOf: Vector.root.appendingPathComponent("keys/sp-rsa-2048.key.pem"))),
-            certificatePEM: Array(try Data(contentsOf: Vector.root.appendingPathComponent("keys/sp-rsa-2048.cert.pem"))))
-        let signed = try SAMLRequest(issuer: "https://sp.example", destination: "https://idp.example/sso", signingKey: key)
-        let outline = try signed.xml.withUnsafeBytes { try DocumentOutline.read($0) }
-        #expect(outline.signatures.count == 1)
-        #expect(outline.signatures.first?.references.first?.uri == "#" + signed.id)
-        #expect(throws: SAMLError(.configurationInvalidKey, "")) { try SigningKey(privateKeyPEM: Array("nope".utf8)) }
-    }
 }
