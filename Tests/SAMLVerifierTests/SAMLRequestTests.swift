@@ -188,10 +188,8 @@ enum RequestInterop {
     static var enabled: Bool { available || ProcessInfo.processInfo.environment["CI"] != nil }
 
     static func requireAvailable() throws {
-        try #require(
-            available,
-            "xmllint, xmlsec1 or pysaml2 missing (\(availability?.error ?? "scripts/request-interop did not run")); run scripts/install-dependencies"
-        )
+        let why = availability.map { $0.error.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "scripts/request-interop did not run"
+        try #require(available, "the interoperability tools are missing under CI: \(why)")
     }
 
     /// Runs the script with `arguments`, then the document's file when given, then `after`.
