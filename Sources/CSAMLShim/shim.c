@@ -1,5 +1,6 @@
 #include "CSAMLShim.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xmlsec/templates.h>
@@ -501,6 +502,21 @@ void saml_shim_free_buffer(unsigned char *buffer) {
 int saml_shim_sha256(const unsigned char *data, size_t length, unsigned char output[32]) {
     unsigned int size = 0;
     return EVP_Digest(data, length, output, &size, EVP_sha256(), NULL) == 1 && size == 32 ? 0 : -1;
+}
+
+#include <openssl/hmac.h>
+
+int saml_shim_hmac_sha256(const unsigned char *key, size_t keyLength, const unsigned char *data, size_t length,
+                          unsigned char output[32]) {
+    unsigned int size = 0;
+    if (keyLength > INT_MAX) {
+        return -1;
+    }
+    return HMAC(EVP_sha256(), key, (int)keyLength, data, length, output, &size) != NULL && size == 32 ? 0 : -1;
+}
+
+int saml_shim_equal_constant_time(const unsigned char *a, const unsigned char *b, size_t length) {
+    return CRYPTO_memcmp(a, b, length) == 0;
 }
 
 int saml_shim_public_key_der(xmlSecKeyPtr key, unsigned char **output, size_t *length) {

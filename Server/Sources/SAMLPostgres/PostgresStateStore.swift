@@ -59,8 +59,8 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
         }
     }
 
-    /// The schema version this code writes and reads.
-    public static let schemaVersion = 1
+    /// The schema version this code writes and reads, and the oldest it still runs beside.
+    public static let schemaVersion = 2
 
     public let configuration: Configuration
     private let client: PostgresClient
@@ -89,7 +89,7 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
                     try? await Task.sleep(for: self.configuration.cleanupInterval)
                     guard !Task.isCancelled else { return }
                     do {
-                        _ = try await self.removeExpired(now: .now())
+                        _ = try await self.removeExpired()
                     } catch {
                         self.logger.debug(
                             "expired rows not removed this round", metadata: ["error": "\(String(reflecting: type(of: error)))"])
@@ -99,116 +99,84 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
         }
     }
 
-    /// Creates or upgrades the schema (idempotent; safe when several instances start at once).
+    /// Creates or upgrades the schema (idempotent; safe when several instances start at once: one
+    /// transaction under an advisory lock).
+    ///
+    /// Versions are recorded in `saml_schema_migrations` (version, and the oldest code version that can
+    /// still run against it); this code runs against any schema whose `minimum_reader` is at most
+    /// ``schemaVersion``. Version 2 adds `saml_consumed` beside the tables of version 1, which stay (and
+    /// `saml_schema_version` stays at 1), so that instances of the previous release keep running during
+    /// a rolling upgrade: each release accepts only responses to requests it issued, nothing is ever
+    /// accepted twice, and a login whose session and exchange reach different releases is refused once
+    /// and retried by the app.
     public func prepare() async throws {
         try await bounded("prepare the schema") {
             try await self.client.withTransaction(logger: self.logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(7320161)", logger: self.logger)
                 try await connection.query(
-                    "CREATE TABLE IF NOT EXISTS saml_schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+                    """
+                    CREATE TABLE IF NOT EXISTS saml_schema_migrations (
+                        version integer PRIMARY KEY, minimum_reader integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                    """,
                     logger: self.logger)
                 var current = 0
-                for try await version in try await connection.query(
-                    "SELECT coalesce(max(version), 0) FROM saml_schema_version", logger: self.logger
+                var minimumReader = 0
+                for try await (version, reader) in try await connection.query(
+                    "SELECT coalesce(max(version), 0), coalesce(max(minimum_reader), 0) FROM saml_schema_migrations", logger: self.logger
                 )
-                .decode(Int.self) {
+                .decode((Int, Int).self) {
                     current = version
+                    minimumReader = reader
                 }
-                guard current <= Self.schemaVersion else {
+                guard minimumReader <= Self.schemaVersion else {
                     throw SAMLError(
                         .configurationInvalid,
-                        "expected schema version at most \(Self.schemaVersion), found \(current) (a newer release wrote it)")
+                        "expected a schema this release (version \(Self.schemaVersion)) can run against, found version \(current) requiring \(minimumReader)")
                 }
-                if current < 1 {
+                if current < 2 {
+                    // One row per accepted response: its request (NULL for an unsolicited response) and its
+                    // assertion, each unique, kept until both have expired (database clock).
                     try await connection.query(
-                        "CREATE TABLE saml_outstanding_requests (id text PRIMARY KEY, expires_at bigint NOT NULL)", logger: self.logger)
+                        """
+                        CREATE TABLE saml_consumed (
+                            issuer text NOT NULL, assertion_id text NOT NULL, request_id text UNIQUE,
+                            expires_at timestamptz NOT NULL, PRIMARY KEY (issuer, assertion_id))
+                        """, logger: self.logger)
+                    try await connection.query("CREATE INDEX saml_consumed_expiry ON saml_consumed (expires_at)", logger: self.logger)
                     try await connection.query(
-                        "CREATE INDEX saml_outstanding_requests_expiry ON saml_outstanding_requests (expires_at)", logger: self.logger)
-                    try await connection.query(
-                        "CREATE TABLE saml_used_assertions (id text PRIMARY KEY, expires_at bigint NOT NULL)", logger: self.logger)
-                    try await connection.query(
-                        "CREATE INDEX saml_used_assertions_expiry ON saml_used_assertions (expires_at)", logger: self.logger)
-                    try await connection.query("INSERT INTO saml_schema_version (version) VALUES (1)", logger: self.logger)
+                        "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (2, 2)", logger: self.logger)
                 }
             }
         }
     }
 
-    public func recordOutstandingRequest(_ requestID: String, expiry: SAMLInstant) async throws {
-        let expires = expiry.millisecondsSinceEpoch
-        _ = try await bounded("record an outstanding request") {
-            try await self.client.query(
-                """
-                INSERT INTO saml_outstanding_requests (id, expires_at) VALUES (\(requestID), \(expires))
-                ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at
-                """, logger: self.logger)
-        }
-    }
-
-    public func insertIfAbsent(_ id: String, expiry: SAMLInstant, now: SAMLInstant) async throws -> Bool {
-        let expires = expiry.millisecondsSinceEpoch
-        let current = now.millisecondsSinceEpoch
-        return try await bounded("record an assertion ID") {
-            // Inserted, or an expired row with the same ID replaced: one row back. A live one: none.
+    /// One statement, committed on its own: the row is inserted only if the request's expiry is after
+    /// the database's clock and neither the request nor the assertion is recorded (an expired row not
+    /// yet removed still counts: refused, never accepted twice). A refusal then reads why.
+    public func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
+        let requestExpiry = request?.expiry.millisecondsSinceEpoch
+        let rowExpiry = max(assertion.expiry.millisecondsSinceEpoch, requestExpiry ?? 0)
+        let requestID = request?.id
+        return try await bounded("record an accepted response") {
             let rows = try await self.client.query(
                 """
-                INSERT INTO saml_used_assertions (id, expires_at) VALUES (\(id), \(expires))
-                ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE saml_used_assertions.expires_at <= \(current)
-                RETURNING id
+                INSERT INTO saml_consumed (issuer, assertion_id, request_id, expires_at)
+                SELECT \(assertion.issuer), \(assertion.id), \(requestID), to_timestamp(\(rowExpiry)::double precision / 1000)
+                WHERE \(requestExpiry)::bigint IS NULL OR to_timestamp(\(requestExpiry)::double precision / 1000) > now()
+                ON CONFLICT DO NOTHING RETURNING 1
                 """, logger: self.logger)
-            var inserted = false
-            for try await _ in rows.decode(String.self) { inserted = true }
-            return inserted
-        }
-    }
-
-    public func consume(request requestID: String, assertion assertionID: String, expiry: SAMLInstant, now: SAMLInstant) async throws
-        -> StateStoreOutcome
-    {
-        let expires = expiry.millisecondsSinceEpoch
-        let current = now.millisecondsSinceEpoch
-        return try await bounded("consume an outstanding request") {
-            struct Rollback: Error { var outcome: StateStoreOutcome }
-            do {
-                return try await self.client.withTransaction(logger: self.logger) { connection -> StateStoreOutcome in
-                    let rows = try await connection.query(
-                        """
-                        WITH consumed AS (
-                            DELETE FROM saml_outstanding_requests WHERE id = \(requestID) AND expires_at > \(current) RETURNING id
-                        ), used AS (
-                            INSERT INTO saml_used_assertions (id, expires_at) SELECT \(assertionID), \(expires) FROM consumed
-                            ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE saml_used_assertions.expires_at <= \(current)
-                            RETURNING id
-                        )
-                        SELECT (SELECT count(*) FROM consumed), (SELECT count(*) FROM used)
-                        """, logger: self.logger)
-                    var consumed: Int64 = 0
-                    var used: Int64 = 0
-                    for try await (c, u) in rows.decode((Int64, Int64).self) {
-                        consumed = c
-                        used = u
-                    }
-                    if consumed == 1, used == 1 { return .accepted }
-                    // Nothing may stay consumed unless the assertion was recorded: roll back, then say why.
-                    let replayed = try await Self.isUsed(assertionID, now: current, connection: connection, logger: self.logger)
-                    throw Rollback(outcome: replayed ? .replayed : .requestNotOutstanding)
-                }
-            } catch let rollback as Rollback {
-                return rollback.outcome
-            } catch let error as PostgresTransactionError {
-                // The closure's Rollback, rolled back cleanly: its outcome. Anything else fails closed.
-                if let rollback = error.closureError as? Rollback, error.rollbackError == nil { return rollback.outcome }
-                throw error
+            for try await _ in rows { return StateStoreOutcome.accepted }
+            let reasons = try await self.client.query(
+                """
+                SELECT EXISTS (SELECT 1 FROM saml_consumed WHERE issuer = \(assertion.issuer) AND assertion_id = \(assertion.id)),
+                       \(requestExpiry)::bigint IS NOT NULL AND to_timestamp(\(requestExpiry)::double precision / 1000) <= now()
+                """, logger: self.logger)
+            for try await (used, expired) in reasons.decode((Bool, Bool).self) {
+                if used { return .replayed }
+                if expired { return .requestExpired }
             }
+            return .requestAnswered
         }
-    }
-
-    private static func isUsed(_ id: String, now: Int64, connection: PostgresConnection, logger: Logger) async throws -> Bool {
-        let rows = try await connection.query(
-            "SELECT id FROM saml_used_assertions WHERE id = \(id) AND expires_at > \(now)", logger: logger)
-        var found = false
-        for try await _ in rows.decode(String.self) { found = true }
-        return found
     }
 
     /// Whether the database answers within the deadline (`SELECT 1`); throws `store.unavailable` otherwise.
@@ -220,46 +188,51 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
         }
     }
 
-    /// How many rows each table holds (expired ones included until the clean-up removes them).
-    public func counts() async throws -> (outstandingRequests: Int, usedAssertions: Int) {
+    /// How many accepted responses are recorded (expired ones included until the clean-up removes them).
+    public func count() async throws -> Int {
         try await bounded("count rows") {
-            let rows = try await self.client.query(
-                "SELECT (SELECT count(*) FROM saml_outstanding_requests), (SELECT count(*) FROM saml_used_assertions)", logger: self.logger)
-            var result = (0, 0)
-            for try await (a, b) in rows.decode((Int64, Int64).self) { result = (Int(a), Int(b)) }
+            let rows = try await self.client.query("SELECT count(*) FROM saml_consumed", logger: self.logger)
+            var result = 0
+            for try await value in rows.decode(Int64.self) { result = Int(value) }
             return result
         }
     }
 
-    /// Deletes rows that expired before `now`, in batches of at most 10,000; returns how many.
+    /// Deletes rows that expired (database clock), at most 10 batches of 10,000 per call, each batch
+    /// committed on its own; returns how many. One instance at a time: an instance that finds the
+    /// clean-up lock (a session advisory lock) taken skips the round.
     @discardableResult
-    public func removeExpired(now: SAMLInstant) async throws -> Int {
-        let current = now.millisecondsSinceEpoch
-        var removed = 0
-        for table in ["saml_outstanding_requests", "saml_used_assertions"] {
-            while true {
-                let batch: Int = try await bounded("remove expired rows") {
-                    let rows = try await self.client.query(
-                        PostgresQuery(
-                            unsafeSQL: """
-                                WITH gone AS (DELETE FROM \(table) WHERE id IN (SELECT id FROM \(table) WHERE expires_at <= $1 LIMIT 10000) RETURNING 1)
-                                SELECT count(*) FROM gone
-                                """, binds: try Self.binds(current)), logger: self.logger)
-                    var count: Int64 = 0
-                    for try await value in rows.decode(Int64.self) { count = value }
-                    return Int(count)
+    public func removeExpired() async throws -> Int {
+        try await bounded("remove expired rows") {
+            try await self.client.withConnection { connection in
+                var locked = false
+                for try await value in try await connection.query("SELECT pg_try_advisory_lock(7320162)", logger: self.logger)
+                    .decode(Bool.self)
+                {
+                    locked = value
                 }
-                removed += batch
-                if batch < 10_000 { break }
+                guard locked else { return 0 }
+                var removed = 0
+                do {
+                    for _ in 0..<10 {
+                        let rows = try await connection.query(
+                            """
+                            WITH gone AS (DELETE FROM saml_consumed WHERE ctid IN (SELECT ctid FROM saml_consumed WHERE expires_at <= now() LIMIT 10000) RETURNING 1)
+                            SELECT count(*) FROM gone
+                            """, logger: self.logger)
+                        var count: Int64 = 0
+                        for try await value in rows.decode(Int64.self) { count = value }
+                        removed += Int(count)
+                        if count < 10_000 { break }
+                    }
+                } catch {
+                    _ = try? await connection.query("SELECT pg_advisory_unlock(7320162)", logger: self.logger)
+                    throw error
+                }
+                _ = try await connection.query("SELECT pg_advisory_unlock(7320162)", logger: self.logger)
+                return removed
             }
         }
-        return removed
-    }
-
-    private static func binds(_ value: Int64) throws -> PostgresBindings {
-        var binds = PostgresBindings()
-        binds.append(value)
-        return binds
     }
 
     /// Runs `body` with the configured deadline; anything but a `SAMLError` becomes `store.unavailable`.

@@ -4,6 +4,7 @@ import Foundation
 import SAML
 import SAMLMockIdP
 import SAMLPostgres
+import SAMLService
 
 /// `saml-server`: the commands that share state through a store, so that several processes given the
 /// same `--store` URL act as several instances of one service. In this package (not in `saml`) because
@@ -54,7 +55,12 @@ func read(_ path: String) throws -> [UInt8] {
 struct RequestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "request",
-        abstract: "Print a SAML request (Base64, as REST API v2 carries it) and its ID; record the ID as outstanding in the store.")
+        abstract: "Print a SAML request (Base64, as REST API v2 carries it), its ID and until when it can be answered.",
+        discussion: """
+            With --request-keys (the service's key file, <id>:<hex> per line), the ID is MACed for the \
+            --service-provider, --mvpd, --identity-provider, --device and --api given, as the service's \
+            sessions/sso issues it; otherwise a random ID that the caller must remember (verify --in-response-to).
+            """)
 
     @Option(help: "The SP entity ID.") var issuer: String
     @Option(help: "The IdP endpoint.") var destination: String
@@ -62,20 +68,36 @@ struct RequestCommand: AsyncParsableCommand {
     @Option(help: "Comma-separated attribute names (AttributeQuery).") var attributes: String?
     @Option(help: "The SP private key (PEM) to sign with.") var signKey: String?
     @Option(help: "The SP certificate (PEM) to put in KeyInfo.") var signCert: String?
-    @Option(help: "Seconds the request stays outstanding.") var lifetime: Int = 300
-    @OptionGroup var storeOptions: StoreOptions
+    @Option(help: "Seconds the request can be answered.") var lifetime: Int = 300
+    @Option(help: "A file of request-ID keys (<id>:<hex secret> per line), to MAC the ID as the service does.") var requestKeys: String?
+    @Option(help: "Binding: the service provider.") var serviceProvider = ""
+    @Option(help: "Binding: the MVPD id.") var mvpd = ""
+    @Option(help: "Binding: the MVPD's IdP entity ID (default: --destination).") var identityProvider: String?
+    @Option(help: "Binding: the device (AP-Device-Identifier value).") var device = ""
+    @Option(help: "Binding: the API (v2 or v1).") var api = "v2"
 
     func run() async throws {
         let key = try signKey.map { try SigningKey(privateKeyPEM: try read($0), certificatePEM: try signCert.map(read)) }
         let names = (attributes ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        let request = try SAMLRequest(
-            attributeQuery ? .attributeQuery(attributes: names) : .authnRequest, issuer: issuer, destination: destination, signingKey: key)
+        var issued: IssuedRequestID?
         do {
-            try await storeOptions.with { try await $0.recordOutstandingRequest(request.id, expiry: .now() + .seconds(lifetime)) }
+            if let requestKeys {
+                let keys = try ServiceConfiguration.parseRequestKeys(
+                    String(decoding: try read(requestKeys), as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init))
+                let binding = RequestBinding(
+                    serviceProvider: serviceProvider, mvpd: mvpd, identityProvider: identityProvider ?? destination, device: device, api: api)
+                issued = try RequestIDAuthority(keys: keys).issue(for: binding, lifetime: .seconds(lifetime), now: .now())
+            }
         } catch let error as SAMLError {
             fail(error)
         }
-        let object: [String: Any] = ["id": request.id, "request": request.base64, "type": "saml", "attributesNames": names]
+        let request = try SAMLRequest(
+            attributeQuery ? .attributeQuery(attributes: names) : .authnRequest, id: issued?.id, issuer: issuer, destination: destination,
+            signingKey: key)
+        let expiry = issued?.expiry ?? request.issueInstant + .seconds(lifetime)
+        let object: [String: Any] = [
+            "id": request.id, "request": request.base64, "type": "saml", "attributesNames": names, "notOnOrAfter": "\(expiry)",
+        ]
         FileHandle.standardOutput.write(
             try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) + Data("\n".utf8))
     }
@@ -210,13 +232,12 @@ struct BenchCommand: AsyncParsableCommand {
 
     func measure(_ name: String, stores: [any SAMLStateStore], provider: MockIdentityProvider, idp: IdentityProvider) async throws {
         // Generation (signing) first, outside the timed phase.
-        var responses: [[UInt8]] = []
-        for index in 0..<count {
+        var responses: [(xml: [UInt8], request: String)] = []
+        for _ in 0..<count {
             let request = try SAMLRequest(issuer: "https://saml.sp.auth.adobe.com", destination: "https://idp.mvpd.example.com/sso")
-            try await stores[index % stores.count].recordOutstandingRequest(request.id, expiry: .now() + .seconds(600))
             var template = MockIdentityProvider.Template()
             template.inResponseTo = request.id
-            responses.append(try provider.response(template, issuedAt: .now(), placement: .assertion))
+            responses.append((try provider.response(template, issuedAt: .now(), placement: .assertion), request.id))
         }
         let verifiers = try stores.map { store in
             var configuration = SAMLResponseVerifier.Configuration(
@@ -234,7 +255,7 @@ struct BenchCommand: AsyncParsableCommand {
                     var latencies: [Duration] = []
                     for index in stride(from: worker, to: all.count, by: concurrency) {
                         let began = clock.now
-                        _ = try await verifiers[index % verifiers.count].verify(all[index])
+                        _ = try await verifiers[index % verifiers.count].verify(all[index].xml, expecting: .init(inResponseTo: all[index].request))
                         latencies.append(clock.now - began)
                     }
                     return latencies

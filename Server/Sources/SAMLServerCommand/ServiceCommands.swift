@@ -14,8 +14,10 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the Token Exchange service (Hummingbird) until SIGTERM or SIGINT.",
         discussion: """
             Configured from a JSON file (ServiceConfiguration) and the environment: SAML_SERVICE_HOST, \
-            SAML_SERVICE_PORT, SAML_SERVICE_STORE (memory or postgres://...), SAML_SERVICE_LOG_LEVEL. \
-            Logs go to standard error. TLS belongs to a proxy in front.
+            SAML_SERVICE_PORT, SAML_SERVICE_STORE (memory or postgres://...), SAML_SERVICE_LOG_LEVEL; secrets \
+            from SAML_SERVICE_STORE_PASSWORD, SAML_SERVICE_BEARER_TOKENS, SAML_SERVICE_REQUEST_KEYS or the \
+            files the configuration names (never needed on the command line). Logs go to standard error. \
+            TLS belongs to a proxy in front.
             """)
 
     @Option(help: "The service configuration (JSON).") var config: String = "TestVectors/exchange/service.json"
@@ -34,8 +36,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let metrics = ServiceMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
-        let application = try ServiceApplication.make(configuration: configuration, metrics: metrics, logger: Logger(label: "saml-service"))
-        try await application.runService()
+        let logger = Logger(label: "saml-service")
+        let application = try ServiceApplication.buildApplication(configuration: configuration, metrics: metrics, logger: logger)
+        try await ServiceApplication.run(application, configuration: configuration, logger: logger)
     }
 }
 

@@ -11,18 +11,21 @@ import ServiceLifecycle
 import Synchronization
 
 /// The Token Exchange service as a Hummingbird application: the routes of ``TokenExchangeService``,
-/// `/health`, `/health/ready` and `/metrics`, request size limits, one access-log line per request and
-/// the metrics of ``ServiceMetrics``, and the state store's lifecycle (a PostgreSQL pool runs as a
-/// service of the application; its schema is prepared before the server accepts requests).
+/// `/health`, `/health/ready` and `/metrics`, request size and time limits, a connection cap, bounded
+/// concurrent verifications, one access-log line per request and the metrics of ``ServiceMetrics``, and
+/// the state store's lifecycle (a PostgreSQL pool runs as a service of the application; its schema is
+/// prepared before the server accepts requests). With ``ServiceConfiguration/adminPort``, a second
+/// listener answers `/health*` and `/metrics` outside the public listener's limits.
 ///
-/// Run it with `runService()` (it stops gracefully on SIGTERM and SIGINT: in-flight requests finish,
-/// then the store's pool closes) or inside a `ServiceGroup`.
+/// Run it with ``run(_:configuration:logger:)`` (it stops gracefully on SIGTERM and SIGINT within
+/// ``ServiceConfiguration/shutdownTimeout``: in-flight requests finish, then the store's pool closes) or
+/// inside a `ServiceGroup`.
 public enum ServiceApplication {
     /// - Parameters:
     ///   - store: a store of the caller's own (then ``ServiceConfiguration/store`` is not read; readiness
     ///     probes it when it conforms to ``StoreHealthCheck``); by default the configured one.
     ///   - onRunning: called with the bound port once the server accepts connections.
-    public static func make(
+    public static func buildApplication(
         configuration: ServiceConfiguration, store custom: (any SAMLStateStore)? = nil, metrics: ServiceMetrics = ServiceMetrics(),
         logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
@@ -39,6 +42,7 @@ public enum ServiceApplication {
             ready = {}
         } else {
             var storeConfiguration = try PostgresStateStore.Configuration(url: configuration.store)
+            if let password = configuration.storePassword { storeConfiguration.password = password }
             storeConfiguration.timeout = configuration.storeTimeout
             storeConfiguration.maximumConnections = configuration.storeConnections
             let postgres = PostgresStateStore(storeConfiguration, logger: logger)
@@ -50,59 +54,30 @@ public enum ServiceApplication {
             database = postgres
         }
         let service = try TokenExchangeService(configuration: configuration, store: store, metrics: metrics, logger: logger)
-        let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: ObservabilityMiddleware(metrics: metrics))
-        let limit = configuration.maximumBodyBytes
-
-        router.post("/api/v2/:serviceProvider/sessions/sso/:partner") { request, context in
-            try await answer(request, context, limit: limit) { headers, body in
-                await service.session(
-                    serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
-                    headers: headers, body: body)
-            }
+        let router = buildRouter(service: service, ready: ready)
+        if let adminPort = configuration.adminPort {
+            services.append(
+                Application(
+                    router: buildHealthRouter(metrics: metrics, ready: ready),
+                    configuration: ApplicationConfiguration(address: .hostname(configuration.adminHost, port: adminPort), serverName: "swift-saml"),
+                    onServerRunning: { channel in
+                        logger.info("admin listener", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
+                    }, logger: logger))
         }
-        router.post("/api/v2/:serviceProvider/profiles/sso/:partner") { request, context in
-            try await answer(request, context, limit: limit, metrics: metrics, endpoint: "profiles/sso") { headers, body in
-                await service.profile(
-                    serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
-                    headers: headers, body: body)
-            }
-        }
-        router.post("/api/v1/tokens/authn") { request, context in
-            try await answer(request, context, limit: limit, metrics: metrics, endpoint: "tokens/authn") { headers, body in
-                await service.legacyAuthentication(headers: headers, body: body)
-            }
-        }
-        router.get("/api/v2/:serviceProvider/configuration") { request, context in
-            try await answer(request, context, limit: limit) { headers, _ in
-                service.mvpdConfiguration(serviceProvider: context.parameters.get("serviceProvider") ?? "", headers: headers)
-            }
-        }
-        router.get("/health") { _, _ in health(200, "ok") }
-        router.get("/health/live") { _, _ in health(200, "ok") }
-        router.get("/health/ready") { _, context in
-            do {
-                try await ready()
-                return health(200, "ok")
-            } catch {
-                metrics.storeError(operation: "readiness")
-                context.logger.warning("not ready: the store does not answer")
-                return health(503, "store unavailable")
-            }
-        }
-        router.get("/metrics") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
-        }
-
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: configuration.maximumHeaderBytes, maxHeaderListSize: configuration.maximumHeaderBytes,
             maxHeaderFieldCount: 100)
+        let limits = ConnectionGuard.Limits(
+            maximumConnections: configuration.maximumConnections, headerTimeout: configuration.headerTimeout,
+            requestTimeout: configuration.requestTimeout, idleTimeout: configuration.idleTimeout)
+        let counter = ConnectionGuard.Counter()
         let storeKind = database == nil ? "memory" : "postgres"
         var application = Application(
             router: router,
-            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(60), httpDecoderConfiguration: decoder)),
+            server: .http1(
+                configuration: HTTP1Channel.Configuration(
+                    additionalChannelHandlers: [ConnectionGuard(limits: limits, counter: counter, metrics: metrics)],
+                    idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds), httpDecoderConfiguration: decoder)),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "swift-saml"),
             services: services,
@@ -122,63 +97,64 @@ public enum ServiceApplication {
         return application
     }
 
-    /// Reads the body within the limit and the headers, runs `handler`, and turns its answer into a
-    /// response; logs one line per request (never the body or attribute values at `info`).
-    private static func answer(
-        _ request: Request, _ context: BasicRequestContext, limit: Int, metrics: ServiceMetrics? = nil,
-        endpoint: String = "",
-        _ handler: (RequestHeaders, [UInt8]) async -> ServiceAnswer
-    ) async throws -> Response {
-        let started = ContinuousClock.now
-        var result: ServiceAnswer
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            result = tooLarge(limit)
-        } else {
+    /// Runs `application` until SIGTERM or SIGINT, then lets in-flight requests finish within
+    /// ``ServiceConfiguration/shutdownTimeout`` before cancelling them.
+    public static func run(_ application: some ApplicationProtocol, configuration: ServiceConfiguration, logger: Logger) async throws {
+        var group = ServiceGroupConfiguration(services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+        group.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: group).run()
+    }
+
+    /// The public routes: the API of ``TokenExchangeService`` and the health and metrics routes.
+    static func buildRouter(service: TokenExchangeService, ready: @escaping @Sendable () async throws -> Void) -> Router<BasicRequestContext> {
+        let configuration = service.configuration
+        let metrics = service.metrics
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ObservabilityMiddleware(metrics: metrics))
+        let controller = TokenExchangeController(
+            service: service, limit: configuration.maximumBodyBytes,
+            admission: AdmissionControl(limit: configuration.maximumConcurrentVerifications, queue: configuration.verificationQueue))
+        controller.add(to: router)
+        addHealthRoutes(to: router, metrics: metrics, ready: ready)
+        return router
+    }
+
+    static func buildHealthRouter(metrics: ServiceMetrics, ready: @escaping @Sendable () async throws -> Void) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        addHealthRoutes(to: router, metrics: metrics, ready: ready)
+        return router
+    }
+
+    private static func addHealthRoutes(
+        to router: Router<BasicRequestContext>, metrics: ServiceMetrics, ready: @escaping @Sendable () async throws -> Void
+    ) {
+        router.get("/health") { _, _ in health(200, "ok") }
+        router.get("/health/live") { _, _ in health(200, "ok") }
+        router.get("/health/ready") { _, context in
             do {
-                let buffer = try await request.body.collect(upTo: limit)
-                let headers = RequestHeaders(
-                    authorization: request.headers[.authorization], deviceIdentifier: request.headers[Self.deviceIdentifier],
-                    deviceInfo: request.headers[Self.deviceInfo], partnerFrameworkStatus: request.headers[Self.partnerFrameworkStatus])
-                result = await handler(headers, Array(buffer.readableBytesView))
-            } catch is NIOTooManyBytesError {
-                result = tooLarge(limit)
+                try await ready()
+                return health(200, "ok")
+            } catch {
+                metrics.storeError(operation: "readiness")
+                context.logger.warning("not ready: the store does not answer")
+                return health(503, "store unavailable")
             }
         }
-        let elapsed = ContinuousClock.now - started
-        if let metrics {
-            metrics.verdict(endpoint: endpoint, code: result.code)
+        router.get("/metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
-        var metadata: Logger.Metadata = [
-            "status": "\(result.status)", "code": "\(result.code)",
-            "latency_us": "\(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)",
-        ]
-        if let mvpd = result.mvpd { metadata["mvpd"] = "\(mvpd)" }
-        context.logger.info("\(request.method) \(context.endpointPath ?? request.uri.path)", metadata: metadata)
-        if let detail = result.detail { context.logger.debug("refusal detail", metadata: ["detail": "\(detail)"]) }
-        return json(result.status, result.body)
-    }
-
-    /// A JSON response (no content type for an empty body, as `204`).
-    private static func json(_ status: Int, _ body: [UInt8]) -> Response {
-        Response(
-            status: HTTPResponse.Status(code: status), headers: body.isEmpty ? [:] : [.contentType: "application/json;charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
-    }
-
-    private static func tooLarge(_ limit: Int) -> ServiceAnswer {
-        .error(
-            EnhancedError(
-                status: 413, code: "request_too_large", message: "The request body is over \(limit) bytes.",
-                details: SAMLError(.decodeTooLarge, "expected a request body of at most \(limit) bytes, found a larger one")))
     }
 
     private static func health(_ status: Int, _ text: String) -> Response {
-        json(status, JSONValue.object(["status": .string(text)]).bytes)
+        TokenExchangeController.json(status, JSONValue.object(["status": .string(text)]).bytes)
     }
+}
 
-    static let deviceIdentifier = HTTPField.Name("AP-Device-Identifier")!
-    static let deviceInfo = HTTPField.Name("X-Device-Info")!
-    static let partnerFrameworkStatus = HTTPField.Name("AP-Partner-Framework-Status")!
+extension Duration {
+    var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
 }
 
 /// A store that can say whether it answers (for `/health/ready`).

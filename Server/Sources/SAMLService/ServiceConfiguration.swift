@@ -16,9 +16,11 @@ import SAML
 /// ```
 ///
 /// Paths are relative to the file. Every other member has the default documented below. The
-/// environment overrides the file: `SAML_SERVICE_HOST`, `SAML_SERVICE_PORT`, `SAML_SERVICE_STORE` (for
-/// example a `postgres://` URL with its password, which then stays out of the file) and
-/// `SAML_SERVICE_LOG_LEVEL`.
+/// environment overrides the file: `SAML_SERVICE_HOST`, `SAML_SERVICE_PORT`, `SAML_SERVICE_STORE`,
+/// `SAML_SERVICE_LOG_LEVEL`. Secrets never need the file or the process arguments: the database password
+/// (`SAML_SERVICE_STORE_PASSWORD` or `storePasswordFile`), bearer tokens (`SAML_SERVICE_BEARER_TOKENS`
+/// or `bearerTokensFile`) and request-ID keys (`SAML_SERVICE_REQUEST_KEYS` or `requestKeysFile`) come
+/// from the environment or from files the configuration names.
 public struct ServiceConfiguration: Sendable {
     /// The address to listen on. Default `127.0.0.1`: TLS is a proxy's job, so the service listens
     /// behind one (README).
@@ -38,8 +40,10 @@ public struct ServiceConfiguration: Sendable {
     /// The Destination a response must name (the public URL of the Token Exchange endpoint), or nil to
     /// not check it (the MVPD's answer reaches the service through Apple's framework and the app).
     public var destination: String?
-    /// `memory` (default: this process only) or `postgres://user[:password]@host[:port]/database`.
+    /// `memory` (default: this process only) or `postgres://user[:password]@host[:port]/database[?sslmode=...]`.
     public var store = "memory"
+    /// The database password, when not in the URL (from `SAML_SERVICE_STORE_PASSWORD` or `storePasswordFile`).
+    public var storePassword: String?
     /// The deadline of one store operation; past it the request fails closed (503). Default 2 s.
     public var storeTimeout: Duration = .seconds(2)
     /// Connections in the PostgreSQL pool. Default 10.
@@ -65,6 +69,32 @@ public struct ServiceConfiguration: Sendable {
     public var requestSigningCertificatePath: String?
     /// Default `info`.
     public var logLevel: Logger.Level = .info
+    /// The keys that MAC the IDs of issued requests (``SAML/RequestIDAuthority``), the first signing.
+    /// Required with a shared store (every instance must check every other's IDs); with `memory`, a
+    /// random key per process when empty. Read from `requestKeysFile` or `SAML_SERVICE_REQUEST_KEYS`:
+    /// one key per line (or comma), `<id 0-255>:<secret, at least 64 hexadecimal digits>`.
+    public var requestKeys: [RequestIDKey] = []
+    /// Connections accepted at once on the public listener; more are closed at once. Default 1,024.
+    public var maximumConnections = 1024
+    /// A request's head must arrive within this of the connection's start (or of the previous answer).
+    /// Default 10 s.
+    public var headerTimeout: Duration = .seconds(10)
+    /// A whole request (head and body) must arrive within this of its first byte. Default 30 s.
+    public var requestTimeout: Duration = .seconds(30)
+    /// A keep-alive connection idle this long is closed. Default 60 s.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Token Exchanges verified at once; more wait in a queue of ``verificationQueue``, and beyond it are
+    /// answered `503` with `Retry-After`. Default 2 per core.
+    public var maximumConcurrentVerifications = 2 * ProcessInfo.processInfo.activeProcessorCount
+    /// Default 64.
+    public var verificationQueue = 64
+    /// A second listener for `/health*` and `/metrics` only (not subject to the public listener's
+    /// connection cap), when set. The public listener answers them too.
+    public var adminPort: Int?
+    /// Default `127.0.0.1`.
+    public var adminHost = "127.0.0.1"
+    /// On SIGTERM, in-flight requests get this long to finish. Default 10 s.
+    public var shutdownTimeout: Duration = .seconds(10)
 
     public init(serviceProvider: String, mvpdConfigurationPath: String, trustPath: String) {
         self.serviceProvider = serviceProvider
@@ -112,6 +142,18 @@ public struct ServiceConfiguration: Sendable {
         if let value = try string("spEntityID") { configuration.spEntityID = value }
         if let value = try string("destination") { configuration.destination = value }
         if let value = try string("store") { configuration.store = value }
+        if let file = try string("storePasswordFile") { configuration.storePassword = try secretText(relative(file)) }
+        if let file = try string("bearerTokensFile") { configuration.bearerTokens = try secret(relative(file)) }
+        if let file = try string("requestKeysFile") { configuration.requestKeys = try parseRequestKeys(try secret(relative(file))) }
+        if let value = try number("maximumConnections") { configuration.maximumConnections = Int(value) }
+        if let value = try number("headerTimeoutSeconds") { configuration.headerTimeout = .milliseconds(Int64(value * 1000)) }
+        if let value = try number("requestTimeoutSeconds") { configuration.requestTimeout = .milliseconds(Int64(value * 1000)) }
+        if let value = try number("idleTimeoutSeconds") { configuration.idleTimeout = .milliseconds(Int64(value * 1000)) }
+        if let value = try number("maximumConcurrentVerifications") { configuration.maximumConcurrentVerifications = Int(value) }
+        if let value = try number("verificationQueue") { configuration.verificationQueue = Int(value) }
+        if let value = try number("adminPort") { configuration.adminPort = Int(value) }
+        if let value = try string("adminHost") { configuration.adminHost = value }
+        if let value = try number("shutdownTimeoutSeconds") { configuration.shutdownTimeout = .milliseconds(Int64(value * 1000)) }
         if let value = try number("storeTimeoutSeconds") { configuration.storeTimeout = .milliseconds(Int64(value * 1000)) }
         if let value = try number("storeConnections") { configuration.storeConnections = Int(value) }
         if let value = try number("requestLifetimeSeconds") { configuration.requestLifetime = .seconds(Int64(value)) }
@@ -123,7 +165,7 @@ public struct ServiceConfiguration: Sendable {
             }
             configuration.userMetadataMapping = mapping
         }
-        for (key, keyPath) in [("featuredMVPDs", \ServiceConfiguration.featuredMVPDs), ("bearerTokens", \.bearerTokens)] {
+        for (key, keyPath) in [("featuredMVPDs", \ServiceConfiguration.featuredMVPDs), ("bearerTokens", \.bearerTokens)] where object[key] != nil {
             guard let value = object[key] else { continue }
             guard let list = value as? [String] else { throw SAMLError(.configurationInvalid, "expected a list of strings for \"\(key)\"") }
             configuration[keyPath: keyPath] = list
@@ -141,8 +183,13 @@ public struct ServiceConfiguration: Sendable {
         return configuration
     }
 
-    /// `SAML_SERVICE_HOST`, `SAML_SERVICE_PORT`, `SAML_SERVICE_STORE`, `SAML_SERVICE_LOG_LEVEL`.
+    /// `SAML_SERVICE_HOST`, `SAML_SERVICE_PORT`, `SAML_SERVICE_STORE`, `SAML_SERVICE_LOG_LEVEL`, and the
+    /// secrets `SAML_SERVICE_STORE_PASSWORD`, `SAML_SERVICE_BEARER_TOKENS` (comma- or line-separated) and
+    /// `SAML_SERVICE_REQUEST_KEYS` (as `requestKeysFile`).
     public mutating func apply(environment: [String: String]) throws {
+        if let value = environment["SAML_SERVICE_STORE_PASSWORD"] { storePassword = value }
+        if let value = environment["SAML_SERVICE_BEARER_TOKENS"] { bearerTokens = Self.entries(value) }
+        if let value = environment["SAML_SERVICE_REQUEST_KEYS"] { requestKeys = try Self.parseRequestKeys(Self.entries(value)) }
         if let value = environment["SAML_SERVICE_HOST"] { host = value }
         if let value = environment["SAML_SERVICE_PORT"] {
             guard let number = Int(value), (0...65535).contains(number) else {
@@ -152,6 +199,56 @@ public struct ServiceConfiguration: Sendable {
         }
         if let value = environment["SAML_SERVICE_STORE"] { store = value }
         if let value = environment["SAML_SERVICE_LOG_LEVEL"] { logLevel = try Self.level(value) }
+    }
+
+    /// The non-empty lines (or comma-separated entries) of a secret file, trimmed.
+    private static func secret(_ path: String) throws -> [String] {
+        entries(try secretText(path))
+    }
+
+    /// A secret file's text without its final line break.
+    private static func secretText(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SAMLError(.configurationInvalid, "expected a readable secret file at \(quoted(path)), found none")
+        }
+        var text = String(decoding: data, as: UTF8.self)
+        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+        return text
+    }
+
+    private static func entries(_ text: String) -> [String] {
+        text.split(whereSeparator: { $0 == "\n" || $0 == "," || $0 == "\r" }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// Request-ID keys from `<id>:<hex>` entries (as `requestKeysFile` holds them); never quotes a secret in an error.
+    public static func parseRequestKeys(_ entries: [String]) throws -> [RequestIDKey] {
+        try entries.enumerated().map { index, entry in
+            let parts = entry.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2, let id = UInt8(parts[0]), parts[1].count % 2 == 0,
+                let secret = Optional(Array(parts[1].utf8)).flatMap(hexBytes)
+            else {
+                throw SAMLError(
+                    .configurationInvalid, "expected request-ID key \(index + 1) as <id 0-255>:<hexadecimal secret>, found another form")
+            }
+            return try RequestIDKey(id: id, secret: secret)
+        }
+    }
+
+    private static func hexBytes(_ digits: [UInt8]) -> [UInt8]? {
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
     }
 
     private static func level(_ text: String) throws -> Logger.Level {

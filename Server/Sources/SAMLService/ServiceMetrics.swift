@@ -11,6 +11,9 @@ import Prometheus
 /// - `saml_http_request_duration_seconds{endpoint, status}`: a histogram of the handling time.
 /// - `saml_store_errors_total{operation}`: store failures (each one failed closed).
 /// - `saml_sso_sessions_total{action, reason}`: `sessions/sso` answers.
+/// - `saml_overload_rejections_total{reason}`: requests or connections refused to stay within bounds:
+///   `verification-queue-full` (503 with `Retry-After`), `connection-cap`, `header-timeout`,
+///   `request-timeout` (the connection closed).
 public struct ServiceMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
@@ -45,6 +48,10 @@ public struct ServiceMetrics: Sendable {
 
     func session(action: String, reason: String) {
         Counter(label: "saml_sso_sessions_total", dimensions: [("action", action), ("reason", reason)], factory: factory).increment()
+    }
+
+    func rejection(_ reason: String) {
+        Counter(label: "saml_overload_rejections_total", dimensions: [("reason", reason)], factory: factory).increment()
     }
 
     /// The Prometheus text exposition.

@@ -6,9 +6,11 @@ import SAML
 /// The endpoints of the Token Exchange service, as plain functions from a request's parts to an answer
 /// (``ServiceAnswer``); ``ServiceApplication`` puts them behind Hummingbird.
 ///
-/// - `POST /api/v2/{serviceProvider}/sessions/sso/{partner}`: for an MVPD with platform SSO, records a
-///   fresh SAML `AttributeQuery` as outstanding and answers `partner_profile` with it and the MVPD's
-///   attribute names; otherwise the documented fallback (`authenticate`, `interactive`) with its reason.
+/// - `POST /api/v2/{serviceProvider}/sessions/sso/{partner}`: for an MVPD with platform SSO, answers
+///   `partner_profile` with a fresh SAML `AttributeQuery` and the MVPD's attribute names; otherwise the
+///   documented fallback (`authenticate`, `interactive`) with its reason. Nothing is stored: the
+///   request's ID is MACed for the service provider, the MVPD, the device and the API
+///   (``SAML/RequestIDAuthority``), and only a response that answers it from the same is accepted.
 /// - `POST /api/v2/{serviceProvider}/profiles/sso/{partner}`: the Token Exchange (``AppleSSO/TokenExchange``).
 /// - `POST /api/v1/tokens/authn`: the legacy exchange (`204` / `400`).
 /// - `GET /api/v2/{serviceProvider}/configuration`: the MVPD configuration with Apple's picker lists.
@@ -21,6 +23,10 @@ public struct TokenExchangeService: Sendable {
     /// The configuration endpoint's answer (the configuration does not change while the service runs).
     let configurationJSON: [UInt8]
     let signingKey: SigningKey?
+    /// MACs the IDs of the requests `sessions/sso` issues and checks those the responses answer.
+    let requests: RequestIDAuthority
+    /// SHA-256 of each configured bearer token (compared in constant time).
+    let bearerDigests: [[UInt8]]
     let metrics: ServiceMetrics
     let logger: Logger
 
@@ -41,7 +47,19 @@ public struct TokenExchangeService: Sendable {
         template.logger = logger
         trust = try TrustRegistry(try TrustFile.load(contentsOf: configuration.trustPath), template: template)
         configurationJSON = mvpds.json(serviceProvider: configuration.serviceProvider, featured: configuration.featuredMVPDs)
-        exchange = TokenExchange(configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping))
+        if configuration.requestKeys.isEmpty {
+            guard configuration.store == "memory" else {
+                throw SAMLError(
+                    .configurationInvalid,
+                    "expected request-ID keys (requestKeys, SAML_SERVICE_REQUEST_KEYS) shared by every instance of a shared store, found none")
+            }
+            requests = try RequestIDAuthority(keys: [.random()])
+        } else {
+            requests = try RequestIDAuthority(keys: configuration.requestKeys)
+        }
+        bearerDigests = configuration.bearerTokens.map { BearerToken.digest(Array($0.utf8)) }
+        exchange = TokenExchange(
+            configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping), requests: requests)
         if let keyPath = configuration.requestSigningKeyPath {
             signingKey = try SigningKey(
                 privateKeyPEM: try Self.read(keyPath), certificatePEM: try configuration.requestSigningCertificatePath.map(Self.read))
@@ -66,17 +84,19 @@ public struct TokenExchangeService: Sendable {
 
     /// `POST /api/v2/{serviceProvider}/sessions/sso/{partner}`.
     ///
-    /// Order: path (service provider, partner) and authorization; then the `AP-Partner-Framework-Status`
-    /// header: absent → `missing_parameters_fallback`; not decodable → `400 invalid_header_pfs_malformed`;
-    /// permission not granted or undetermined, provider unknown, mismatching the `mvpd` form field, or
-    /// expired → `pfs_fallback`; the MVPD is not boarded for Apple SSO (`boardingStatus` not `SUPPORTED`,
-    /// or platform services off) or no identity provider is trusted for it → `configuration_fallback`.
-    /// Otherwise a new `AttributeQuery` (Issuer ``ServiceConfiguration/spEntityID``, 128-bit random ID,
-    /// signed when a key is configured) is recorded as outstanding for ``ServiceConfiguration/requestLifetime``
-    /// and answered as `partner_profile`; a store failure is a `503` (no request is handed out that could
-    /// not be answered).
+    /// Order: authorization, path (service provider, partner), `AP-Device-Identifier`; then the
+    /// `AP-Partner-Framework-Status` header: absent → `missing_parameters_fallback`; not decodable →
+    /// `400 invalid_header_pfs_malformed`; permission not granted or undetermined, provider unknown,
+    /// mismatching the `mvpd` form field, or expired → `pfs_fallback`; the MVPD is not boarded for Apple
+    /// SSO (`boardingStatus` not `SUPPORTED`, or platform services off) or no identity provider is
+    /// trusted for it → `configuration_fallback`. Otherwise a new `AttributeQuery` (Issuer
+    /// ``ServiceConfiguration/spEntityID``, signed when a key is configured) whose ID is MACed for this
+    /// service provider, the MVPD, the device and `v2`, answerable for ``ServiceConfiguration/requestLifetime``,
+    /// answered as `partner_profile`. Nothing is written anywhere.
     public func session(serviceProvider: String, partner: String, headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
-        if let refusal = checkPath(serviceProvider: serviceProvider, partner: partner) ?? checkAuthorization(headers) {
+        if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: partner)
+            ?? checkDevice(headers)
+        {
             return refusal
         }
         func fallback(_ reason: String, mvpd: MVPD? = nil) -> ServiceAnswer {
@@ -109,20 +129,16 @@ public struct TokenExchangeService: Sendable {
         }
         let request: SAMLRequest
         do {
+            let caller = TokenExchange.Caller(
+                serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", api: "v2")
+            let issued = try requests.issue(
+                for: caller.binding(mvpd: mvpd.id, identityProvider: idp.entityID), lifetime: configuration.requestLifetime, now: .now())
             request = try SAMLRequest(
-                .attributeQuery(attributes: mvpd.requiredMetadataFields), issuer: configuration.spEntityID, destination: idp.entityID,
-                signingKey: signingKey)
+                .attributeQuery(attributes: mvpd.requiredMetadataFields), id: issued.id, issuer: configuration.spEntityID,
+                destination: idp.entityID, signingKey: signingKey)
         } catch {
             logger.error("cannot build a SAML request", metadata: ["mvpd": "\(mvpd.id)", "error": "\(error)"])
             return .error(EnhancedError.internalError)
-        }
-        do {
-            try await store.recordOutstandingRequest(request.id, expiry: .now() + configuration.requestLifetime)
-        } catch {
-            metrics.storeError(operation: "record-request")
-            let saml =
-                error as? SAMLError ?? SAMLError(.storeUnavailable, "expected the store to record the request, found \(type(of: error))")
-            return .error(EnhancedError(saml: saml), mvpd: mvpd.id)
         }
         metrics.session(action: "partner_profile", reason: "none")
         let object: JSONValue = [
@@ -137,9 +153,10 @@ public struct TokenExchangeService: Sendable {
     /// `POST /api/v2/{serviceProvider}/profiles/sso/{partner}`: `201` with the profile, or the Enhanced
     /// Error Code object with its status. An optional `mvpd` form field must name the MVPD the header's
     /// provider maps to (`invalid_header_pfs_provider_id_mismatch` otherwise). `AP-Device-Identifier` is required (`fingerprint <value>`),
-    /// `X-Device-Info`, when present, must be Base64 of a JSON object.
+    /// `X-Device-Info`, when present, must be Base64 of a JSON object. The response must answer a request
+    /// `sessions/sso` issued to this service provider and device for the MVPD it is posted as.
     public func profile(serviceProvider: String, partner: String, headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
-        if let refusal = checkPath(serviceProvider: serviceProvider, partner: partner) ?? checkAuthorization(headers)
+        if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: partner)
             ?? checkDevice(headers)
         {
             return refusal
@@ -150,7 +167,8 @@ public struct TokenExchangeService: Sendable {
         } catch {
             return error.answer
         }
-        switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested) {
+        let caller = TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", api: "v2")
+        switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller) {
         case .success(let profile):
             return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
         case .failure(let error):
@@ -172,7 +190,7 @@ public struct TokenExchangeService: Sendable {
 
     /// `GET /api/v2/{serviceProvider}/configuration`.
     public func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
-        if let refusal = checkPath(serviceProvider: serviceProvider, partner: nil) ?? checkAuthorization(headers) { return refusal }
+        if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
         return ServiceAnswer(status: 200, body: configurationJSON, code: "ok", mvpd: nil)
     }
 
@@ -204,9 +222,11 @@ public struct TokenExchangeService: Sendable {
         return nil
     }
 
-    private func checkAuthorization(_ headers: RequestHeaders) -> ServiceAnswer? {
-        guard !configuration.bearerTokens.isEmpty else { return nil }
-        if let value = headers.authorization, value.hasPrefix("Bearer "), configuration.bearerTokens.contains(String(value.dropFirst(7))) {
+    /// `Authorization: Bearer <token>` (scheme in any case, RFC 9110 11.1), compared with every configured
+    /// token over their SHA-256 digests in constant time.
+    func checkAuthorization(_ headers: RequestHeaders) -> ServiceAnswer? {
+        guard !bearerDigests.isEmpty else { return nil }
+        if let value = headers.authorization, let token = BearerToken.credentials(in: value), BearerToken.matches(token, bearerDigests) {
             return nil
         }
         return .error(

@@ -36,7 +36,7 @@ enum Service {
         logger: Logger = quiet, _ body: (Int) async throws -> T
     ) async throws -> T {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let application = try ServiceApplication.make(
+        let application = try ServiceApplication.buildApplication(
             configuration: configuration, store: store, metrics: metrics, logger: logger, onRunning: { continuation.yield($0) })
         let group = ServiceGroup(configuration: .init(services: [application], logger: quiet))
         let running = Task { try await group.run() }

@@ -21,15 +21,41 @@ public struct TokenExchange: Sendable {
     public var trust: TrustRegistry
     public var mapping: UserMetadataMapping
     public var decoder: SAMLResponseDecoder
+    /// When set, a response must answer a request these keys issued for the caller's service provider,
+    /// device and API and for the MVPD it is posted as (``SAML/RequestIDAuthority``); the verifiers'
+    /// state store then records the request answered, once.
+    public var requests: RequestIDAuthority?
 
     public init(
         configuration: MVPDConfiguration, trust: TrustRegistry, mapping: UserMetadataMapping = UserMetadataMapping(),
-        decoder: SAMLResponseDecoder = SAMLResponseDecoder()
+        decoder: SAMLResponseDecoder = SAMLResponseDecoder(), requests: RequestIDAuthority? = nil
     ) {
         self.configuration = configuration
         self.trust = trust
         self.mapping = mapping
         self.decoder = decoder
+        self.requests = requests
+    }
+
+    /// Who posts a response: what a request issued by ``requests`` is bound to besides its MVPD.
+    public struct Caller: Sendable, Hashable {
+        /// The service provider (requestor) the response is posted to.
+        public var serviceProvider: String
+        /// The device (REST API v2: the `AP-Device-Identifier` header's value; v1: `deviceId`).
+        public var device: String
+        /// `v2` or `v1`.
+        public var api: String
+
+        public init(serviceProvider: String, device: String, api: String) {
+            self.serviceProvider = serviceProvider
+            self.device = device
+            self.api = api
+        }
+
+        /// The binding of a request issued to this caller for `mvpd`, whose identity provider is `identityProvider`.
+        public func binding(mvpd: String, identityProvider: String) -> RequestBinding {
+            RequestBinding(serviceProvider: serviceProvider, mvpd: mvpd, identityProvider: identityProvider, device: device, api: api)
+        }
     }
 
     /// Runs the exchange for one request.
@@ -38,10 +64,11 @@ public struct TokenExchange: Sendable {
     ///   - body: the `application/x-www-form-urlencoded` request body (or just the SAMLResponse value).
     ///   - partnerFrameworkStatus: the `AP-Partner-Framework-Status` header value.
     ///   - mvpd: the MVPD id, when the request names one.
-    ///   - expectations: what this request's response must answer (the outstanding request's ID, the
-    ///     endpoint it was posted to).
+    ///   - caller: who posts it (with ``requests``: the response must answer a request issued to it).
+    ///   - expectations: what this request's response must answer (the request's ID, the endpoint it was
+    ///     posted to).
     public func exchange(
-        body: [UInt8], partnerFrameworkStatus: String?, mvpd: String? = nil,
+        body: [UInt8], partnerFrameworkStatus: String?, mvpd: String? = nil, caller: Caller? = nil,
         expecting expectations: SAMLResponseVerifier.RequestExpectations = SAMLResponseVerifier.RequestExpectations()
     ) async -> Result<Profile, EnhancedError> {
         let now = trust.template.clock.now()
@@ -60,7 +87,7 @@ public struct TokenExchange: Sendable {
         } catch {
             return .failure(EnhancedError(pfs: error))
         }
-        return await verify(body: body, for: provider, expecting: expectations)
+        return await verify(body: body, for: provider, caller: caller, expecting: expectations)
     }
 
     /// The legacy REST API v1 exchange, `POST /api/v1/tokens/authn`: the form fields `requestor`,
@@ -70,6 +97,8 @@ public struct TokenExchange: Sendable {
     /// a `500` (fail closed, never the client's fault).
     ///
     /// - Parameter requestor: the service provider this endpoint serves; a different `requestor` is refused.
+    ///   With ``requests``, the response must answer a request issued to this requestor, the `deviceId`
+    ///   and the `v1` API (a request issued on v2 is refused with `in-response-to.wrong-api`).
     public func exchangeV1(
         body: [UInt8], requestor: String,
         expecting expectations: SAMLResponseVerifier.RequestExpectations = SAMLResponseVerifier.RequestExpectations()
@@ -104,14 +133,20 @@ public struct TokenExchange: Sendable {
             return .failure(
                 EnhancedError(status: 400, code: "invalid_parameter_mvpd", message: "The mvpd is not configured.", details: nil))
         }
-        return await verify(body: body, for: provider, expecting: expectations)
+        let caller = Caller(serviceProvider: requestor, device: fields["deviceId"] ?? "", api: "v1")
+        return await verify(body: body, for: provider, caller: caller, expecting: expectations)
     }
 
     /// Verifies the SAMLResponse of `body` with the MVPD's identity provider and builds the profile.
-    private func verify(body: [UInt8], for provider: MVPD, expecting expectations: SAMLResponseVerifier.RequestExpectations) async
-        -> Result<Profile, EnhancedError>
-    {
-        await verifyAndExtract(body: body, for: provider, expecting: expectations).mapError { error in
+    private func verify(
+        body: [UInt8], for provider: MVPD, caller: Caller?, expecting expectations: SAMLResponseVerifier.RequestExpectations
+    ) async -> Result<Profile, EnhancedError> {
+        var expectations = expectations
+        if let requests, let caller, let identityProvider = trust.identityProvider(for: provider.id) {
+            expectations.issuedRequest = .init(
+                authority: requests, binding: caller.binding(mvpd: provider.id, identityProvider: identityProvider.entityID))
+        }
+        return await verifyAndExtract(body: body, for: provider, expecting: expectations).mapError { error in
             var error = error
             error.mvpd = provider.id
             return error
@@ -246,8 +281,9 @@ public struct EnhancedError: Error, Sendable {
         self.init(status: 400, code: outcome.rawValue, message: outcome.message, details: nil)
     }
 
-    /// `details`: the library's code and message, e.g. `signature.digest-mismatch: expected ...`.
-    public var details: String? { cause.map { "\($0.code.identifier): \($0.message)" } }
+    /// `details`: the library's stable code, e.g. `signature.digest-mismatch`. Never its message, which
+    /// names what was found (bytes of the request, signed values): that goes to the debug log only.
+    public var details: String? { cause.map { $0.code.identifier } }
 
     public var json: [UInt8] {
         let object: JSONValue = [

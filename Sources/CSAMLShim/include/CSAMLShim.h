@@ -313,6 +313,13 @@ void saml_shim_free_plaintext(unsigned char *buffer);
 /// SHA-256 of `data` into `output`. 0 on success.
 int saml_shim_sha256(const unsigned char *data, size_t length, unsigned char output[32]);
 
+/// HMAC-SHA-256 of `data` under `key` into `output`. 0 on success.
+int saml_shim_hmac_sha256(const unsigned char *key, size_t keyLength, const unsigned char *data, size_t length,
+                          unsigned char output[32]);
+
+/// 1 when the `length` bytes at `a` and `b` are equal, compared in time that does not depend on where they differ.
+int saml_shim_equal_constant_time(const unsigned char *a, const unsigned char *b, size_t length);
+
 /// The DER SubjectPublicKeyInfo of `key` into a buffer freed with `saml_shim_openssl_free`. 0 on success.
 int saml_shim_public_key_der(xmlSecKeyPtr key, unsigned char **output, size_t *length);
 

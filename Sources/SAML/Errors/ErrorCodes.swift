@@ -147,9 +147,20 @@ extension SAMLError.Code {
     /// A request ID is expected, and no signed part (the signed Response, or the signed assertion's
     /// bearer confirmation) carries an `InResponseTo`.
     public static let inResponseToMissing = Self("in-response-to.missing")
-    /// With a state store: the signed `InResponseTo` names no outstanding request (never issued by this
-    /// service, expired, or already answered).
+    /// With a state store: the signed `InResponseTo` names no request this service can still answer
+    /// (never issued by it, or already answered).
     public static let inResponseToNotOutstanding = Self("in-response-to.not-outstanding")
+    /// With a state store: the request the signed `InResponseTo` names can no longer be answered (its
+    /// lifetime has passed, by the store's clock).
+    public static let inResponseToExpired = Self("in-response-to.expired")
+    /// The request the signed `InResponseTo` names was issued to another service provider.
+    public static let inResponseToWrongServiceProvider = Self("in-response-to.wrong-service-provider")
+    /// The request the signed `InResponseTo` names was issued for another MVPD (or identity provider).
+    public static let inResponseToWrongMVPD = Self("in-response-to.wrong-mvpd")
+    /// The request the signed `InResponseTo` names was issued to another device.
+    public static let inResponseToWrongDevice = Self("in-response-to.wrong-device")
+    /// The request the signed `InResponseTo` names was issued through another API (REST API v2 and v1).
+    public static let inResponseToWrongAPI = Self("in-response-to.wrong-api")
     /// With a state store that refuses them: a response without `InResponseTo` (IdP-initiated).
     public static let inResponseToUnsolicited = Self("in-response-to.unsolicited")
     /// `Conditions/@NotOnOrAfter` has passed (beyond the skew).

@@ -1,42 +1,65 @@
 import Synchronization
 
-/// The state several verifier instances must share: which requests are outstanding (sent, not yet
-/// answered) and which assertions were used. A ``ReplayCache`` that also keeps outstanding requests.
+/// The state several verifier instances must share: which requests were answered and which assertions
+/// were used.
 ///
 /// With ``SAMLResponseVerifier/ReplayProtection/store(_:unsolicited:)`` the verifier accepts a response
-/// only if its signed `InResponseTo` names an outstanding request, which is consumed in the same atomic
-/// step that records the assertion ID: two instances can never both accept one response, nor two
-/// responses to one request. Implementations: ``InMemoryStateStore`` (one process), and the PostgreSQL
-/// store of the `SAMLPostgres` product (`Server/` package) for several instances.
+/// only after ``consume(request:assertion:now:)`` recorded, in one atomic step, the request it answers
+/// (at most once, only while it can still be answered) and its assertion (at most once per issuer): two
+/// instances can never both accept one response, nor two responses to one request. Nothing is written
+/// when a request is issued (``RequestIDAuthority`` IDs describe themselves), so the store grows only
+/// with responses whose signature verified. Implementations: ``InMemoryStateStore`` (one process), and
+/// the PostgreSQL store of the `SAMLPostgres` product (`Server/` package) for several instances.
 ///
 /// A store that cannot answer must throw (``SAMLError/Code/storeUnavailable``, or any error, which the
 /// verifier reports as that code): verification then fails closed.
-public protocol SAMLStateStore: ReplayCache {
-    /// Records `requestID` as outstanding until `expiry`.
-    func recordOutstandingRequest(_ requestID: String, expiry: SAMLInstant) async throws
-
-    /// In one atomic step: consumes the outstanding request `requestID` (it must be recorded, not yet
-    /// consumed and not expired at `now`) and records `assertionID` as used until `expiry`.
-    func consume(request requestID: String, assertion assertionID: String, expiry: SAMLInstant, now: SAMLInstant) async throws
-        -> StateStoreOutcome
+public protocol SAMLStateStore: Sendable {
+    /// In one atomic step, checked in this order: the assertion must not have been used (the same issuer
+    /// and ID recorded and not expired at `now`); the request, when there is one, must still be
+    /// answerable (its expiry after the store's clock: `now` for a store in this process, the database's
+    /// for a shared one) and not answered before. Then both are recorded: the request until its expiry,
+    /// the assertion until its own. Nothing is recorded unless both are.
+    func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome
 }
 
-/// What ``SAMLStateStore/consume(request:assertion:expiry:now:)`` found.
+/// An assertion to record as used: keyed by its issuer and its ID (one identity provider's IDs never
+/// collide with another's), kept until `expiry`.
+public struct UsedAssertion: Sendable, Hashable {
+    public var issuer: String
+    public var id: String
+    public var expiry: SAMLInstant
+
+    public init(issuer: String, id: String, expiry: SAMLInstant) {
+        self.issuer = issuer
+        self.id = id
+        self.expiry = expiry
+    }
+}
+
+/// What ``SAMLStateStore/consume(request:assertion:now:)`` found.
 public enum StateStoreOutcome: Sendable, Hashable {
-    /// The request was outstanding and is now consumed; the assertion is recorded.
+    /// The request (if any) and the assertion are now recorded.
     case accepted
-    /// No such outstanding request: never issued, expired, or already answered. Nothing recorded.
-    case requestNotOutstanding
-    /// The assertion was used before.
+    /// The assertion was used before. Nothing recorded.
     case replayed
+    /// The request was answered before. Nothing recorded.
+    case requestAnswered
+    /// The request's expiry has passed by the store's clock. Nothing recorded.
+    case requestExpired
 }
 
 /// A bounded, in-process ``SAMLStateStore`` (the embedded default: one instance, nothing to install).
-/// Fails closed when full of live entries (``SAMLError/Code/replayCacheFull``).
+/// Its entries come only from responses whose signature verified. Fails closed when full of live
+/// entries (``SAMLError/Code/replayCacheFull``).
 public final class InMemoryStateStore: SAMLStateStore {
     private struct State {
-        var outstanding: [String: SAMLInstant] = [:]
-        var used: [String: SAMLInstant] = [:]
+        var answered: [String: SAMLInstant] = [:]
+        var used: [AssertionKey: SAMLInstant] = [:]
+    }
+
+    private struct AssertionKey: Hashable {
+        var issuer: String
+        var id: String
     }
 
     private let state = Mutex(State())
@@ -47,37 +70,28 @@ public final class InMemoryStateStore: SAMLStateStore {
         self.capacity = capacity
     }
 
-    public func recordOutstandingRequest(_ requestID: String, expiry: SAMLInstant) async throws {
-        let now = SAMLInstant.now()
-        try state.withLock { state in
-            try Self.makeRoom(&state.outstanding, capacity: capacity, now: now, what: "outstanding request")
-            state.outstanding[requestID] = expiry
-        }
-    }
-
-    public func consume(request requestID: String, assertion assertionID: String, expiry: SAMLInstant, now: SAMLInstant) async throws
-        -> StateStoreOutcome
-    {
-        try state.withLock { state in
-            if let used = state.used[assertionID], used > now { return .replayed }
-            guard let until = state.outstanding[requestID], until > now else { return .requestNotOutstanding }
+    public func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
+        let key = AssertionKey(issuer: assertion.issuer, id: assertion.id)
+        return try state.withLock { state in
+            if let used = state.used[key], used > now { return .replayed }
+            if let request {
+                guard request.expiry > now else { return .requestExpired }
+                if let answered = state.answered[request.id], answered > now { return .requestAnswered }
+                try Self.makeRoom(&state.answered, capacity: capacity, now: now, what: "answered request")
+            }
             try Self.makeRoom(&state.used, capacity: capacity, now: now, what: "assertion ID")
-            state.outstanding[requestID] = nil
-            state.used[assertionID] = expiry
+            if let request { state.answered[request.id] = request.expiry }
+            state.used[key] = assertion.expiry
             return .accepted
         }
     }
 
-    public func insertIfAbsent(_ id: String, expiry: SAMLInstant, now: SAMLInstant) async throws -> Bool {
-        try state.withLock { state in
-            if let used = state.used[id], used > now { return false }
-            try Self.makeRoom(&state.used, capacity: capacity, now: now, what: "assertion ID")
-            state.used[id] = expiry
-            return true
-        }
+    /// How many entries each kind holds (expired ones included until room is made).
+    public var counts: (answeredRequests: Int, usedAssertions: Int) {
+        state.withLock { ($0.answered.count, $0.used.count) }
     }
 
-    private static func makeRoom(_ entries: inout [String: SAMLInstant], capacity: Int, now: SAMLInstant, what: String) throws {
+    private static func makeRoom<Key>(_ entries: inout [Key: SAMLInstant], capacity: Int, now: SAMLInstant, what: String) throws {
         guard entries.count >= capacity else { return }
         entries = entries.filter { $0.value > now }
         guard entries.count < capacity else {

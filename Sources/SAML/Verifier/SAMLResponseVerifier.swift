@@ -26,10 +26,12 @@ public struct SAMLResponseVerifier: Sendable {
         case cache(any ReplayCache)
         /// Do not check; reported in ``VerifiedResponse/skippedChecks``.
         case skip
-        /// Replay detection and outstanding requests in one shared store: a response is accepted only
-        /// if its signed `InResponseTo` names an outstanding request of this store, consumed atomically
-        /// with the recording of its assertion ID. A response without `InResponseTo` (IdP-initiated) is
-        /// refused unless `unsolicited` is ``UnsolicitedResponses/allow``.
+        /// Replay detection and answered requests in one shared store: a response is accepted only if
+        /// its signed `InResponseTo` names a request the caller vouches for
+        /// (``RequestExpectations/issuedRequest``, or ``RequestExpectations/inResponseTo``), recorded as
+        /// answered atomically with its assertion (``SAMLStateStore/consume(request:assertion:now:)``).
+        /// A response without `InResponseTo` (IdP-initiated) is refused unless `unsolicited` is
+        /// ``UnsolicitedResponses/allow``.
         case store(any SAMLStateStore, unsolicited: UnsolicitedResponses = .refuse)
     }
 
@@ -120,6 +122,8 @@ public struct SAMLResponseVerifier: Sendable {
     }
 
     public let configuration: Configuration
+    /// The request-ID check of the current call (``RequestExpectations/issuedRequest``).
+    private var issuedRequest: RequestExpectations.IssuedRequest?
 
     /// - Throws: ``SAMLError/Code/configurationInvalidKey`` when no key is pinned: a verifier without a
     ///   key must not exist, rather than skip verification.
@@ -138,16 +142,32 @@ public struct SAMLResponseVerifier: Sendable {
 
     /// What differs from one request to the next, passed to each verify call (the verifier itself is
     /// built once per IdP and shared). A nil member falls back to the configuration's expectation.
-    public struct RequestExpectations: Sendable, Hashable {
+    public struct RequestExpectations: Sendable {
         /// The ID of the request this response answers (the `AuthnRequest` or `AttributeQuery` sent).
         public var inResponseTo: String?
         /// The endpoint the response was posted to (checked against Destination and, with the default
         /// ``Recipients/destination``, the bearer Recipient).
         public var destination: String?
+        /// With a state store: the signed `InResponseTo` must be an ID ``RequestIDAuthority`` issued
+        /// for this binding (`in-response-to.wrong-mvpd`, `-device`, `-api`, `-service-provider` or
+        /// `not-outstanding` otherwise); the store then records it answered, once, until its expiry.
+        public var issuedRequest: IssuedRequest?
 
-        public init(inResponseTo: String? = nil, destination: String? = nil) {
+        /// Who issued the request a response must answer, and for what.
+        public struct IssuedRequest: Sendable {
+            public var authority: RequestIDAuthority
+            public var binding: RequestBinding
+
+            public init(authority: RequestIDAuthority, binding: RequestBinding) {
+                self.authority = authority
+                self.binding = binding
+            }
+        }
+
+        public init(inResponseTo: String? = nil, destination: String? = nil, issuedRequest: IssuedRequest? = nil) {
             self.inResponseTo = inResponseTo
             self.destination = destination
+            self.issuedRequest = issuedRequest
         }
     }
 
@@ -178,15 +198,16 @@ public struct SAMLResponseVerifier: Sendable {
 
     /// This verifier with the request's expectations in place of the configuration's.
     private func expecting(_ expectations: RequestExpectations) -> SAMLResponseVerifier {
-        guard expectations.inResponseTo != nil || expectations.destination != nil else { return self }
+        guard expectations.inResponseTo != nil || expectations.destination != nil || expectations.issuedRequest != nil else { return self }
         var configuration = configuration
         if let requestID = expectations.inResponseTo { configuration.inResponseTo = .equals(requestID) }
         if let destination = expectations.destination { configuration.destination = .equals(destination) }
-        return SAMLResponseVerifier(checked: configuration)
+        return SAMLResponseVerifier(checked: configuration, issuedRequest: expectations.issuedRequest)
     }
 
-    private init(checked configuration: Configuration) {
+    private init(checked configuration: Configuration, issuedRequest: RequestExpectations.IssuedRequest?) {
         self.configuration = configuration
+        self.issuedRequest = issuedRequest
     }
 
     private func verifyLogged(_ xml: [UInt8], repairs: [SAMLResponseDecoder.Repair]) async throws -> VerifiedResponse {
@@ -211,7 +232,7 @@ public struct SAMLResponseVerifier: Sendable {
         }
     }
 
-    /// Replay detection, and the consumption of the outstanding request with a state store.
+    /// Replay detection, and the recording of the answered request with a state store.
     private func recordUse(of response: VerifiedResponse, expiry: SAMLInstant, now: SAMLInstant) async throws {
         let assertionID = response.assertion.id
         func replayed() -> SAMLError {
@@ -222,27 +243,23 @@ public struct SAMLResponseVerifier: Sendable {
             case .skip:
                 return
             case .cache(let cache):
-                guard try await cache.insertIfAbsent(assertionID, expiry: expiry, now: now) else { throw replayed() }
+                // Keyed by issuer and ID: one IdP's IDs never make another's look replayed.
+                let key = "\(response.assertion.issuer.utf8.count):\(response.assertion.issuer)\(assertionID)"
+                guard try await cache.insertIfAbsent(key, expiry: expiry, now: now) else { throw replayed() }
             case .store(let store, let unsolicited):
-                guard let requestID = response.inResponseTo else {
-                    guard unsolicited == .allow else {
-                        throw SAMLError(
-                            .inResponseToUnsolicited,
-                            "expected a response to an outstanding request (signed InResponseTo), found an unsolicited one")
-                    }
-                    guard try await store.insertIfAbsent(assertionID, expiry: expiry, now: now) else { throw replayed() }
-                    return
-                }
-                switch try await store.consume(request: requestID, assertion: assertionID, expiry: expiry, now: now) {
+                let request = try answeredRequest(response, unsolicited: unsolicited, now: now)
+                let assertion = UsedAssertion(issuer: response.assertion.issuer, id: assertionID, expiry: expiry)
+                switch try await store.consume(request: request, assertion: assertion, now: now) {
                 case .accepted:
                     return
                 case .replayed:
                     throw replayed()
-                case .requestNotOutstanding:
+                case .requestAnswered:
                     throw SAMLError(
-                        .inResponseToNotOutstanding,
-                        "expected InResponseTo to name an outstanding request, found \(SAMLError.quote(requestID)) (never issued, expired or already answered)"
-                    )
+                        .inResponseToNotOutstanding, "expected InResponseTo to name a request not answered yet, found one answered before")
+                case .requestExpired:
+                    throw SAMLError(
+                        .inResponseToExpired, "expected InResponseTo to name a request that can still be answered, found one past its lifetime")
                 }
             }
         } catch let error as SAMLError {
@@ -251,6 +268,31 @@ public struct SAMLResponseVerifier: Sendable {
             throw SAMLError(
                 .storeUnavailable, "expected the state store to answer, found it failing (\(type(of: error))): refused, not accepted")
         }
+    }
+
+    /// The request a response answers, as the caller vouches for it: an ID ``RequestIDAuthority`` issued
+    /// for the call's binding, or the ID the call names (recorded as answered for as long as a response
+    /// to it could be accepted). nil for an unsolicited response, when those are allowed.
+    private func answeredRequest(_ response: VerifiedResponse, unsolicited: UnsolicitedResponses, now: SAMLInstant) throws
+        -> IssuedRequestID?
+    {
+        guard let requestID = response.inResponseTo else {
+            guard unsolicited == .allow else {
+                throw SAMLError(
+                    .inResponseToUnsolicited, "expected a response to a request of this service (signed InResponseTo), found an unsolicited one")
+            }
+            return nil
+        }
+        if let issuedRequest {
+            return try issuedRequest.authority.check(requestID, for: issuedRequest.binding)
+        }
+        // InResponseToPolicy has compared the signed value with the one the call names.
+        guard configuration.inResponseTo.expected == requestID else {
+            throw SAMLError(
+                .inResponseToNotOutstanding,
+                "expected InResponseTo to name a request the caller vouches for (issuedRequest or inResponseTo), found one it does not name")
+        }
+        return IssuedRequestID(id: requestID, expiry: now + (configuration.maximumAge ?? .seconds(600)) + configuration.clockSkew)
     }
 
     /// Returns the verified response and the instant until which its assertion ID must be remembered.
@@ -489,7 +531,7 @@ public struct SAMLResponseVerifier: Sendable {
         if configuration.audience == .skip { skipped.append("audience") }
         if configuration.destination == .skip { skipped.append("destination") }
         if configuration.requireBearerConfirmation, acceptedRecipients == nil { skipped.append("recipient") }
-        if configuration.inResponseTo == .skip { skipped.append("in-response-to") }
+        if configuration.inResponseTo == .skip, issuedRequest == nil { skipped.append("in-response-to") }
         if case .skip = configuration.replay { skipped.append("replay") }
         if case .store(_, .allow) = configuration.replay { skipped.append("unsolicited") }
         if configuration.maximumAge == nil { skipped.append("issue-instant-age") }
