@@ -5,7 +5,10 @@ stop_instances() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; 
 trap stop_instances EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 # start_instance CPU STORE: one instance on the bundled TestVectors/, pinned to CPU ("-": unpinned), with
-# STORE (memory or a postgres:// URL); sets $port once it is ready (fails after 10 s).
+# STORE (memory or a postgres:// URL); sets $port once it is ready (fails after 10 s). Every instance gets
+# the same request-ID key (a throw-away one made per run), as instances sharing a store must.
+: "${SAML_SERVICE_REQUEST_KEYS:=1:$(python3 -c 'import secrets; print(secrets.token_hex(32))')}"
+export SAML_SERVICE_REQUEST_KEYS
 start_instance() {
     local pin=()
     port=$(free_port)

@@ -86,7 +86,7 @@ struct TokenExchangeTests {
         guard case .failure(let error) = result else { Issue.record("expected a rejection"); return }
         #expect(error.code == "invalid_parameter_saml_response")
         #expect(error.cause?.code == .signatureDigestMismatch)
-        #expect(error.details?.hasPrefix("signature.digest-mismatch: ") == true)
+        #expect(error.details == "signature.digest-mismatch", "the stable code only, never the message (it names what was found)")
         let json = try JSONSerialization.jsonObject(with: Data(error.json)) as? [String: Any]
         #expect(json?["status"] as? Int == 400)
         #expect(Set(json?.keys.map { $0 } ?? []) == ["action", "status", "code", "message", "details"])

@@ -21,6 +21,8 @@ var spPrivateKeyPEM: [UInt8] { fatalError("documentation only") }
 var configurationJSON: [UInt8] { fatalError("documentation only") }
 var pfsHeader: String { fatalError("documentation only") }
 var requestID: String { fatalError("documentation only") }
+var sharedSecret: [UInt8] { fatalError("documentation only") }
+var deviceIdentifier: String { fatalError("documentation only") }
 var outstandingRequestID: String { fatalError("documentation only") }
 var decoded: SAMLResponseDecoder.Decoded { fatalError("documentation only") }
 var verifier: SAMLResponseVerifier { fatalError("documentation only") }

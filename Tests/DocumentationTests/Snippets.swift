@@ -61,18 +61,22 @@ func readme_4() async throws {
     try trust.replace(try TrustFile.load(contentsOf: "trust.json"))   // reload (rotation): atomic, no restart
 }
 
-// README.md, line 173
+// README.md, line 178
 func readme_5() async throws {
 
     let store = InMemoryStateStore()          // or PostgresStateStore(try .init(url: "postgres://saml@db:5432/tokens"))
-    let request = try SAMLRequest(.attributeQuery(attributes: ["uid", "NameID"]), issuer: "https://saml.sp.auth.adobe.com",
-                                  destination: "https://idp.mvpd.example.com/saml/query")
-    try await store.recordOutstandingRequest(request.id, expiry: .now() + .seconds(300))
+    let requests = try RequestIDAuthority(keys: [try RequestIDKey(id: 1, secret: sharedSecret)])   // >= 32 bytes, shared
+    let binding = RequestBinding(serviceProvider: "REF30", mvpd: "MVPD-A", identityProvider: "https://idp.mvpd.example.com",
+                                 device: deviceIdentifier, api: "v2")
+    let issued = try requests.issue(for: binding, lifetime: .seconds(300), now: .now())
+    let request = try SAMLRequest(.attributeQuery(attributes: ["uid", "NameID"]), id: issued.id,
+                                  issuer: "https://saml.sp.auth.adobe.com", destination: "https://idp.mvpd.example.com/saml/query")
     print(request.base64)                     // authenticationRequest.request of sessions/sso/{partner}
     let verifier = try SAMLResponseVerifier(.init(
         identityProvider: idp, audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip,
         replay: .store(store)))
-    let response = try await verifier.verify(decoded)   // in-response-to.not-outstanding, replay.detected, ...
+    let response = try await verifier.verify(decoded, expecting: .init(issuedRequest: .init(authority: requests, binding: binding)))
+    // in-response-to.wrong-device, in-response-to.not-outstanding (answered before), replay.detected, ...
 }
 
 // Sources/AppleSSO/AppleSSO.docc/AppleSSO.md, line 10

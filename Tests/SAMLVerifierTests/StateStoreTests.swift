@@ -3,24 +3,29 @@ import SAML
 import SAMLMockIdP
 import Testing
 
-/// Outstanding requests and replay detection through a ``SAMLStateStore`` (in memory here; the
-/// PostgreSQL store runs the same protocol against a real server in the Server/ package's tests).
-@Suite("Outstanding requests")
+/// Requests bound to their issue (``RequestIDAuthority``) and replay detection through a
+/// ``SAMLStateStore`` (in memory here; the PostgreSQL store runs the same protocol against a real server
+/// in the Server/ package's tests).
+@Suite("Requests and the state store")
 struct StateStoreTests {
     static let now = SAMLInstant(xmlDateTime: "2026-11-21T12:00:00Z")!
     static let provider = try! MockIdentityProvider(
         privateKeyPEM: Array(try! Data(contentsOf: Vector.root.appendingPathComponent("keys/rsa-2048.key.pem"))),
         certificatePEM: Array(try! Data(contentsOf: Vector.root.appendingPathComponent("keys/rsa-2048.cert.pem"))))
+    static let authority = try! RequestIDAuthority(keys: [RequestIDKey(id: 7, secret: Array(repeating: 0x42, count: 32))])
+    static let binding = RequestBinding(
+        serviceProvider: "REF30", mvpd: "MVPD-A", identityProvider: "https://idp.mvpd.example.com", device: "fingerprint device-1",
+        api: "v2")
 
-    static func verifier(_ store: any SAMLStateStore, unsolicited: SAMLResponseVerifier.UnsolicitedResponses = .refuse) throws
-        -> SAMLResponseVerifier
+    static func verifier(_ store: any SAMLStateStore, unsolicited: SAMLResponseVerifier.UnsolicitedResponses = .refuse, at offset: Duration = .seconds(1))
+        throws -> SAMLResponseVerifier
     {
         var configuration = SAMLResponseVerifier.Configuration(
             identityProvider: try IdentityProvider(
                 entityID: "https://idp.mvpd.example.com",
                 keys: try TrustedKey.all(pem: Array(Data(contentsOf: Vector.root.appendingPathComponent("keys/rsa-2048.cert.pem"))))),
             audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .store(store, unsolicited: unsolicited))
-        configuration.clock = FixedClock(now + .seconds(1))
+        configuration.clock = FixedClock(now + offset)
         return try SAMLResponseVerifier(configuration)
     }
 
@@ -30,28 +35,123 @@ struct StateStoreTests {
         return try provider.response(template, issuedAt: now, placement: .assertion)
     }
 
-    @Test("a response is accepted once, only for an outstanding request; unknown, expired and answered ones are refused")
-    func outstandingRequestsConsumedOnce() async throws {
+    static func expecting(_ binding: RequestBinding = binding) -> SAMLResponseVerifier.RequestExpectations {
+        .init(issuedRequest: .init(authority: authority, binding: binding))
+    }
+
+    @Test("a response to an issued request is accepted once; a second response to it, and unknown IDs, are refused")
+    func issuedRequestsAnsweredOnce() async throws {
         let store = InMemoryStateStore()
         let verifier = try Self.verifier(store)
-        let request = try SAMLRequest(
-            issuer: "https://saml.sp.auth.adobe.com", destination: "https://idp.mvpd.example.com/sso", issuedAt: Self.now)
-        try await store.recordOutstandingRequest(request.id, expiry: Self.now + .seconds(300))
-        let first = try Self.response(answering: request.id)
-        let accepted = try await verifier.verify(first)
-        #expect(accepted.inResponseTo == request.id)
-        await #expect(throws: SAMLError(.replayDetected, "")) { _ = try await verifier.verify(first) }
+        let issued = try Self.authority.issue(for: Self.binding, lifetime: .seconds(300), now: Self.now)
+        #expect(store.counts.answeredRequests == 0, "issuing writes nothing")
+        let first = try Self.response(answering: issued.id)
+        let accepted = try await verifier.verify(first, expecting: Self.expecting())
+        #expect(accepted.inResponseTo == issued.id)
+        #expect(!accepted.skippedChecks.contains("in-response-to"))
+        await #expect(throws: SAMLError(.replayDetected, "")) { _ = try await verifier.verify(first, expecting: Self.expecting()) }
         // A second, different response to the same request: the request is answered already.
         await #expect(throws: SAMLError(.inResponseToNotOutstanding, "")) {
-            _ = try await verifier.verify(try Self.response(answering: request.id))
+            _ = try await verifier.verify(try Self.response(answering: issued.id), expecting: Self.expecting())
         }
+        // Never issued: another form, and the right form with a MAC that does not verify.
         await #expect(throws: SAMLError(.inResponseToNotOutstanding, "")) {
-            _ = try await verifier.verify(try Self.response(answering: "_never-issued"))
+            _ = try await verifier.verify(try Self.response(answering: "_never-issued"), expecting: Self.expecting())
         }
-        try await store.recordOutstandingRequest("_expired", expiry: Self.now)
+        let other = try RequestIDAuthority(keys: [RequestIDKey(id: 7, secret: Array(repeating: 0x43, count: 32))])
+        let forged = try other.issue(for: Self.binding, lifetime: .seconds(300), now: Self.now)
         await #expect(throws: SAMLError(.inResponseToNotOutstanding, "")) {
-            _ = try await verifier.verify(try Self.response(answering: "_expired"))
+            _ = try await verifier.verify(try Self.response(answering: forged.id), expecting: Self.expecting())
         }
+        // A response whose request the caller does not vouch for.
+        let unvouched = try Self.authority.issue(for: Self.binding, lifetime: .seconds(300), now: Self.now)
+        await #expect(throws: SAMLError(.inResponseToNotOutstanding, "")) {
+            _ = try await verifier.verify(try Self.response(answering: unvouched.id))
+        }
+        #expect(store.counts == (1, 1))
+    }
+
+    @Test("a request issued for one binding is refused for another, with the field that differs")
+    func bindingMismatches() async throws {
+        let verifier = try Self.verifier(InMemoryStateStore())
+        let issued = try Self.authority.issue(for: Self.binding, lifetime: .seconds(300), now: Self.now)
+        let response = try Self.response(answering: issued.id)
+        var cases: [(RequestBinding, SAMLError.Code)] = []
+        var binding = Self.binding
+        binding.serviceProvider = "REF31"
+        cases.append((binding, .inResponseToWrongServiceProvider))
+        binding = Self.binding
+        binding.mvpd = "MVPD-B"
+        cases.append((binding, .inResponseToWrongMVPD))
+        binding = Self.binding
+        binding.identityProvider = "https://idp.other.example.com"
+        cases.append((binding, .inResponseToWrongMVPD))
+        binding = Self.binding
+        binding.device = "fingerprint device-2"
+        cases.append((binding, .inResponseToWrongDevice))
+        binding = Self.binding
+        binding.api = "v1"
+        cases.append((binding, .inResponseToWrongAPI))
+        for (binding, code) in cases {
+            await #expect(throws: SAMLError(code, "")) { _ = try await verifier.verify(response, expecting: Self.expecting(binding)) }
+        }
+        // None of the refusals consumed the request: its own caller still gets in.
+        _ = try await verifier.verify(response, expecting: Self.expecting())
+    }
+
+    @Test("a request past its lifetime by the store's clock is refused and records nothing")
+    func expiredRequest() async throws {
+        let store = InMemoryStateStore()
+        let issued = try Self.authority.issue(for: Self.binding, lifetime: .seconds(30), now: Self.now)
+        let response = try Self.response(answering: issued.id)
+        await #expect(throws: SAMLError(.inResponseToExpired, "")) {
+            _ = try await Self.verifier(store, at: .seconds(40)).verify(response, expecting: Self.expecting())
+        }
+        #expect(store.counts == (0, 0))
+        _ = try await Self.verifier(store, at: .seconds(20)).verify(response, expecting: Self.expecting())
+    }
+
+    @Test("IDs: the documented form, an xs:NCName; rotation keeps old keys verifying; keys are checked")
+    func identifiers() throws {
+        let issued = try Self.authority.issue(for: Self.binding, lifetime: .seconds(300), now: Self.now)
+        #expect(issued.id.count == 95)
+        #expect(issued.id.hasPrefix("_R1"))
+        #expect(issued.id.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" })
+        #expect(issued.expiry == SAMLInstant(millisecondsSinceEpoch: (Self.now + .seconds(301)).millisecondsSinceEpoch))
+        #expect(try Self.authority.issue(for: Self.binding, lifetime: .seconds(300), now: Self.now).id != issued.id)
+        let rotated = try RequestIDAuthority(keys: [RequestIDKey(id: 8, secret: Array(repeating: 0x44, count: 32))] + Self.authority.keys)
+        #expect(try rotated.check(issued.id, for: Self.binding) == issued)
+        let retired = try RequestIDAuthority(keys: [RequestIDKey(id: 8, secret: Array(repeating: 0x44, count: 32))])
+        #expect(throws: SAMLError(.inResponseToNotOutstanding, "")) { try retired.check(issued.id, for: Self.binding) }
+        // Every single-character change is refused (a tag or the MAC no longer verifies, or the form breaks).
+        let symbols = Array(issued.id)
+        for index in 3..<symbols.count {
+            var changed = symbols
+            changed[index] = symbols[index] == "A" ? "B" : "A"
+            #expect(throws: SAMLError.self) { try Self.authority.check(String(changed), for: Self.binding) }
+        }
+        #expect(throws: SAMLError(.configurationInvalid, "")) { try RequestIDKey(id: 1, secret: Array(repeating: 1, count: 31)) }
+        #expect(throws: SAMLError(.configurationInvalid, "")) { try RequestIDAuthority(keys: []) }
+        #expect(throws: SAMLError(.configurationInvalid, "")) { try RequestIDAuthority(keys: [.random(id: 1), .random(id: 1)]) }
+    }
+
+    @Test("used assertions are keyed by issuer and ID: another IdP's ID never looks like a replay")
+    func assertionsKeyedByIssuer() async throws {
+        let store = InMemoryStateStore()
+        let expiry = Self.now + .seconds(600)
+        #expect(try await store.consume(request: nil, assertion: .init(issuer: "https://a.example", id: "_1", expiry: expiry), now: Self.now) == .accepted)
+        #expect(try await store.consume(request: nil, assertion: .init(issuer: "https://b.example", id: "_1", expiry: expiry), now: Self.now) == .accepted)
+        #expect(try await store.consume(request: nil, assertion: .init(issuer: "https://a.example", id: "_1", expiry: expiry), now: Self.now) == .replayed)
+        let request = IssuedRequestID(id: "_r", expiry: expiry)
+        #expect(try await store.consume(request: request, assertion: .init(issuer: "https://a.example", id: "_2", expiry: expiry), now: Self.now) == .accepted)
+        #expect(try await store.consume(request: request, assertion: .init(issuer: "https://a.example", id: "_3", expiry: expiry), now: Self.now) == .requestAnswered)
+        // After both have expired, the entries make room.
+        let small = InMemoryStateStore(capacity: 1)
+        #expect(try await small.consume(request: request, assertion: .init(issuer: "i", id: "x", expiry: expiry), now: Self.now) == .accepted)
+        await #expect(throws: SAMLError(.replayCacheFull, "")) {
+            _ = try await small.consume(request: nil, assertion: .init(issuer: "i", id: "y", expiry: expiry), now: Self.now)
+        }
+        #expect(try await small.consume(request: nil, assertion: .init(issuer: "i", id: "y", expiry: expiry + .seconds(600)), now: expiry) == .accepted)
     }
 
     @Test("unsolicited responses are refused unless allowed explicitly, and then still checked for replay")

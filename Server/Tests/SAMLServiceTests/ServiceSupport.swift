@@ -26,6 +26,8 @@ enum Service {
         configuration.store = store
         configuration.userMetadataMapping = ["householdId": "householdID"]
         configuration.featuredMVPDs = ["MVPD-B"]
+        // Instances sharing a store share request-ID keys.
+        configuration.requestKeys = [try! RequestIDKey(id: 1, secret: Array(repeating: 0x5A, count: 32))]
         return configuration
     }
 
@@ -82,13 +84,20 @@ enum Service {
             accessStatus: access, providerID: providerID, expirationMilliseconds: SAMLInstant.now().millisecondsSinceEpoch + expiresIn)
     }
 
-    static let device: [(String, String)] = [("AP-Device-Identifier", "fingerprint dGVzdC1kZXZpY2U=")]
+    static let deviceValue = "dGVzdC1kZXZpY2U="
+    static let device: [(String, String)] = [("AP-Device-Identifier", "fingerprint \(deviceValue)")]
 
-    /// sessions/sso for `mvpd`.
-    static func session(_ port: Int, _ header: String?, body: String = "domainName=app.example&redirectUrl=https%3A%2F%2Fapp.example")
+    /// sessions/sso for `mvpd`, from `device` (an `AP-Device-Identifier` fingerprint value).
+    static func session(
+        _ port: Int, _ header: String?, body: String = "domainName=app.example&redirectUrl=https%3A%2F%2Fapp.example",
+        device: String = deviceValue
+    )
         async throws -> HTTPConnection.Answer
     {
-        var headers = device + [("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Bearer token")]
+        var headers = [
+            ("AP-Device-Identifier", "fingerprint \(device)"), ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Authorization", "Bearer token"),
+        ]
         if let header { headers.append(("AP-Partner-Framework-Status", header)) }
         return try await send(port, "/api/v2/REF30/sessions/sso/Apple", headers: headers, body: Array(body.utf8))
     }
@@ -105,9 +114,9 @@ enum Service {
     }
 
     /// The Token Exchange request a device sends for `response`.
-    static func exchange(_ response: String, _ status: PartnerFrameworkStatus) -> HTTPRequestParts {
+    static func exchange(_ response: String, _ status: PartnerFrameworkStatus, device: String = deviceValue) -> HTTPRequestParts {
         TokenExchangeRequest.v2(
-            samlAttributeQueryResponse: response, serviceProvider: "REF30", accessToken: "token", deviceIdentifier: "dGVzdC1kZXZpY2U=",
+            samlAttributeQueryResponse: response, serviceProvider: "REF30", accessToken: "token", deviceIdentifier: device,
             deviceInfo: Data(#"{"model":"AppleTV"}"#.utf8).base64EncodedString(), partnerFrameworkStatus: status)
     }
 
@@ -132,11 +141,7 @@ enum Service {
 
 /// A store whose every operation fails (a database that went away): verification must fail closed.
 struct FailingStore: SAMLStateStore, StoreHealthCheck {
-    func insertIfAbsent(_ id: String, expiry: SAMLInstant, now: SAMLInstant) async throws -> Bool { throw Self.error }
-    func recordOutstandingRequest(_ requestID: String, expiry: SAMLInstant) async throws { throw Self.error }
-    func consume(request requestID: String, assertion assertionID: String, expiry: SAMLInstant, now: SAMLInstant) async throws
-        -> StateStoreOutcome
-    { throw Self.error }
+    func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome { throw Self.error }
     func checkHealth() async throws { throw Self.error }
     static let error = SAMLError(.storeUnavailable, "expected the store to answer, found it unreachable")
 }

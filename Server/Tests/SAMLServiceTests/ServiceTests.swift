@@ -172,15 +172,14 @@ struct ServiceTests {
         }
     }
 
-    @Test("a store that fails makes every exchange and session fail closed with 503, and readiness say so")
+    @Test("a store that fails makes every exchange fail closed with 503 and Retry-After, and readiness say so; sessions need no store")
     func failingStore() async throws {
         try await Service.with(store: FailingStore()) { port in
-            let session = try await Service.session(port, Service.pfs("ProviderA").headerValue)
-            #expect(session.status == 503 && Service.json(session)["code"] as? String == "service_unavailable")
-            #expect(Service.json(session)["action"] as? String == "retry")
-            let exchange = try await Service.send(
-                port, Service.exchange(try Service.response(Service.mvpdA, to: "_any"), Service.pfs("ProviderA")))
+            let exchange = try await Service.send(port, try await Service.freshExchange(port, Service.mvpdA))
             #expect(exchange.status == 503 && Service.detailCode(exchange) == "store.unavailable")
+            #expect(Service.json(exchange)["code"] as? String == "service_unavailable")
+            #expect(Service.json(exchange)["action"] as? String == "retry")
+            #expect(exchange.headers.first { $0.name.lowercased() == "retry-after" }?.value == "1")
             #expect(try await Service.send(port, "/health/ready", method: "GET").status == 503)
             #expect(try await Service.send(port, "/health", method: "GET").status == 200)
         }
@@ -211,11 +210,19 @@ struct ServiceTests {
         }
     }
 
-    @Test("REST API v1: 204 when verified, 400 otherwise")
+    @Test("REST API v1: 204 when verified, 400 otherwise; a request issued on v2 cannot be answered through v1")
     func legacy() async throws {
-        try await Service.with { port in
+        var configuration = Service.configuration()
+        configuration.allowUnsolicited = true
+        try await Service.with(configuration) { port in
             let id = try await Service.session(port, Service.pfs("ProviderB").headerValue).partnerRequestID
-            let response = try Service.response(Service.mvpdB, to: id)
+            let crossover = TokenExchangeRequest.v1(
+                samlAttributeQueryResponse: try Service.response(Service.mvpdB, to: id), requestor: "REF30",
+                deviceID: Service.deviceValue, mvpd: "MVPD-B", deviceType: .tvOS)
+            let refused = try await Service.send(port, crossover)
+            #expect(refused.status == 400 && Service.detailCode(refused) == "in-response-to.wrong-api")
+            // v1 issues no request here: an IdP-initiated response, allowed by this configuration.
+            let response = try Service.response(Service.mvpdB, to: nil)
             let request = TokenExchangeRequest.v1(
                 samlAttributeQueryResponse: response, requestor: "REF30", deviceID: "device-1", mvpd: "MVPD-B", deviceType: .tvOS)
             let accepted = try await Service.send(port, request)

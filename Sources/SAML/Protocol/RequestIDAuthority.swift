@@ -66,14 +66,16 @@ public struct RequestIDKey: Sendable {
 ///
 /// An ID is `_R1` and the unpadded Base64url of: the key id (1 byte), the expiry in seconds since 1970
 /// (8 bytes, big-endian), a 16-byte random nonce, four 4-byte field tags (HMAC-SHA-256 of the nonce and
-/// the service provider, the MVPD, the device, the API, truncated) and a 16-byte MAC (HMAC-SHA-256 over
-/// everything before it and every field of the binding, truncated): 79 characters, an xs:NCName.
+/// the service provider, the MVPD, the device, the API, truncated), a 12-byte ID MAC (HMAC-SHA-256 of
+/// everything before it: the ID was issued here, unchanged) and a 16-byte binding MAC (HMAC-SHA-256 of
+/// everything before it and every field of the binding): 95 characters, an xs:NCName.
 ///
-/// ``check(_:for:)`` recomputes the MAC for the binding the response comes with; when it differs, the
-/// tags say which field differs (``SAMLError/Code/inResponseToWrongMVPD``, ``SAMLError/Code/inResponseToWrongDevice``,
-/// ...), and an ID whose tags all match but whose MAC does not was not issued here
-/// (``SAMLError/Code/inResponseToNotOutstanding``). Tags and MAC are compared in constant time. Expiry
-/// is left to the store, which compares it with its own clock (the database's for a shared store).
+/// ``check(_:for:)`` first checks the ID MAC (``SAMLError/Code/inResponseToNotOutstanding`` when it was
+/// not issued here), then the binding MAC for the binding the response comes with; when that differs,
+/// the tags say which field differs (``SAMLError/Code/inResponseToWrongMVPD``,
+/// ``SAMLError/Code/inResponseToWrongDevice``, ...). The binding itself rests on the 128-bit binding
+/// MAC, never on the short tags. MACs and tags are compared in constant time. Expiry is left to the
+/// store, which compares it with its own clock (the database's for a shared store).
 ///
 /// Several instances of a service must share the keys. Rotation: put the new key first (it MACs new
 /// IDs) and keep the old one until the request lifetime has passed.
@@ -91,10 +93,11 @@ public struct RequestIDAuthority: Sendable {
 
     static let prefix = "_R1"
     private static let tagLength = 4
+    private static let idMACLength = 12
     private static let macLength = 16
     private static let nonceLength = 16
-    /// key id, expiry, nonce, four tags, MAC.
-    private static let payloadLength = 1 + 8 + nonceLength + 4 * tagLength + macLength
+    /// key id, expiry, nonce, four tags, ID MAC, binding MAC: a whole number of 3-byte groups.
+    private static let payloadLength = 1 + 8 + nonceLength + 4 * tagLength + idMACLength + macLength
 
     /// A new ID for `binding`, answerable until `now + lifetime` (whole seconds, rounded up).
     ///
@@ -112,6 +115,8 @@ public struct RequestIDAuthority: Sendable {
             guard let tag = Self.tag(field, binding: binding, nonce: nonce, key: key) else { throw Self.hmacFailed }
             payload += tag
         }
+        guard let idMAC = Self.hmac(Array("swift-saml request id".utf8) + payload, key: key) else { throw Self.hmacFailed }
+        payload += idMAC[..<Self.idMACLength]
         guard let mac = Self.mac(over: payload, binding: binding, key: key) else { throw Self.hmacFailed }
         payload += mac
         return IssuedRequestID(id: Self.prefix + Self.encode(payload), expiry: SAMLInstant(millisecondsSinceEpoch: expirySeconds * 1000))
@@ -133,6 +138,13 @@ public struct RequestIDAuthority: Sendable {
         }
         guard let key = keys.first(where: { $0.id == payload[0] }) else { throw notIssued("an ID MACed by an unknown key") }
         let macStart = payload.count - Self.macLength
+        let idMACStart = macStart - Self.idMACLength
+        guard let idMAC = Self.hmac(Array("swift-saml request id".utf8) + payload[..<idMACStart], key: key) else {
+            throw notIssued("an ID that cannot be checked (no HMAC)")
+        }
+        guard Self.equal(idMAC[..<Self.idMACLength], payload[idMACStart..<macStart]) else {
+            throw notIssued("an ID whose MAC does not verify")
+        }
         guard let expected = Self.mac(over: Array(payload[..<macStart]), binding: binding, key: key) else {
             throw notIssued("an ID that cannot be checked (no HMAC)")
         }
@@ -153,7 +165,8 @@ public struct RequestIDAuthority: Sendable {
             }
             offset += Self.tagLength
         }
-        throw notIssued("an ID whose MAC does not verify")
+        // Tags that all match under a binding MAC that does not: a 2^-128 event for an ID issued here.
+        throw notIssued("an ID issued for another binding")
     }
 
     /// The bound fields, in the order of their tags.
@@ -196,7 +209,7 @@ public struct RequestIDAuthority: Sendable {
     }
 
     private static func mac(over prefix: [UInt8], binding: RequestBinding, key: RequestIDKey) -> ArraySlice<UInt8>? {
-        var input: [UInt8] = Array("swift-saml request id".utf8) + prefix
+        var input: [UInt8] = Array("swift-saml request binding".utf8) + prefix
         for field in Field.allCases { append(field.values(of: binding), to: &input) }
         return hmac(input, key: key)?[..<macLength]
     }

@@ -1,0 +1,230 @@
+import AppleSSO
+import Foundation
+import SAML
+import SAMLLoad
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@testable import SAMLService
+
+/// What an anonymous caller can do to the service, over real HTTP: answer another's request, fill
+/// state, hold connections, read its own bytes back.
+@Suite("Service under attack")
+struct ServiceHostileTests {
+    @Test("a request is answered only by its MVPD, its device and its API")
+    func requestsBoundToTheirIssue() async throws {
+        try await Service.with { port in
+            // Issued for MVPD-A; MVPD-B's IdP signs a valid answer to it, posted as MVPD-B.
+            let forA = try await Service.session(port, Service.pfs("ProviderA").headerValue).partnerRequestID
+            let crossMVPD = Service.exchange(try Service.response(Service.mvpdB, to: forA), Service.pfs("ProviderB"))
+            let wrongMVPD = try await Service.send(port, crossMVPD)
+            #expect(wrongMVPD.status == 400 && Service.detailCode(wrongMVPD) == "in-response-to.wrong-mvpd")
+            // Issued to device X, answered from device Y.
+            let forX = try await Service.session(port, Service.pfs("ProviderA").headerValue, device: "ZGV2aWNlLVg=").partnerRequestID
+            let fromY = Service.exchange(try Service.response(Service.mvpdA, to: forX), Service.pfs("ProviderA"), device: "ZGV2aWNlLVk=")
+            let wrongDevice = try await Service.send(port, fromY)
+            #expect(wrongDevice.status == 400 && Service.detailCode(wrongDevice) == "in-response-to.wrong-device")
+            // Issued on v2, answered through v1.
+            let onV2 = try await Service.session(port, Service.pfs("ProviderA").headerValue).partnerRequestID
+            let v1 = TokenExchangeRequest.v1(
+                samlAttributeQueryResponse: try Service.response(Service.mvpdA, to: onV2), requestor: "REF30",
+                deviceID: Service.deviceValue, mvpd: "MVPD-A", deviceType: .tvOS)
+            let crossover = try await Service.send(port, v1)
+            #expect(crossover.status == 400 && Service.detailCode(crossover) == "in-response-to.wrong-api")
+            // None of the refusals used up a request: each one's own device still logs in.
+            let own = Service.exchange(try Service.response(Service.mvpdA, to: forX), Service.pfs("ProviderA"), device: "ZGV2aWNlLVg=")
+            #expect(try await Service.send(port, own).status == 201)
+        }
+    }
+
+    @Test("sessions/sso writes nothing: after many unauthenticated calls the store is empty and a login succeeds")
+    func sessionsCreateNoState() async throws {
+        let store = InMemoryStateStore(capacity: 10)
+        try await Service.with(store: store) { port in
+            let header = Service.pfs("ProviderA").headerValue
+            try await HTTPConnection.with(host: "127.0.0.1", port: port) { connection in
+                for index in 0..<2_000 {
+                    let answer = try await connection.send(
+                        method: .POST, path: "/api/v2/REF30/sessions/sso/Apple",
+                        headers: [
+                            ("AP-Device-Identifier", "fingerprint attacker-\(index)"), ("AP-Partner-Framework-Status", header),
+                            ("Content-Type", "application/x-www-form-urlencoded"),
+                        ])
+                    #expect(answer.status == 200)
+                }
+            }
+            #expect(store.counts == (0, 0))
+            #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdA)).status == 201)
+            #expect(store.counts == (1, 1))
+        }
+    }
+
+    @Test("a body that is not a form is 415; no error answer carries the request's bytes or signed values")
+    func contractAndNoEcho() async throws {
+        try await Service.with { port in
+            var request = try await Service.freshExchange(port, Service.mvpdA, nameID: "marker-nameid-7731")
+            var plain = request
+            plain.headers.removeAll { $0.name.lowercased() == "content-type" }
+            plain.headers.append(HTTPHeader("Content-Type", "text/plain"))
+            let unsupported = try await Service.send(port, plain)
+            #expect(unsupported.status == 415 && Service.json(unsupported)["code"] as? String == "unsupported_media_type")
+            #expect(try await Service.send(port, request).status == 201)
+            // Refusals whose library messages name found values: a replay (assertion ID), a PFS header
+            // that does not decode, a response answering a request never issued, a wrong issuer.
+            let replay = try await Service.send(port, request)
+            let markedPFS = "bWFya2VyLXBmcy04ODQx"  // Base64 of "marker-pfs-8841", not JSON
+            request.headers.removeAll { $0.name == "AP-Partner-Framework-Status" }
+            request.headers.append(HTTPHeader("AP-Partner-Framework-Status", markedPFS))
+            let malformed = try await Service.send(port, request)
+            let unknown = try await Service.send(
+                port, Service.exchange(try Service.response(Service.mvpdA, to: "_marker-request-5150"), Service.pfs("ProviderA")))
+            let foreign = try await Service.send(
+                port,
+                Service.exchange(
+                    try Service.response(Service.mvpdB, to: try await Service.session(port, Service.pfs("ProviderA").headerValue).partnerRequestID),
+                    Service.pfs("ProviderA")))
+            for answer in [replay, malformed, unknown, foreign] {
+                #expect(answer.status == 400)
+                for marker in ["marker", markedPFS, Service.mvpdB.issuer, "idp.mvpd"] {
+                    #expect(!answer.text.contains(marker), "\(answer.text)")
+                }
+            }
+            #expect(Service.detailCode(foreign) == "issuer.mismatch")
+        }
+    }
+
+    @Test("bearer tokens: any case of the scheme, compared over digests, checked before the path")
+    func bearerTokens() async throws {
+        var configuration = Service.configuration()
+        configuration.bearerTokens = ["token", "other-token"]
+        try await Service.with(configuration) { port in
+            let wrongSP = try await Service.send(port, "/api/v2/NOT-SERVED/configuration", method: "GET")
+            #expect(wrongSP.status == 401, "authentication before the path: nothing told about which service provider is served")
+            for (value, status) in [("bearer token", 200), ("BEARER   other-token", 200), ("Bearer tokenx", 401), ("Basic token", 401), ("Bearer ", 401)] {
+                let answer = try await Service.send(port, "/api/v2/REF30/configuration", method: "GET", headers: [("Authorization", value)])
+                #expect(answer.status == status, "\(value)")
+            }
+        }
+        #expect(BearerToken.credentials(in: "bEaReR abc") == Array("abc".utf8))
+        #expect(BearerToken.credentials(in: "Bearerabc") == nil)
+        #expect(BearerToken.matches(Array("abc".utf8), [BearerToken.digest(Array("abd".utf8)), BearerToken.digest(Array("abc".utf8))]))
+        #expect(!BearerToken.matches(Array("ab".utf8), [BearerToken.digest(Array("abc".utf8))]))
+    }
+
+    @Test("a trickled body and trickled headers are cut off at their deadlines; connections beyond the cap are closed")
+    func slowClientsAndConnectionCap() async throws {
+        var configuration = Service.configuration()
+        configuration.headerTimeout = .seconds(1)
+        configuration.requestTimeout = .seconds(2)
+        configuration.maximumConnections = 4
+        try await Service.with(configuration) { port in
+            let clock = ContinuousClock()
+            // A body of 100 bytes, one byte every 300 ms (each byte resets an idle timer).
+            var started = clock.now
+            let trickle = try RawConnection(port: port)
+            try trickle.write(
+                "POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n")
+            var closed = false
+            for _ in 0..<40 where !closed {
+                closed = (try? trickle.write("a")) == nil || trickle.isClosed(waiting: .milliseconds(300))
+            }
+            #expect(closed && clock.now - started < .seconds(6), "trickled body held the connection \(clock.now - started)")
+            // Headers sent a few bytes at a time and never finished.
+            started = clock.now
+            let slowHead = try RawConnection(port: port)
+            try slowHead.write("POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\n")
+            #expect(slowHead.isClosed(waiting: .seconds(4)) && clock.now - started < .seconds(4))
+            // The cap: 4 idle connections are held, the fifth is closed at once; once they go, a login works.
+            let held = try (0..<4).map { _ in try RawConnection(port: port) }
+            try await Task.sleep(for: .milliseconds(100))
+            let beyond = try RawConnection(port: port)
+            #expect(beyond.isClosed(waiting: .milliseconds(500)))
+            held.forEach { $0.close() }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB)).status == 201)
+        }
+    }
+
+    @Test("admission: a bounded number run, a bounded number wait, the rest are refused at once")
+    func admissionControl() async throws {
+        let admission = AdmissionControl(limit: 2, queue: 1)
+        let gate = AsyncStream<Void>.makeStream()
+        let results = await withTaskGroup(of: Int?.self) { group in
+            for index in 0..<4 {
+                group.addTask {
+                    await admission.run {
+                        if index < 3 { for await _ in gate.stream { break } }
+                        return index
+                    }
+                }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            var results: [Int?] = []
+            // The fourth is refused while two run and one waits.
+            if let first = await group.next() { results.append(first) }
+            for _ in 0..<3 { gate.continuation.yield() }
+            for await result in group { results.append(result) }
+            return results
+        }
+        #expect(results.first == .some(nil))
+        #expect(Set(results.compactMap { $0 }) == [0, 1, 2])
+    }
+
+    @Test("health and metrics on their own listener stay answerable when the public one is full")
+    func adminListener() async throws {
+        var configuration = Service.configuration()
+        configuration.maximumConnections = 1
+        let adminPort = try await Service.freePort()
+        configuration.adminPort = adminPort
+        try await Service.with(configuration) { port in
+            let held = try RawConnection(port: port)
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(try await Service.send(adminPort, "/health/ready", method: "GET").status == 200)
+            #expect(try await Service.send(adminPort, "/metrics", method: "GET").text.contains("saml_overload_rejections_total"))
+            held.close()
+        }
+    }
+}
+
+/// A plain TCP connection for sending exactly the bytes a slow or idle client sends.
+final class RawConnection: Sendable {
+    let descriptor: Int32
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    func write(_ text: String) throws {
+        let sent = Array(text.utf8).withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent > 0 else { throw POSIXError(.EPIPE) }
+    }
+
+    /// Whether the server closes the connection (or resets it) within `timeout`.
+    func isClosed(waiting timeout: Duration) -> Bool {
+        var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptorSet, 1, Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        guard ready > 0 else { return false }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        // An answer (a 408 or 413 before closing) then the close, or the close alone.
+        for _ in 0..<8 {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { return true }
+        }
+        return false
+    }
+
+    func close() { _ = Glibc.close(descriptor) }
+
+    deinit { _ = Glibc.close(descriptor) }
+}
