@@ -43,11 +43,18 @@ public struct HTTPConnection: ~Copyable {
         }
     }
 
-    public enum Failure: Error, Sendable {
+    public enum Failure: Error, Sendable, CustomStringConvertible {
         /// The connection closed before a whole answer arrived.
         case closed
         /// No connection could be made (refused, or not within the connect timeout): nothing was sent.
         case unreachable(String)
+
+        public var description: String {
+            switch self {
+            case .closed: "the connection closed before a whole answer arrived"
+            case .unreachable(let reason): "no connection to \(reason)"
+            }
+        }
     }
 
     private var inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator

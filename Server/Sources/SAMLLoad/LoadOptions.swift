@@ -32,8 +32,8 @@ public struct LoadMVPD: Sendable {
 
 /// A service instance: where to connect.
 struct LoadTarget: Sendable, Hashable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
+    var host: String
+    var port: Int
 
     init(host: String, port: Int) {
         self.host = host
@@ -121,7 +121,8 @@ extension LoadMVPD {
             LoadMVPD(
                 id: "MVPD-A", providerID: "ProviderA", issuer: "https://idp.mvpd.example.com",
                 identityProvider: try MockIdentityProvider(
-                    privateKeyPEM: try read("\(vectors)/keys/rsa-2048.key.pem"), certificatePEM: try read("\(vectors)/keys/rsa-2048.cert.pem")),
+                    privateKeyPEM: try read("\(vectors)/keys/rsa-2048.key.pem"),
+                    certificatePEM: try read("\(vectors)/keys/rsa-2048.cert.pem")),
                 profileFields: fields("MVPD-A"), mapping: mapping),
             LoadMVPD(
                 id: "MVPD-B", providerID: "ProviderB", issuer: "https://idp.mvpd-b.example.com",

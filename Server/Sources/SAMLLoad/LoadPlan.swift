@@ -127,7 +127,8 @@ extension LoadHarness {
                             attempts = pending.count < made ? 1 : attempts + 1
                             if attempts >= options.connectAttempts * options.targets.count {
                                 throw LoadError.unreachable(
-                                    "preparing: expected an instance to answer sessions/sso, found none after \(attempts) attempts (\(error))")
+                                    "preparing: expected an instance to answer sessions/sso, found none after \(attempts) attempts (\(error))"
+                                )
                             }
                             target = (target + 1) % options.targets.count
                             try await Task.sleep(for: backoff(attempts))
@@ -164,7 +165,9 @@ extension LoadHarness {
         }
     }
 
-    static func makeItem(index: Int, kind: Kind, choice: Choice, options: LoadOptions, connection: inout HTTPConnection) async throws -> Item {
+    static func makeItem(index: Int, kind: Kind, choice: Choice, options: LoadOptions, connection: inout HTTPConnection) async throws
+        -> Item
+    {
         let first = options.mvpds[choice.mvpd], second = options.mvpds[(choice.mvpd + 1) % options.mvpds.count]
         // Who asks for the request, whose IdP answers it, whom the answer is posted as.
         let (askedFor, signer, postedAs) =

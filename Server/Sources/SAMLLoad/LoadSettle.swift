@@ -95,7 +95,8 @@ extension LoadHarness {
                     if outcome.isAcceptance { phase.acceptances[assertion, default: 0] += 1 }
                     if outcome != .refused(400, "invalid_parameter_saml_response", "replay.detected") {
                         phase.wrong(
-                            "settle #\(winner): an accepted response re-posted to \(target): expected 400 replay.detected, found \(outcome)")
+                            "settle #\(winner): an accepted response re-posted to \(target): expected 400 replay.detected, found \(outcome)"
+                        )
                     }
                 }
             }

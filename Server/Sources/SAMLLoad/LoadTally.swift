@@ -68,9 +68,13 @@ extension LoadHarness {
         if profile["issuer"] as? String != "Apple" || profile["type"] as? String != "appleSSO" {
             return "expected issuer Apple and type appleSSO, found \(profile["issuer"] ?? "none") and \(profile["type"] ?? "none")"
         }
-        guard let notBefore = (profile["notBefore"] as? NSNumber)?.int64Value, let notAfter = (profile["notAfter"] as? NSNumber)?.int64Value,
+        guard let notBefore = (profile["notBefore"] as? NSNumber)?.int64Value,
+            let notAfter = (profile["notAfter"] as? NSNumber)?.int64Value,
             notBefore <= notAfter
-        else { return "expected notBefore <= notAfter in milliseconds, found \(profile["notBefore"] ?? "none"), \(profile["notAfter"] ?? "none")" }
+        else {
+            return
+                "expected notBefore <= notAfter in milliseconds, found \(profile["notBefore"] ?? "none"), \(profile["notAfter"] ?? "none")"
+        }
         guard let attributes = profile["attributes"] as? [String: Any] else {
             return "expected an attributes object, found \(profile["attributes"] ?? "none")"
         }

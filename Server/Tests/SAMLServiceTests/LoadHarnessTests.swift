@@ -91,7 +91,10 @@ struct LoadHarnessTests {
     static func profile(_ attributes: [String: Any], mvpd: String = "MVPD-A", issuer: String = "Apple") -> [UInt8] {
         let object: [String: Any] = [
             "profiles": [
-                mvpd: ["notBefore": 1_700_000_000_000, "notAfter": 1_700_000_300_000, "issuer": issuer, "type": "appleSSO", "attributes": attributes]
+                mvpd: [
+                    "notBefore": 1_700_000_000_000, "notAfter": 1_700_000_300_000, "issuer": issuer, "type": "appleSSO",
+                    "attributes": attributes,
+                ]
             ]
         ]
         return Array(try! JSONSerialization.data(withJSONObject: object))
