@@ -24,7 +24,8 @@ public struct HTTPConnection: ~Copyable {
             (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
         }
 
-        /// The library's code an Enhanced Error Code answer carries in `details` (`code: message`).
+        /// The library's code an Enhanced Error Code answer carries in `details`: the whole value, or the
+        /// text before its first `:` (`code: message`).
         public var libraryCode: String? {
             (jsonObject?["details"] as? String)?.split(separator: ":", maxSplits: 1).first.map(String.init)
         }
@@ -42,25 +43,43 @@ public struct HTTPConnection: ~Copyable {
         }
     }
 
-    public enum Failure: Error, Sendable {
+    public enum Failure: Error, Sendable, CustomStringConvertible {
         /// The connection closed before a whole answer arrived.
         case closed
+        /// No connection could be made (refused, or not within the connect timeout): nothing was sent.
+        case unreachable(String)
+
+        public var description: String {
+            switch self {
+            case .closed: "the connection closed before a whole answer arrived"
+            case .unreachable(let reason): "no connection to \(reason)"
+            }
+        }
     }
 
     private var inbound: NIOAsyncChannelInboundStream<HTTPClientResponsePart>.AsyncIterator
     private let outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
     private let authority: String
 
-    /// Connects, runs `body` with the connection, and closes it.
-    public static func with<T>(host: String, port: Int, _ body: (inout HTTPConnection) async throws -> T) async throws -> T {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connect(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+    /// Connects, runs `body` with the connection, and closes it. A connection that cannot be made throws
+    /// ``Failure/unreachable(_:)``.
+    public static func with<T>(
+        host: String, port: Int, connectTimeout: TimeAmount = .seconds(2), _ body: (inout HTTPConnection) async throws -> T
+    ) async throws -> T {
+        let channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connectTimeout(connectTimeout)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+                    }
                 }
-            }
+        } catch {
+            throw Failure.unreachable("\(host):\(port): \(error)")
+        }
         return try await channel.executeThenClose { inbound, outbound in
             var connection = HTTPConnection(inbound: inbound.makeAsyncIterator(), outbound: outbound, authority: "\(host):\(port)")
             return try await body(&connection)

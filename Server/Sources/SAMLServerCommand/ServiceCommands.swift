@@ -42,62 +42,79 @@ struct ServeCommand: AsyncParsableCommand {
     }
 }
 
-/// `saml-server load`: the SAML-aware load harness (BENCHMARKS.md).
+/// `saml-server load`: the SAML-aware load harness (docs/service.md, "The load harness").
 struct LoadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "load",
-        abstract: "Load a Token Exchange service with fresh signed responses, replays, tampered and wrong-MVPD ones; audit every answer.",
+        abstract:
+            "Load a Token Exchange service with fresh signed responses, replays, tampered ones and the attacker's mismatches; audit every answer.",
         discussion: """
-            Plays the device and the MVPDs of the bundled TestVectors/exchange/ (MVPD-A, MVPD-B with the \
-            test keys). Before the timed phase it obtains a SAML request from sessions/sso for each \
-            response and signs the MVPD's answer to it. Exit status 1 when any answer is wrong.
+            Plays the devices (one per response) and the MVPDs of the bundled TestVectors/exchange/ (MVPD-A, \
+            MVPD-B with the test keys). Before the timed phase it obtains a SAML request from sessions/sso \
+            for each response and signs the MVPD's answer to it. Exit status 1 when any answer is wrong, \
+            an assertion is accepted twice, or an instance not declared --killed cannot be reached.
             """)
 
     @Option(name: .customLong("target"), help: "A service instance, host:port. Repeatable.") var targets: [String] = ["127.0.0.1:8080"]
     @Option(help: "The service provider id.") var serviceProvider = "REF30"
     @Option(help: "The TestVectors folder (for the MVPDs' keys).") var vectors = "TestVectors"
+    @Option(
+        help:
+            "The service's configuration, for each MVPD's requiredMetadataFields and the userMetadataMapping the profiles must show (default: <vectors>/exchange/service.json)."
+    ) var serviceConfig: String?
     @Option(help: "Requests prepared and sent.") var requests = 2000
-    @Option(help: "At most this many seconds of timed phase.") var duration: Double?
+    @Option(help: "At most this many seconds of timed phase (then a grace of --grace seconds for answers in flight).") var duration: Double?
+    @Option(help: "Seconds answers in flight may take after --duration.") var grace = 2.0
     @Option(help: "Connections (over all targets).") var connections = 8
     @Option(help: "Requests per second; default: as fast as possible.") var rate: Double?
     @Option(help: "Share of replays.") var replay = 0.1
     @Option(help: "Share of responses altered after signing.") var tampered = 0.05
-    @Option(help: "Share of one MVPD's responses posted as another's.") var wrongMVPD = 0.05
+    @Option(help: "Share of requests asked for MVPD B, answered by A's IdP, posted as B (issuer.mismatch).") var wrongMVPD = 0.05
+    @Option(
+        name: .customLong("wrong-mvpd-request"),
+        help: "Share of requests asked for MVPD A, answered by B's IdP, posted as B (in-response-to.wrong-mvpd).")
+    var wrongMVPDRequest = 0.05
+    @Option(help: "Share of requests asked by one device, answered from another (in-response-to.wrong-device).") var wrongDevice = 0.05
+    @Option(name: .customLong("v1-crossover"), help: "Share of requests asked on API v2, answered on v1 (in-response-to.wrong-api).")
+    var v1Crossover = 0.05
+    @Option(help: "An instance stopped during the run on purpose, host:port: the settle phase expects it unreachable. Repeatable.")
+    var killed: [String] = []
+    @Option(help: "Connection attempts per instance before giving up (backoff 50 ms doubling to 1 s).") var connectAttempts = 5
+    @Option(help: "The seed of the mix and of the device identifiers.") var seed: UInt64 = 42
     @Flag(help: "Skip the settle phase (re-posting accepted and lost responses after the run).") var noSettle = false
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let parsed = try targets.map { target -> (host: String, port: Int) in
+        func parse(_ target: String) throws -> (host: String, port: Int) {
             guard let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]) else {
                 throw ValidationError("expected host:port, found \(target)")
             }
             return (String(target[..<colon]), port)
         }
-        var options = LoadOptions(targets: parsed, serviceProvider: serviceProvider, mvpds: try LoadMVPD.bundled(vectors: vectors))
+        let mvpds = try LoadMVPD.bundled(vectors: vectors, serviceConfiguration: serviceConfig)
+        var options = LoadOptions(targets: try targets.map(parse), serviceProvider: serviceProvider, mvpds: mvpds)
         options.requests = requests
         options.duration = duration.map { .milliseconds(Int64($0 * 1000)) }
+        options.grace = .milliseconds(Int64(grace * 1000))
         options.connections = connections
         options.rate = rate
         options.replayShare = replay
         options.tamperedShare = tampered
         options.wrongMVPDShare = wrongMVPD
+        options.wrongMVPDRequestShare = wrongMVPDRequest
+        options.wrongDeviceShare = wrongDevice
+        options.v1CrossoverShare = v1Crossover
+        options.killed = try killed.map(parse)
+        options.connectAttempts = max(1, connectAttempts)
+        options.seed = seed
         options.settle = !noSettle
         let report = try await LoadHarness.run(options) { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
         if json {
-            let object: [String: Any] = [
-                "requests_per_second": report.requestsPerSecond.rounded(), "answered": report.answered,
-                "p50_us": report.p50.rounded(), "p90_us": report.p90.rounded(), "p99_us": report.p99.rounded(),
-                "max_us": report.maximum.rounded(),
-                "wrong": report.wrong, "settle_checked": report.settleChecked,
-                "kinds": report.lines.map {
-                    ["kind": $0.kind, "sent": $0.sent, "as_expected": $0.asExpected, "wrong": $0.wrong, "unanswered": $0.unanswered]
-                },
-                "wrong_answers": report.wrongAnswers,
-            ]
-            FileHandle.standardOutput.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) + Data("\n".utf8))
+            FileHandle.standardOutput.write(
+                try JSONSerialization.data(withJSONObject: report.jsonObject, options: [.sortedKeys]) + Data("\n".utf8))
         } else {
             FileHandle.standardOutput.write(Data(report.table.utf8))
         }
-        if report.wrong > 0 { throw ExitCode(1) }
+        if !report.passed { throw ExitCode(1) }
     }
 }

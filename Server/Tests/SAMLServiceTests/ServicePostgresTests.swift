@@ -31,7 +31,7 @@ struct ServicePostgresTests {
                 options.requests = 400
                 options.connections = 4
                 let report = try await LoadHarness.run(options)
-                #expect(report.wrong == 0, "\(report.table)")
+                #expect(report.passed && report.wrong == 0, "\(report.table)")
                 #expect(report.lines.allSatisfy { $0.sent > 0 && $0.asExpected == $0.sent }, "\(report.table)")
                 // Every accepted response was re-posted to both instances and refused by both.
                 #expect(report.settleChecked == 2 * report.lines[0].asExpected)
@@ -72,6 +72,8 @@ struct ServicePostgresTests {
         options.connections = 4
         options.rate = 300  // about 4 s
         options.replayShare = 0.2
+        // The settle phase must find the victim unreachable, and every other instance reachable.
+        options.killed = [("127.0.0.1", ports[0])]
         let plan = try await LoadHarness.prepare(options)
         let victim = instances[0]
         let killer = Task {
@@ -82,7 +84,7 @@ struct ServicePostgresTests {
         try await killer.value
         print(report.table)
         #expect(!victim.isRunning)
-        #expect(report.wrong == 0, "\(report.table)")
+        #expect(report.passed && report.wrong == 0, "\(report.table)")
         let fresh = report.lines[0], replays = report.lines[1]
         // Both instances answered, the victim until it died; the rest went to the survivor.
         #expect(fresh.asExpected > 300 && replays.asExpected > 50, "\(report.table)")
