@@ -172,8 +172,14 @@ public struct TokenExchangeService: Sendable {
         case .success(let profile):
             return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
         case .failure(let error):
-            return .error(error)
+            return refusal(error)
         }
+    }
+
+    /// An exchange's refusal; a store failure is counted (the exchange failed closed).
+    private func refusal(_ error: EnhancedError) -> ServiceAnswer {
+        if error.cause?.code == .storeUnavailable || error.cause?.code == .replayCacheFull { metrics.storeError(operation: "consume") }
+        return .error(error)
     }
 
     /// `POST /api/v1/tokens/authn`: `204`, or `400` with the error object (`503`/`500` when the service
@@ -184,7 +190,7 @@ public struct TokenExchangeService: Sendable {
         case .success(let profile):
             return ServiceAnswer(status: 204, body: [], code: "ok", mvpd: profile.mvpd)
         case .failure(let error):
-            return .error(error)
+            return refusal(error)
         }
     }
 

@@ -2,6 +2,7 @@ import AppleSSO
 import Foundation
 import SAML
 import SAMLLoad
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -182,8 +183,9 @@ struct ServiceHostileTests {
         try await Service.with(configuration) { port in
             let held = try RawConnection(port: port)
             try await Task.sleep(for: .milliseconds(100))
+            #expect(try RawConnection(port: port).isClosed(waiting: .milliseconds(500)), "the cap refuses a second connection")
             #expect(try await Service.send(adminPort, "/health/ready", method: "GET").status == 200)
-            #expect(try await Service.send(adminPort, "/metrics", method: "GET").text.contains("saml_overload_rejections_total"))
+            #expect(try await Service.send(adminPort, "/metrics", method: "GET").text.contains(#"saml_overload_rejections_total{reason="connection-cap"} 1"#))
             held.close()
         }
     }
@@ -192,6 +194,7 @@ struct ServiceHostileTests {
 /// A plain TCP connection for sending exactly the bytes a slow or idle client sends.
 final class RawConnection: Sendable {
     let descriptor: Int32
+    private let open = Atomic<Bool>(true)
 
     init(port: Int) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -224,7 +227,10 @@ final class RawConnection: Sendable {
         return false
     }
 
-    func close() { _ = Glibc.close(descriptor) }
+    /// Closes once: a second close could close a descriptor the process reused meanwhile (NIO's).
+    func close() {
+        if open.exchange(false, ordering: .relaxed) { _ = Glibc.close(descriptor) }
+    }
 
-    deinit { _ = Glibc.close(descriptor) }
+    deinit { close() }
 }

@@ -90,9 +90,10 @@ struct ServiceTests {
 
             let malformed = try await Service.session(port, "not base64 json")
             #expect(malformed.status == 400 && Service.json(malformed)["code"] as? String == "invalid_header_pfs_malformed")
-            let otherSP = try await Service.send(port, "/api/v2/OTHER/sessions/sso/Apple", headers: Service.device)
+            let form = Service.device + [("Content-Type", "application/x-www-form-urlencoded")]
+            let otherSP = try await Service.send(port, "/api/v2/OTHER/sessions/sso/Apple", headers: form)
             #expect(otherSP.status == 400 && Service.json(otherSP)["code"] as? String == "invalid_requestor")
-            let otherPartner = try await Service.send(port, "/api/v2/REF30/sessions/sso/Roku", headers: Service.device)
+            let otherPartner = try await Service.send(port, "/api/v2/REF30/sessions/sso/Roku", headers: form)
             #expect(otherPartner.status == 400 && Service.json(otherPartner)["code"] as? String == "invalid_parameter_partner")
         }
     }
@@ -219,8 +220,8 @@ struct ServiceTests {
             let crossover = TokenExchangeRequest.v1(
                 samlAttributeQueryResponse: try Service.response(Service.mvpdB, to: id), requestor: "REF30",
                 deviceID: Service.deviceValue, mvpd: "MVPD-B", deviceType: .tvOS)
-            let refused = try await Service.send(port, crossover)
-            #expect(refused.status == 400 && Service.detailCode(refused) == "in-response-to.wrong-api")
+            let crossed = try await Service.send(port, crossover)
+            #expect(crossed.status == 400 && Service.detailCode(crossed) == "in-response-to.wrong-api")
             // v1 issues no request here: an IdP-initiated response, allowed by this configuration.
             let response = try Service.response(Service.mvpdB, to: nil)
             let request = TokenExchangeRequest.v1(
@@ -294,10 +295,10 @@ struct ServiceTests {
             #expect(text.contains(#"saml_sso_sessions_total{action="partner_profile",reason="none"} 1"#))
         }
         try await Service.with(store: FailingStore(), metrics: metrics) { port in
-            _ = try await Service.session(port, Service.pfs("ProviderA").headerValue)
+            _ = try await Service.send(port, try await Service.freshExchange(port, Service.mvpdA))
             #expect(
                 try await Service.send(port, "/metrics", method: "GET").text.contains(
-                    #"saml_store_errors_total{operation="record-request"} 1"#))
+                    #"saml_store_errors_total{operation="consume"} 1"#))
         }
     }
 

@@ -66,7 +66,7 @@ public struct RequestIDKey: Sendable {
 ///
 /// An ID is `_R1` and the unpadded Base64url of: the key id (1 byte), the expiry in seconds since 1970
 /// (8 bytes, big-endian), a 16-byte random nonce, four 4-byte field tags (HMAC-SHA-256 of the nonce and
-/// the service provider, the MVPD, the device, the API, truncated), a 12-byte ID MAC (HMAC-SHA-256 of
+/// the service provider, the API, the MVPD, the device, truncated), a 12-byte ID MAC (HMAC-SHA-256 of
 /// everything before it: the ID was issued here, unchanged) and a 16-byte binding MAC (HMAC-SHA-256 of
 /// everything before it and every field of the binding): 95 characters, an xs:NCName.
 ///
@@ -169,9 +169,10 @@ public struct RequestIDAuthority: Sendable {
         throw notIssued("an ID issued for another binding")
     }
 
-    /// The bound fields, in the order of their tags.
+    /// The bound fields, in the order of their tags and of the diagnosis (the API before the device: a
+    /// v1 crossover names its device differently too, and the API is what it got wrong).
     private enum Field: UInt8, CaseIterable {
-        case serviceProvider = 1, mvpd, device, api
+        case serviceProvider = 1, api, mvpd, device
 
         var code: SAMLError.Code {
             switch self {
