@@ -132,11 +132,9 @@ enum Service {
 
 /// A store whose every operation fails (a database that went away): verification must fail closed.
 struct FailingStore: SAMLStateStore, StoreHealthCheck {
-    func insertIfAbsent(_ id: String, expiry: SAMLInstant, now: SAMLInstant) async throws -> Bool { throw Self.error }
-    func recordOutstandingRequest(_ requestID: String, expiry: SAMLInstant) async throws { throw Self.error }
-    func consume(request requestID: String, assertion assertionID: String, expiry: SAMLInstant, now: SAMLInstant) async throws
-        -> StateStoreOutcome
-    { throw Self.error }
+    func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
+        throw Self.error
+    }
     func checkHealth() async throws { throw Self.error }
     static let error = SAMLError(.storeUnavailable, "expected the store to answer, found it unreachable")
 }
