@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOSSL
 import PostgresNIO
 import SAML
 import Synchronization
@@ -16,10 +17,15 @@ import Synchronization
 /// - A pool of connections (postgres-nio's `PostgresClient`); every operation has a deadline
 ///   (``Configuration/timeout``). When the database is unreachable, slow past the deadline or fails,
 ///   the operation throws ``SAMLError/Code/storeUnavailable`` (HTTP 503), so verification fails closed;
-///   the pool reconnects by itself when the database is back.
+///   the pool reconnects by itself when the database is back. The same deadline is every connection's
+///   `statement_timeout`: postgres-nio does not cancel a statement whose task is cancelled (its
+///   connection stays busy until the server answers), so the server ends a statement the client gave up
+///   on, and the connection returns to the pool.
+/// - TLS as libpq's `sslmode` (``Configuration/SSLMode``; `verify-full` with `sslrootcert` across any
+///   network you do not control).
 ///
 /// Start ``run()`` in a long-running task (or as a swift-service-lifecycle service), then call
-/// ``prepare()`` once before use.
+/// ``prepare()`` (or ``prepare(retryingFor:)`` at start-up) once before use.
 public final class PostgresStateStore: SAMLStateStore, Sendable {
     public struct Configuration: Sendable {
         public var host: String
@@ -33,9 +39,28 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
         public var maximumConnections = 10
         /// How often expired rows are deleted. Default 60 s.
         public var cleanupInterval: Duration = .seconds(60)
-        /// TLS to the database. Default `.disable` (loopback or a private network; use `.require` across
-        /// an untrusted one).
-        public var tls: PostgresClient.Configuration.TLS = .disable
+        /// TLS to the database, as libpq's `sslmode`. Default ``SSLMode/prefer`` (libpq's default).
+        public var sslMode: SSLMode = .prefer
+        /// A PEM file of the certificate authorities that may sign the server's certificate (libpq's
+        /// `sslrootcert`), for ``SSLMode/verifyCA`` and ``SSLMode/verifyFull``; nil: the system's trust roots.
+        public var sslRootCertificatePath: String?
+
+        /// libpq's `sslmode` values that postgres-nio can honour (`allow`, plaintext first, cannot be).
+        public enum SSLMode: String, Sendable, CaseIterable {
+            /// Plaintext only.
+            case disable
+            /// TLS when the server offers it, else plaintext; the certificate is not checked (protects
+            /// against a passive eavesdropper only).
+            case prefer
+            /// TLS or no connection; the certificate is not checked (as libpq, unless a root certificate is
+            /// given: then as ``verifyCA``).
+            case require
+            /// TLS, the certificate signed by a trusted authority; any host name.
+            case verifyCA = "verify-ca"
+            /// TLS, the certificate signed by a trusted authority and naming the host (DNS name, or IP
+            /// address for an IP host). Use this across any network you do not control.
+            case verifyFull = "verify-full"
+        }
 
         public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String? = nil) {
             self.host = host
@@ -45,7 +70,11 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
             self.database = database
         }
 
-        /// `postgres://user[:password]@host[:port]/database` (also `postgresql://`).
+        /// `postgres://user[:password]@host[:port]/database[?sslmode=...&sslrootcert=/path/ca.pem]` (also
+        /// `postgresql://`). `sslmode` is one of libpq's `disable`, `prefer` (default), `require`,
+        /// `verify-ca`, `verify-full`; `sslrootcert` (a readable PEM file, or `system`) needs `require`
+        /// or stronger. Any other parameter, a repeated one or another value is a configuration error,
+        /// never ignored. Messages never quote the URL.
         public init(url: String) throws {
             guard let components = URLComponents(string: url), components.scheme == "postgres" || components.scheme == "postgresql",
                 let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
@@ -56,6 +85,81 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
             self.init(
                 host: host, port: components.port ?? 5432, username: user, password: components.password,
                 database: database.isEmpty ? nil : database)
+            var seen: Set<String> = []
+            var rootCertificate: String?
+            var mode: SSLMode?
+            for item in components.queryItems ?? [] {
+                guard seen.insert(item.name).inserted else {
+                    throw SAMLError(.configurationInvalid, "expected each URL parameter of the store at most once, found one repeated")
+                }
+                switch item.name {
+                case "sslmode":
+                    guard let value = item.value.flatMap(SSLMode.init(rawValue:)) else {
+                        throw SAMLError(
+                            .configurationInvalid,
+                            "expected sslmode disable, prefer, require, verify-ca or verify-full in the store URL, found another value")
+                    }
+                    mode = value
+                case "sslrootcert":
+                    guard let value = item.value, !value.isEmpty else {
+                        throw SAMLError(
+                            .configurationInvalid, "expected a file path or system for sslrootcert in the store URL, found none")
+                    }
+                    rootCertificate = value
+                default:
+                    throw SAMLError(
+                        .configurationInvalid,
+                        "expected only sslmode and sslrootcert as parameters of the store URL, found another (not ignored: it could weaken the connection)"
+                    )
+                }
+            }
+            sslMode = mode ?? .prefer
+            if let rootCertificate {
+                guard sslMode != .disable && sslMode != .prefer else {
+                    throw SAMLError(
+                        .configurationInvalid,
+                        "expected sslmode require, verify-ca or verify-full with sslrootcert, found \(sslMode.rawValue) (the certificate would not be checked)"
+                    )
+                }
+                // libpq: require with a root certificate verifies the chain, as verify-ca.
+                if sslMode == .require { sslMode = .verifyCA }
+                if rootCertificate != "system" {
+                    guard let certificates = try? NIOSSLCertificate.fromPEMFile(rootCertificate), !certificates.isEmpty else {
+                        throw SAMLError(
+                            .configurationInvalid,
+                            "expected a readable PEM file of CA certificates for sslrootcert, found none at that path")
+                    }
+                    sslRootCertificatePath = rootCertificate
+                }
+            }
+        }
+
+        /// postgres-nio's TLS setting for ``sslMode`` (NIOSSL client configuration: TLS 1.2 or later).
+        package var clientTLS: PostgresClient.Configuration.TLS {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let sslRootCertificatePath { tls.trustRoots = .file(sslRootCertificatePath) }
+            switch sslMode {
+            case .disable:
+                return .disable
+            case .prefer:
+                tls.certificateVerification = .none
+                return .prefer(tls)
+            case .require:
+                tls.certificateVerification = .none
+                return .require(tls)
+            case .verifyCA:
+                tls.certificateVerification = .noHostnameVerification
+                return .require(tls)
+            case .verifyFull:
+                tls.certificateVerification = .fullVerification
+                return .require(tls)
+            }
+        }
+
+        /// The server-side `statement_timeout` (ms) for the deadline: at least 1 (0 would mean none).
+        package var statementTimeoutMilliseconds: Int64 {
+            let (seconds, attoseconds) = timeout.components
+            return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
         }
     }
 
@@ -73,7 +177,14 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
         self.logger = logger
         var clientConfiguration = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database, tls: configuration.tls)
+            password: configuration.password, database: configuration.database, tls: configuration.clientTLS)
+        // The deadline on the server too: postgres-nio never cancels a running statement (a query whose
+        // task is cancelled still holds its connection until the server answers), so a statement that
+        // outlives the deadline is ended by the server, and its connection returns to the pool.
+        clientConfiguration.options.additionalStartupParameters = [
+            ("statement_timeout", "\(configuration.statementTimeoutMilliseconds)"),
+            ("idle_in_transaction_session_timeout", "\(configuration.statementTimeoutMilliseconds * 2)"),
+        ]
         clientConfiguration.options.maximumConnections = configuration.maximumConnections
         clientConfiguration.options.connectTimeout = configuration.timeout
         clientConfiguration.options.keepAliveBehavior = .init(frequency: .seconds(10))
@@ -131,7 +242,8 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
                 guard minimumReader <= Self.schemaVersion else {
                     throw SAMLError(
                         .configurationInvalid,
-                        "expected a schema this release (version \(Self.schemaVersion)) can run against, found version \(current) requiring \(minimumReader)")
+                        "expected a schema this release (version \(Self.schemaVersion)) can run against, found version \(current) requiring \(minimumReader)"
+                    )
                 }
                 if current < 2 {
                     // One row per accepted response: its request (NULL for an unsolicited response) and its
@@ -146,6 +258,40 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
                     try await connection.query(
                         "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (2, 2)", logger: self.logger)
                 }
+            }
+        }
+    }
+
+    /// ``prepare()``, retried while the database does not answer (it may start after this process, as
+    /// in a deployment that starts both at once): waits 0.25 s after the first failure, doubling up to
+    /// 4 s, for at most `limit` in all, then throws the last error. Each failure is logged at warning
+    /// (its code and message, which never hold the URL or the password). A schema this release cannot run
+    /// against (``SAMLError/Code/configurationInvalid``) is not retried.
+    public func prepare(retryingFor limit: Duration) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
+        var delay: Duration = .milliseconds(250)
+        var attempt = 1
+        while true {
+            do {
+                try await prepare()
+                if attempt > 1 { logger.info("schema prepared", metadata: ["attempt": "\(attempt)"]) }
+                return
+            } catch let error as SAMLError where error.code == .storeUnavailable {
+                try Task.checkCancellation()
+                let wait = min(delay, deadline - clock.now)
+                guard wait > .zero else {
+                    logger.error(
+                        "the database did not answer in time: giving up",
+                        metadata: ["attempt": "\(attempt)", "code": "\(error.code)", "limit": "\(limit)"])
+                    throw error
+                }
+                logger.warning(
+                    "the database does not answer yet: retrying",
+                    metadata: ["attempt": "\(attempt)", "code": "\(error.code)", "error": "\(error.message)", "retry_in": "\(wait)"])
+                try await Task.sleep(for: wait)
+                delay = min(delay * 2, .seconds(4))
+                attempt += 1
             }
         }
     }
@@ -198,6 +344,19 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
         }
     }
 
+    /// Runs one SQL statement of the caller's under the store's deadline; returns the first column of
+    /// the first row as text, if any. For tests (a slow statement, the connection's TLS state).
+    package func firstValue(unsafeSQL sql: String) async throws -> String? {
+        try await bounded("run a statement") {
+            var result: String?
+            for try await value in try await self.client.query(PostgresQuery(unsafeSQL: sql), logger: self.logger).decode(String?.self)
+            where result == nil {
+                result = value
+            }
+            return result
+        }
+    }
+
     /// Deletes rows that expired (database clock), at most 10 batches of 10,000 per call, each batch
     /// committed on its own; returns how many. One instance at a time: an instance that finds the
     /// clean-up lock (a session advisory lock) taken skips the round.
@@ -215,6 +374,8 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
                 var removed = 0
                 do {
                     for _ in 0..<10 {
+                        // Abandoned by the deadline: stop between batches (postgres-nio would run them all).
+                        try Task.checkCancellation()
                         let rows = try await connection.query(
                             """
                             WITH gone AS (DELETE FROM saml_consumed WHERE ctid IN (SELECT ctid FROM saml_consumed WHERE expires_at <= now() LIMIT 10000) RETURNING 1)

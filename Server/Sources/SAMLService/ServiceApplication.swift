@@ -88,10 +88,12 @@ public enum ServiceApplication {
             logger: logger
         )
         if let database, let started {
-            // The pool runs as a service beside the server: the schema is prepared once it runs.
+            // The pool runs as a service beside the server: the schema is prepared once it runs, retried
+            // while the database does not answer yet (it may be starting too).
+            let limit = configuration.storeStartupTimeout
             application.beforeServerStarts {
                 await started.wait()
-                try await database.prepare()
+                try await database.prepare(retryingFor: limit)
             }
         }
         return application

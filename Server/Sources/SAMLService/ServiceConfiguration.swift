@@ -46,6 +46,9 @@ public struct ServiceConfiguration: Sendable {
     public var storePassword: String?
     /// The deadline of one store operation; past it the request fails closed (503). Default 2 s.
     public var storeTimeout: Duration = .seconds(2)
+    /// How long the service waits at start-up for the database to answer (preparing the schema, retried
+    /// with backoff) before it stops. Default 60 s.
+    public var storeStartupTimeout: Duration = .seconds(60)
     /// Connections in the PostgreSQL pool. Default 10.
     public var storeConnections = 10
     /// How long a SAML request issued by `sessions/sso` can be answered. Default 300 s.
@@ -155,6 +158,9 @@ public struct ServiceConfiguration: Sendable {
         if let value = try string("adminHost") { configuration.adminHost = value }
         if let value = try number("shutdownTimeoutSeconds") { configuration.shutdownTimeout = .milliseconds(Int64(value * 1000)) }
         if let value = try number("storeTimeoutSeconds") { configuration.storeTimeout = .milliseconds(Int64(value * 1000)) }
+        if let value = try number("storeStartupTimeoutSeconds") {
+            configuration.storeStartupTimeout = .milliseconds(Int64(value * 1000))
+        }
         if let value = try number("storeConnections") { configuration.storeConnections = Int(value) }
         if let value = try number("requestLifetimeSeconds") { configuration.requestLifetime = .seconds(Int64(value)) }
         if let value = try number("maximumBodyBytes") { configuration.maximumBodyBytes = Int(value) }

@@ -1,6 +1,5 @@
 import Foundation
 import SAML
-import SAMLMockIdP
 import SAMLPostgres
 import Testing
 
@@ -9,59 +8,58 @@ import Testing
 #endif
 
 /// Against a real PostgreSQL server, started by `scripts/postgres-tests` (which `.ci/run` runs). Without
-/// `SAML_POSTGRES_URL` the suite is skipped, except under CI, where that is a failure.
+/// `SAML_POSTGRES_URL` the suite is skipped, except under CI, where that is a failure (as is any of the
+/// other variables missing).
 enum PostgresEnvironment {
-    static let url = ProcessInfo.processInfo.environment["SAML_POSTGRES_URL"]
-    static let control = ProcessInfo.processInfo.environment["SAML_POSTGRES_CTL"]
+    static let environment = ProcessInfo.processInfo.environment
+    static let url = environment["SAML_POSTGRES_URL"]
+    static let control = environment["SAML_POSTGRES_CTL"]
+    /// The same server through TLS: `sslmode=verify-full`, `sslrootcert` the throw-away CA.
+    static let tlsURL = environment["SAML_POSTGRES_TLS_URL"]
+    /// A CA that did not sign the server's certificate.
+    static let otherCA = environment["SAML_POSTGRES_OTHER_CA"]
     static var configured: Bool { url != nil }
 }
 
 @Suite("PostgreSQL state store", .serialized, .enabled(if: PostgresEnvironment.configured))
 struct PostgresStateStoreTests {
     static let url = PostgresEnvironment.url
-    static let control = PostgresEnvironment.control
-    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("TestVectors")
-    static let provider = try! MockIdentityProvider(
-        privateKeyPEM: Array(try! Data(contentsOf: vectors.appendingPathComponent("keys/ecdsa-p256.key.pem"))),
-        certificatePEM: Array(try! Data(contentsOf: vectors.appendingPathComponent("keys/ecdsa-p256.cert.pem"))))
 
-    /// One service instance: its own pool, its own verifier.
+    /// One service instance: its own pool, its clean-up loop.
     struct Instance {
         let store: PostgresStateStore
-        let verifier: SAMLResponseVerifier
         let task: Task<Void, Never>
     }
 
-    static func instance(timeout: Duration = .seconds(2), cleanup: Duration = .seconds(60)) async throws -> Instance {
-        var configuration = try PostgresStateStore.Configuration(url: url!)
+    static func instance(
+        url: String? = nil, timeout: Duration = .seconds(2), cleanup: Duration = .seconds(60), connections: Int = 10, prepare: Bool = true
+    ) async throws -> Instance {
+        var configuration = try PostgresStateStore.Configuration(url: url ?? Self.url!)
         configuration.timeout = timeout
         configuration.cleanupInterval = cleanup
+        configuration.maximumConnections = connections
         let store = PostgresStateStore(configuration)
         let task = Task { await store.run() }
-        try await store.prepare()
-        var verifierConfiguration = SAMLResponseVerifier.Configuration(
-            identityProvider: try IdentityProvider(
-                entityID: MockIdentityProvider.Template().issuer,
-                keys: try TrustedKey.all(pem: Array(Data(contentsOf: vectors.appendingPathComponent("keys/ecdsa-p256.cert.pem"))))),
-            audience: .equals(MockIdentityProvider.Template().audience), destination: .skip, replay: .store(store))
-        verifierConfiguration.maximumAge = nil
-        return Instance(store: store, verifier: try SAMLResponseVerifier(verifierConfiguration), task: task)
+        if prepare { try await store.prepare() }
+        return Instance(store: store, task: task)
     }
 
-    /// A fresh request, recorded as outstanding, and a signed response to it.
-    static func answeredRequest(_ store: PostgresStateStore, lifetime: Duration = .seconds(300)) async throws -> (String, [UInt8]) {
-        let request = try SAMLRequest(issuer: "https://saml.sp.auth.adobe.com", destination: "https://idp.mvpd.example.com/sso")
-        try await store.recordOutstandingRequest(request.id, expiry: .now() + lifetime)
-        var template = MockIdentityProvider.Template()
-        template.inResponseTo = request.id
-        return (request.id, try provider.response(template, issuedAt: .now(), placement: .assertion))
+    static let issuer = "https://idp.mvpd.example.com"
+
+    static func request(lifetime: Duration = .seconds(300)) -> IssuedRequestID {
+        IssuedRequestID(id: "_r\(UUID().uuidString)", expiry: .now() + lifetime)
     }
 
-    static func code(_ body: () async throws -> Void) async -> String {
+    static func assertion(issuer: String = issuer, id: String = "_a\(UUID().uuidString)", lifetime: Duration = .seconds(300))
+        -> UsedAssertion
+    {
+        UsedAssertion(issuer: issuer, id: id, expiry: .now() + lifetime)
+    }
+
+    /// The outcome's name, or the code of the error thrown.
+    static func outcome(_ body: () async throws -> StateStoreOutcome) async -> String {
         do {
-            try await body()
-            return "accepted"
+            return "\(try await body())"
         } catch let error as SAMLError {
             return error.code.identifier
         } catch {
@@ -69,147 +67,379 @@ struct PostgresStateStoreTests {
         }
     }
 
-    @Test("two instances, 50 concurrent posts each of the same response: exactly one accepted, 99 replays")
-    func sameResponseConcurrently() async throws {
-        let a = try await Self.instance(), b = try await Self.instance()
-        defer { a.task.cancel(); b.task.cancel() }
-        let (_, response) = try await Self.answeredRequest(a.store)
-        let codes = await withTaskGroup(of: String.self) { group in
-            for index in 0..<100 {
-                let verifier = index % 2 == 0 ? a.verifier : b.verifier
-                group.addTask { await Self.code { _ = try await verifier.verify(response) } }
-            }
-            var codes: [String] = []
-            for await code in group { codes.append(code) }
-            return codes
-        }
-        #expect(codes.filter { $0 == "accepted" }.count == 1)
-        #expect(codes.filter { $0 == "replay.detected" }.count == 99, "\(Set(codes))")
+    /// Rows of one issuer (tests use their own, so as not to count each other's).
+    static func rows(_ store: PostgresStateStore, issuer: String, expired: Bool? = nil) async throws -> Int {
+        let condition = expired.map { $0 ? " AND expires_at <= now()" : " AND expires_at > now()" } ?? ""
+        let text = try await store.firstValue(
+            unsafeSQL: "SELECT count(*)::text FROM saml_consumed WHERE issuer = '\(issuer)'\(condition)")
+        return Int(text ?? "") ?? -1
     }
 
-    @Test("10,000 distinct responses through two instances: all accepted, none flagged as replay")
-    func manyDistinctResponses() async throws {
+    @Test("accepted; the same assertion again: replayed; another assertion for an answered request: requestAnswered")
+    func outcomes() async throws {
         let a = try await Self.instance(), b = try await Self.instance()
         defer { a.task.cancel(); b.task.cancel() }
-        var responses: [[UInt8]] = []
-        for _ in 0..<10_000 { responses.append(try await Self.answeredRequest(a.store).1) }
-        let all = responses
-        let codes = await withTaskGroup(of: [String].self) { group in
+        let before = try await a.store.count()
+        let request = Self.request(), assertion = Self.assertion()
+        #expect(try await a.store.consume(request: request, assertion: assertion, now: .now()) == .accepted)
+        #expect(try await b.store.consume(request: request, assertion: assertion, now: .now()) == .replayed)
+        #expect(try await b.store.consume(request: Self.request(), assertion: assertion, now: .now()) == .replayed)
+        #expect(try await b.store.consume(request: request, assertion: Self.assertion(), now: .now()) == .requestAnswered)
+        // Keyed by issuer: another identity provider's assertion with the same ID is another assertion.
+        let sameID = Self.assertion(issuer: "https://other-idp.example.com", id: assertion.id)
+        #expect(try await a.store.consume(request: Self.request(), assertion: sameID, now: .now()) == .accepted)
+        // Unsolicited: no request; the assertion is still recorded once.
+        let unsolicited = Self.assertion()
+        #expect(try await a.store.consume(request: nil, assertion: unsolicited, now: .now()) == .accepted)
+        #expect(try await b.store.consume(request: nil, assertion: unsolicited, now: .now()) == .replayed)
+        #expect(try await a.store.count() == before + 3)
+    }
+
+    @Test("a request expired by the database's clock: requestExpired, and nothing recorded")
+    func expiredRequest() async throws {
+        let a = try await Self.instance()
+        defer { a.task.cancel() }
+        let before = try await a.store.count()
+        let expired = IssuedRequestID(id: "_r\(UUID().uuidString)", expiry: .now() - .seconds(1))
+        let assertion = Self.assertion()
+        // `now` (this process's clock) is ignored for the request: the database's decides.
+        #expect(try await a.store.consume(request: expired, assertion: assertion, now: .now() - .seconds(60)) == .requestExpired)
+        #expect(try await a.store.count() == before)
+        // The assertion was not recorded: it can still answer a live request.
+        #expect(try await a.store.consume(request: Self.request(), assertion: assertion, now: .now()) == .accepted)
+    }
+
+    @Test("two instances, 100 concurrent consumes of one request: exactly one accepted, the others requestAnswered")
+    func sameRequestConcurrently() async throws {
+        let a = try await Self.instance(), b = try await Self.instance()
+        defer { a.task.cancel(); b.task.cancel() }
+        let request = Self.request()
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for index in 0..<100 {
+                let store = index % 2 == 0 ? a.store : b.store
+                group.addTask { await Self.outcome { try await store.consume(request: request, assertion: Self.assertion(), now: .now()) } }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 == "accepted" }.count == 1)
+        #expect(outcomes.filter { $0 == "requestAnswered" }.count == 99, "\(Set(outcomes))")
+        // And one assertion posted 100 times at once, each time for a fresh request: one accepted.
+        let assertion = Self.assertion()
+        let replays = await withTaskGroup(of: String.self) { group in
+            for index in 0..<100 {
+                let store = index % 2 == 0 ? a.store : b.store
+                group.addTask { await Self.outcome { try await store.consume(request: Self.request(), assertion: assertion, now: .now()) } }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(replays.filter { $0 == "accepted" }.count == 1)
+        #expect(replays.filter { $0 == "replayed" }.count == 99, "\(Set(replays))")
+    }
+
+    @Test("5,000 distinct responses through two instances: all accepted")
+    func manyDistinct() async throws {
+        let a = try await Self.instance(), b = try await Self.instance()
+        defer { a.task.cancel(); b.task.cancel() }
+        let outcomes = await withTaskGroup(of: [String].self) { group in
             for worker in 0..<16 {
                 group.addTask {
-                    var codes: [String] = []
-                    for index in stride(from: worker, to: all.count, by: 16) {
-                        let verifier = index % 2 == 0 ? a.verifier : b.verifier
-                        codes.append(await Self.code { _ = try await verifier.verify(all[index]) })
+                    var outcomes: [String] = []
+                    for index in stride(from: worker, to: 5_000, by: 16) {
+                        let store = index % 2 == 0 ? a.store : b.store
+                        outcomes.append(
+                            await Self.outcome {
+                                try await store.consume(request: Self.request(), assertion: Self.assertion(), now: .now())
+                            })
                     }
-                    return codes
+                    return outcomes
                 }
             }
-            var codes: [String] = []
-            for await part in group { codes += part }
-            return codes
+            return await group.reduce(into: [String]()) { $0 += $1 }
         }
-        #expect(codes.count == 10_000)
-        #expect(codes.allSatisfy { $0 == "accepted" }, "\(Set(codes))")
+        #expect(outcomes.count == 5_000)
+        #expect(outcomes.allSatisfy { $0 == "accepted" }, "\(Set(outcomes))")
     }
 
-    @Test("a response to an unknown, expired or already answered request is refused")
-    func notOutstanding() async throws {
-        let a = try await Self.instance(), b = try await Self.instance()
-        defer { a.task.cancel(); b.task.cancel() }
-        var unknown = MockIdentityProvider.Template()
-        unknown.inResponseTo = "_never-issued-\(UUID().uuidString)"
-        let stranger = try Self.provider.response(unknown, issuedAt: .now(), placement: .assertion)
-        #expect(await Self.code { _ = try await a.verifier.verify(stranger) } == "in-response-to.not-outstanding")
-        let (_, expired) = try await Self.answeredRequest(a.store, lifetime: .milliseconds(-1))
-        #expect(await Self.code { _ = try await b.verifier.verify(expired) } == "in-response-to.not-outstanding")
-        let (requestID, first) = try await Self.answeredRequest(a.store)
-        #expect(await Self.code { _ = try await a.verifier.verify(first) } == "accepted")
-        var again = MockIdentityProvider.Template()
-        again.inResponseTo = requestID
-        let second = try Self.provider.response(again, issuedAt: .now(), placement: .assertion)
-        #expect(await Self.code { _ = try await b.verifier.verify(second) } == "in-response-to.not-outstanding")
-        #expect(await Self.code { _ = try await b.verifier.verify(first) } == "replay.detected")
-        let unsolicited = try Self.provider.response(MockIdentityProvider.Template(), issuedAt: .now(), placement: .assertion)
-        #expect(await Self.code { _ = try await a.verifier.verify(unsolicited) } == "in-response-to.unsolicited")
-    }
-
-    @Test("expired rows disappear in the background, while requests go on")
+    @Test("expired rows disappear in the background, while consumes go on; live rows stay")
     func expiry() async throws {
         let a = try await Self.instance(cleanup: .milliseconds(300))
         defer { a.task.cancel() }
-        for _ in 0..<50 { _ = try await Self.answeredRequest(a.store, lifetime: .milliseconds(-1000)) }
-        let before = try await a.store.counts()
-        #expect(before.outstandingRequests >= 50)
+        let issuer = "https://expiry-\(UUID().uuidString).example.com"
+        for _ in 0..<50 {
+            _ = try await a.store.consume(request: nil, assertion: Self.assertion(issuer: issuer, lifetime: .seconds(-1)), now: .now())
+        }
+        for _ in 0..<5 { _ = try await a.store.consume(request: Self.request(), assertion: Self.assertion(issuer: issuer), now: .now()) }
+        #expect(try await Self.rows(a.store, issuer: issuer) == 55)
         var accepted = 0
         let deadline = ContinuousClock.now + .seconds(10)
-        var after = before
-        while ContinuousClock.now < deadline {
-            let (_, response) = try await Self.answeredRequest(a.store)
-            if await Self.code({ _ = try await a.verifier.verify(response) }) == "accepted" { accepted += 1 }
-            after = try await a.store.counts()
-            if after.outstandingRequests == 0 { break }
+        while ContinuousClock.now < deadline, try await Self.rows(a.store, issuer: issuer, expired: true) > 0 {
+            if try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) == .accepted { accepted += 1 }
+            try await Task.sleep(for: .milliseconds(20))
         }
-        #expect(after.outstandingRequests == 0)
+        #expect(try await Self.rows(a.store, issuer: issuer, expired: true) == 0)
+        #expect(try await Self.rows(a.store, issuer: issuer, expired: false) == 5)
         #expect(accepted > 0)
     }
 
+    @Test("two instances removing expired rows at once: every expired row removed once, live rows untouched")
+    func cleanupOneAtATime() async throws {
+        let a = try await Self.instance(), b = try await Self.instance()
+        defer { a.task.cancel(); b.task.cancel() }
+        _ = try await a.store.removeExpired()  // what earlier tests left
+        let issuer = "https://cleanup-\(UUID().uuidString).example.com"
+        _ = try await a.store.firstValue(
+            unsafeSQL: """
+                INSERT INTO saml_consumed (issuer, assertion_id, request_id, expires_at)
+                SELECT '\(issuer)', 'expired-' || n, NULL, now() - interval '1 hour' FROM generate_series(1, 25000) AS n
+                """)
+        _ = try await a.store.firstValue(
+            unsafeSQL: """
+                INSERT INTO saml_consumed (issuer, assertion_id, request_id, expires_at)
+                SELECT '\(issuer)', 'live-' || n, 'cleanup-live-' || n || '-\(issuer)', now() + interval '1 hour' FROM generate_series(1, 100) AS n
+                """)
+        async let first = a.store.removeExpired()
+        async let second = b.store.removeExpired()
+        let removed = try await [first, second]
+        #expect(removed.reduce(0, +) == 25_000, "\(removed)")
+        #expect(try await Self.rows(a.store, issuer: issuer, expired: true) == 0)
+        #expect(try await Self.rows(a.store, issuer: issuer, expired: false) == 100)
+    }
+
     @Test(
-        "the database stopped mid-run: every verification fails closed with store.unavailable, then recovers by itself",
+        "a statement slower than the deadline: store.unavailable at the deadline; the server ends it and the connection serves the next operation at once"
+    )
+    func slowStatement() async throws {
+        // One connection: the next operation needs the very connection the slow statement held.
+        let a = try await Self.instance(timeout: .milliseconds(500), connections: 1)
+        defer { a.task.cancel() }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let slow = await Self.outcome {
+            _ = try await a.store.firstValue(unsafeSQL: "SELECT 'slept' FROM pg_sleep(5)")
+            return .accepted
+        }
+        let failedAfter = clock.now - started
+        #expect(slow == "store.unavailable")
+        #expect(failedAfter < .seconds(1), "\(failedAfter)")
+        let next = clock.now
+        try await a.store.checkHealth()
+        #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) == .accepted)
+        #expect(clock.now - next < .seconds(1), "\(clock.now - next)")
+        // Ended by the server (statement_timeout), not left sleeping there.
+        let sleeping = try await a.store.firstValue(
+            unsafeSQL:
+                "SELECT count(*)::text FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(5)%' AND pid <> pg_backend_pid()"
+        )
+        #expect(sleeping == "0")
+    }
+
+    @Test(
+        "the database stopped mid-run: every consume fails closed with store.unavailable, then recovers by itself",
         .enabled(if: PostgresEnvironment.control != nil))
     func databaseOutage() async throws {
         let a = try await Self.instance(timeout: .seconds(1)), b = try await Self.instance(timeout: .seconds(1))
         defer { a.task.cancel(); b.task.cancel() }
-        var pending: [[UInt8]] = []
-        for _ in 0..<20 { pending.append(try await Self.answeredRequest(a.store).1) }
-        #expect(await Self.code { _ = try await a.verifier.verify(pending.removeFirst()) } == "accepted")
+        var pending: [(IssuedRequestID, UsedAssertion)] = (0..<20).map { _ in (Self.request(), Self.assertion()) }
+        let (request, assertion) = pending.removeFirst()
+        #expect(try await a.store.consume(request: request, assertion: assertion, now: .now()) == .accepted)
         try Self.pgctl("stop")
         var outage: [String] = []
         for index in 0..<10 {
-            let verifier = index % 2 == 0 ? a.verifier : b.verifier
-            let response = pending.removeFirst()
-            outage.append(await Self.code { _ = try await verifier.verify(response) })
+            let store = index % 2 == 0 ? a.store : b.store
+            let (request, assertion) = pending.removeFirst()
+            outage.append(await Self.outcome { try await store.consume(request: request, assertion: assertion, now: .now()) })
         }
         #expect(outage.allSatisfy { $0 == "store.unavailable" }, "\(outage)")
         try Self.pgctl("start")
-        // The pools reconnect by themselves; responses issued before the outage are still outstanding.
+        // The pools reconnect by themselves; nothing was recorded during the outage.
         var recovered: [String] = []
         let deadline = ContinuousClock.now + .seconds(30)
-        while pending.count > 0, ContinuousClock.now < deadline {
-            let response = pending[0]
-            let code = await Self.code { _ = try await (pending.count % 2 == 0 ? a : b).verifier.verify(response) }
-            if code == "store.unavailable" {
+        while !pending.isEmpty, ContinuousClock.now < deadline {
+            let (request, assertion) = pending[0]
+            let store = pending.count % 2 == 0 ? a.store : b.store
+            let outcome = await Self.outcome { try await store.consume(request: request, assertion: assertion, now: .now()) }
+            if outcome == "store.unavailable" {
                 try await Task.sleep(for: .milliseconds(200))
                 continue
             }
-            recovered.append(code)
+            recovered.append(outcome)
             pending.removeFirst()
         }
         #expect(recovered.count == 9)
         #expect(recovered.allSatisfy { $0 == "accepted" }, "\(recovered)")
     }
 
+    @Test(
+        "prepare(retryingFor:) waits for a database that starts a second later",
+        .enabled(if: PostgresEnvironment.control != nil))
+    func prepareWaits() async throws {
+        try Self.pgctl("stop")
+        var restarted = false
+        defer { if !restarted { try? Self.pgctl("start") } }
+        let a = try await Self.instance(timeout: .seconds(1), prepare: false)
+        defer { a.task.cancel() }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let preparing = Task { try await a.store.prepare(retryingFor: .seconds(30)) }
+        try await Task.sleep(for: .seconds(1))
+        try Self.pgctl("start")
+        restarted = true
+        try await preparing.value
+        #expect(clock.now - started < .seconds(20))
+        #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) == .accepted)
+        // A limit that is too short gives up with the last error.
+        try Self.pgctl("stop")
+        restarted = false
+        let b = try await Self.instance(timeout: .milliseconds(300), prepare: false)
+        defer { b.task.cancel() }
+        let gaveUp = await Self.outcome {
+            try await b.store.prepare(retryingFor: .seconds(1))
+            return .accepted
+        }
+        #expect(gaveUp == "store.unavailable")
+        try Self.pgctl("start")
+        restarted = true
+    }
+
+    @Test(
+        "TLS, sslmode=verify-full with the CA that signed the server's certificate (by DNS name and by IP address)",
+        .enabled(if: PostgresEnvironment.tlsURL != nil))
+    func verifyFull() async throws {
+        let byName = PostgresEnvironment.tlsURL!
+        for url in [byName, byName.replacingOccurrences(of: "@localhost:", with: "@127.0.0.1:")] {
+            let a = try await Self.instance(url: url)
+            defer { a.task.cancel() }
+            #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) == .accepted)
+            #expect(try await a.store.firstValue(unsafeSQL: "SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()") == "true")
+        }
+    }
+
+    @Test(
+        "TLS, sslmode=verify-full with a CA that did not sign the server's certificate: fails closed (store.unavailable)",
+        .enabled(if: PostgresEnvironment.tlsURL != nil && PostgresEnvironment.otherCA != nil))
+    func verifyFullWrongCA() async throws {
+        let url = PostgresEnvironment.tlsURL!
+        let wrongCA = url.replacingOccurrences(
+            of: #"sslrootcert=[^&]*"#, with: "sslrootcert=\(PostgresEnvironment.otherCA!)", options: .regularExpression)
+        #expect(wrongCA != url)
+        for bad in [wrongCA, wrongCA.replacingOccurrences(of: "@localhost:", with: "@127.0.0.1:")] {
+            let a = try await Self.instance(url: bad, timeout: .seconds(1), prepare: false)
+            defer { a.task.cancel() }
+            let prepared = await Self.outcome {
+                try await a.store.prepare()
+                return .accepted
+            }
+            #expect(prepared == "store.unavailable")
+            let consumed = await Self.outcome {
+                try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now())
+            }
+            #expect(consumed == "store.unavailable")
+        }
+    }
+
+    @Test("TLS, sslmode=require (the certificate not checked) and the default, prefer: encrypted")
+    func requireAndPrefer() async throws {
+        for url in [Self.url! + "?sslmode=require", Self.url!] {
+            let a = try await Self.instance(url: url)
+            defer { a.task.cancel() }
+            #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) == .accepted)
+            let ssl = try await a.store.firstValue(unsafeSQL: "SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+            // prefer falls back to plaintext only when the server offers no TLS (scripts/postgres-tests turns it on).
+            #expect(ssl == "true" || (PostgresEnvironment.tlsURL == nil && !url.contains("sslmode")))
+        }
+        let plain = try await Self.instance(url: Self.url! + "?sslmode=disable")
+        defer { plain.task.cancel() }
+        #expect(try await plain.store.firstValue(unsafeSQL: "SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()") == "false")
+    }
+
     /// Stops or starts the server (the pg_ctl command of scripts/postgres-tests), its output discarded.
     static func pgctl(_ action: String) throws {
-        let status = system("\(control!) \(action) >/dev/null 2>&1 </dev/null")
+        let status = system("\(PostgresEnvironment.control!) \(action) >/dev/null 2>&1 </dev/null")
         #expect(status == 0, "pg_ctl \(action)")
     }
 }
 
 @Suite("PostgreSQL configuration")
 struct PostgresConfigurationTests {
+    typealias Configuration = PostgresStateStore.Configuration
+    static let caFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("TestVectors/keys/ecdsa-p256.cert.pem").path
+
+    /// The message of the configuration error `url` gives (never the password).
+    static func refusal(_ url: String) -> String? {
+        do {
+            _ = try Configuration(url: url)
+            return nil
+        } catch let error as SAMLError {
+            #expect(error.code == .configurationInvalid)
+            #expect(!error.message.contains("secret"), "\(error.message)")
+            return error.message
+        } catch {
+            return "\(error)"
+        }
+    }
+
     @Test("postgres:// URLs are read; other forms are configuration errors")
     func urls() throws {
-        let configuration = try PostgresStateStore.Configuration(url: "postgres://saml:secret@127.0.0.1:5433/tokens")
+        let configuration = try Configuration(url: "postgres://saml:secret@127.0.0.1:5433/tokens")
         #expect(configuration.host == "127.0.0.1" && configuration.port == 5433 && configuration.username == "saml")
         #expect(configuration.password == "secret" && configuration.database == "tokens")
-        #expect(throws: SAMLError(.configurationInvalid, "")) { try PostgresStateStore.Configuration(url: "mysql://x@h/db") }
+        #expect(configuration.sslMode == .prefer, "libpq's default")
+        #expect(configuration.sslRootCertificatePath == nil)
+        #expect(Self.refusal("mysql://x:secret@h/db") != nil)
+    }
+
+    @Test("every sslmode libpq knows that postgres-nio can honour", arguments: Configuration.SSLMode.allCases)
+    func sslModes(mode: Configuration.SSLMode) throws {
+        let configuration = try Configuration(url: "postgresql://saml:secret@db.example.com/tokens?sslmode=\(mode.rawValue)")
+        #expect(configuration.sslMode == mode)
+        #expect(configuration.sslRootCertificatePath == nil)
+        _ = configuration.clientTLS
+    }
+
+    @Test("sslrootcert: a PEM file for require (then verify-ca, as libpq), verify-ca and verify-full; system: the system's roots")
+    func rootCertificate() throws {
+        for (mode, expected) in [("require", Configuration.SSLMode.verifyCA), ("verify-ca", .verifyCA), ("verify-full", .verifyFull)] {
+            let configuration = try Configuration(
+                url: "postgres://saml:secret@db.example.com/tokens?sslmode=\(mode)&sslrootcert=\(Self.caFile)")
+            #expect(configuration.sslMode == expected)
+            #expect(configuration.sslRootCertificatePath == Self.caFile)
+        }
+        let system = try Configuration(url: "postgres://saml@db.example.com/tokens?sslrootcert=system&sslmode=verify-full")
+        #expect(system.sslMode == .verifyFull && system.sslRootCertificatePath == nil)
+    }
+
+    @Test(
+        "unknown sslmode values, allow, parameters that would be ignored, repeated or empty ones: configuration errors",
+        arguments: [
+            "sslmode=allow", "sslmode=VERIFY-FULL", "sslmode=", "sslmode", "sslmode=verify_full", "sslmode=require&sslmode=disable",
+            "sslmode=disable&sslrootcert=CA", "sslrootcert=CA", "sslmode=prefer&sslrootcert=CA", "sslmode=verify-full&sslrootcert=",
+            "sslmode=verify-full&sslrootcert=/nonexistent/ca.pem", "sslmode=verify-full&sslrootcert=\(#filePath)", "sslcert=/tmp/c.pem",
+            "sslkey=/tmp/k.pem", "password=secret", "application_name=x", "connect_timeout=5", "sslnegotiation=direct", "x",
+        ])
+    func refused(query: String) {
+        let message = Self.refusal(
+            "postgres://saml:secret@db.example.com/tokens?\(query.replacingOccurrences(of: "=CA", with: "=\(Self.caFile)"))")
+        #expect(message != nil, "\(query) accepted")
+    }
+
+    @Test("the deadline becomes the server's statement_timeout, in milliseconds, never 0 (none)")
+    func statementTimeout() throws {
+        var configuration = try Configuration(url: "postgres://saml@db.example.com/tokens")
+        #expect(configuration.statementTimeoutMilliseconds == 2000)
+        configuration.timeout = .milliseconds(500)
+        #expect(configuration.statementTimeoutMilliseconds == 500)
+        configuration.timeout = .microseconds(10)
+        #expect(configuration.statementTimeoutMilliseconds == 1)
     }
 
     @Test("under CI the database tests are not skipped")
     func notSkippedInCI() {
         if ProcessInfo.processInfo.environment["CI"] != nil {
-            #expect(PostgresEnvironment.configured, "run through scripts/postgres-tests")
+            #expect(PostgresEnvironment.url != nil, "SAML_POSTGRES_URL: run through scripts/postgres-tests")
+            #expect(PostgresEnvironment.control != nil, "SAML_POSTGRES_CTL: run through scripts/postgres-tests")
+            #expect(PostgresEnvironment.tlsURL != nil, "SAML_POSTGRES_TLS_URL: run through scripts/postgres-tests")
+            #expect(PostgresEnvironment.otherCA != nil, "SAML_POSTGRES_OTHER_CA: run through scripts/postgres-tests")
         }
     }
 }
