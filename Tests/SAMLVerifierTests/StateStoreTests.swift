@@ -17,7 +17,9 @@ struct StateStoreTests {
         serviceProvider: "REF30", mvpd: "MVPD-A", identityProvider: "https://idp.mvpd.example.com", device: "fingerprint device-1",
         api: "v2")
 
-    static func verifier(_ store: any SAMLStateStore, unsolicited: SAMLResponseVerifier.UnsolicitedResponses = .refuse, at offset: Duration = .seconds(1))
+    static func verifier(
+        _ store: any SAMLStateStore, unsolicited: SAMLResponseVerifier.UnsolicitedResponses = .refuse, at offset: Duration = .seconds(1)
+    )
         throws -> SAMLResponseVerifier
     {
         var configuration = SAMLResponseVerifier.Configuration(
@@ -139,19 +141,33 @@ struct StateStoreTests {
     func assertionsKeyedByIssuer() async throws {
         let store = InMemoryStateStore()
         let expiry = Self.now + .seconds(600)
-        #expect(try await store.consume(request: nil, assertion: .init(issuer: "https://a.example", id: "_1", expiry: expiry), now: Self.now) == .accepted)
-        #expect(try await store.consume(request: nil, assertion: .init(issuer: "https://b.example", id: "_1", expiry: expiry), now: Self.now) == .accepted)
-        #expect(try await store.consume(request: nil, assertion: .init(issuer: "https://a.example", id: "_1", expiry: expiry), now: Self.now) == .replayed)
+        #expect(
+            try await store.consume(request: nil, assertion: .init(issuer: "https://a.example", id: "_1", expiry: expiry), now: Self.now)
+                == .accepted)
+        #expect(
+            try await store.consume(request: nil, assertion: .init(issuer: "https://b.example", id: "_1", expiry: expiry), now: Self.now)
+                == .accepted)
+        #expect(
+            try await store.consume(request: nil, assertion: .init(issuer: "https://a.example", id: "_1", expiry: expiry), now: Self.now)
+                == .replayed)
         let request = IssuedRequestID(id: "_r", expiry: expiry)
-        #expect(try await store.consume(request: request, assertion: .init(issuer: "https://a.example", id: "_2", expiry: expiry), now: Self.now) == .accepted)
-        #expect(try await store.consume(request: request, assertion: .init(issuer: "https://a.example", id: "_3", expiry: expiry), now: Self.now) == .requestAnswered)
+        #expect(
+            try await store.consume(
+                request: request, assertion: .init(issuer: "https://a.example", id: "_2", expiry: expiry), now: Self.now) == .accepted)
+        #expect(
+            try await store.consume(
+                request: request, assertion: .init(issuer: "https://a.example", id: "_3", expiry: expiry), now: Self.now)
+                == .requestAnswered)
         // After both have expired, the entries make room.
         let small = InMemoryStateStore(capacity: 1)
-        #expect(try await small.consume(request: request, assertion: .init(issuer: "i", id: "x", expiry: expiry), now: Self.now) == .accepted)
+        #expect(
+            try await small.consume(request: request, assertion: .init(issuer: "i", id: "x", expiry: expiry), now: Self.now) == .accepted)
         await #expect(throws: SAMLError(.replayCacheFull, "")) {
             _ = try await small.consume(request: nil, assertion: .init(issuer: "i", id: "y", expiry: expiry), now: Self.now)
         }
-        #expect(try await small.consume(request: nil, assertion: .init(issuer: "i", id: "y", expiry: expiry + .seconds(600)), now: expiry) == .accepted)
+        #expect(
+            try await small.consume(request: nil, assertion: .init(issuer: "i", id: "y", expiry: expiry + .seconds(600)), now: expiry)
+                == .accepted)
     }
 
     @Test("unsolicited responses are refused unless allowed explicitly, and then still checked for replay")

@@ -85,7 +85,8 @@ struct RequestCommand: AsyncParsableCommand {
                 let keys = try ServiceConfiguration.parseRequestKeys(
                     String(decoding: try read(requestKeys), as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init))
                 let binding = RequestBinding(
-                    serviceProvider: serviceProvider, mvpd: mvpd, identityProvider: identityProvider ?? destination, device: device, api: api)
+                    serviceProvider: serviceProvider, mvpd: mvpd, identityProvider: identityProvider ?? destination, device: device,
+                    api: api)
                 issued = try RequestIDAuthority(keys: keys).issue(for: binding, lifetime: .seconds(lifetime), now: .now())
             }
         } catch let error as SAMLError {
@@ -255,7 +256,8 @@ struct BenchCommand: AsyncParsableCommand {
                     var latencies: [Duration] = []
                     for index in stride(from: worker, to: all.count, by: concurrency) {
                         let began = clock.now
-                        _ = try await verifiers[index % verifiers.count].verify(all[index].xml, expecting: .init(inResponseTo: all[index].request))
+                        _ = try await verifiers[index % verifiers.count].verify(
+                            all[index].xml, expecting: .init(inResponseTo: all[index].request))
                         latencies.append(clock.now - began)
                     }
                     return latencies

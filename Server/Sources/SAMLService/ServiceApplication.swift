@@ -59,7 +59,8 @@ public enum ServiceApplication {
             services.append(
                 Application(
                     router: buildHealthRouter(metrics: metrics, ready: ready),
-                    configuration: ApplicationConfiguration(address: .hostname(configuration.adminHost, port: adminPort), serverName: "swift-saml"),
+                    configuration: ApplicationConfiguration(
+                        address: .hostname(configuration.adminHost, port: adminPort), serverName: "swift-saml"),
                     onServerRunning: { channel in
                         logger.info("admin listener", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
                     }, logger: logger))
@@ -109,7 +110,9 @@ public enum ServiceApplication {
     }
 
     /// The public routes: the API of ``TokenExchangeService`` and the health and metrics routes.
-    static func buildRouter(service: TokenExchangeService, ready: @escaping @Sendable () async throws -> Void) -> Router<BasicRequestContext> {
+    static func buildRouter(service: TokenExchangeService, ready: @escaping @Sendable () async throws -> Void) -> Router<
+        BasicRequestContext
+    > {
         let configuration = service.configuration
         let metrics = service.metrics
         let router = Router(context: BasicRequestContext.self)
@@ -122,7 +125,9 @@ public enum ServiceApplication {
         return router
     }
 
-    static func buildHealthRouter(metrics: ServiceMetrics, ready: @escaping @Sendable () async throws -> Void) -> Router<BasicRequestContext> {
+    static func buildHealthRouter(metrics: ServiceMetrics, ready: @escaping @Sendable () async throws -> Void) -> Router<
+        BasicRequestContext
+    > {
         let router = Router(context: BasicRequestContext.self)
         addHealthRoutes(to: router, metrics: metrics, ready: ready)
         return router

@@ -171,7 +171,8 @@ public struct ServiceConfiguration: Sendable {
             }
             configuration.userMetadataMapping = mapping
         }
-        for (key, keyPath) in [("featuredMVPDs", \ServiceConfiguration.featuredMVPDs), ("bearerTokens", \.bearerTokens)] where object[key] != nil {
+        for (key, keyPath) in [("featuredMVPDs", \ServiceConfiguration.featuredMVPDs), ("bearerTokens", \.bearerTokens)]
+        where object[key] != nil {
             guard let value = object[key] else { continue }
             guard let list = value as? [String] else { throw SAMLError(.configurationInvalid, "expected a list of strings for \"\(key)\"") }
             configuration[keyPath: keyPath] = list
@@ -223,7 +224,9 @@ public struct ServiceConfiguration: Sendable {
     }
 
     private static func entries(_ text: String) -> [String] {
-        text.split(whereSeparator: { $0 == "\n" || $0 == "," || $0 == "\r" }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        text.split(whereSeparator: { $0 == "\n" || $0 == "," || $0 == "\r" }).map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
     }
 
     /// Request-ID keys from `<id>:<hex>` entries (as `requestKeysFile` holds them); never quotes a secret in an error.

@@ -51,7 +51,8 @@ public struct TokenExchangeService: Sendable {
             guard configuration.store == "memory" else {
                 throw SAMLError(
                     .configurationInvalid,
-                    "expected request-ID keys (requestKeys, SAML_SERVICE_REQUEST_KEYS) shared by every instance of a shared store, found none")
+                    "expected request-ID keys (requestKeys, SAML_SERVICE_REQUEST_KEYS) shared by every instance of a shared store, found none"
+                )
             }
             requests = try RequestIDAuthority(keys: [.random()])
         } else {
@@ -168,7 +169,8 @@ public struct TokenExchangeService: Sendable {
             return error.answer
         }
         let caller = TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", api: "v2")
-        switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller) {
+        switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller)
+        {
         case .success(let profile):
             return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
         case .failure(let error):

@@ -5,11 +5,11 @@ import SAMLLoad
 import Synchronization
 import Testing
 
+@testable import SAMLService
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import SAMLService
 
 /// What an anonymous caller can do to the service, over real HTTP: answer another's request, fill
 /// state, hold connections, read its own bytes back.
@@ -85,7 +85,8 @@ struct ServiceHostileTests {
             let foreign = try await Service.send(
                 port,
                 Service.exchange(
-                    try Service.response(Service.mvpdB, to: try await Service.session(port, Service.pfs("ProviderA").headerValue).partnerRequestID),
+                    try Service.response(
+                        Service.mvpdB, to: try await Service.session(port, Service.pfs("ProviderA").headerValue).partnerRequestID),
                     Service.pfs("ProviderA")))
             for answer in [replay, malformed, unknown, foreign] {
                 #expect(answer.status == 400)
@@ -104,7 +105,9 @@ struct ServiceHostileTests {
         try await Service.with(configuration) { port in
             let wrongSP = try await Service.send(port, "/api/v2/NOT-SERVED/configuration", method: "GET")
             #expect(wrongSP.status == 401, "authentication before the path: nothing told about which service provider is served")
-            for (value, status) in [("bearer token", 200), ("BEARER   other-token", 200), ("Bearer tokenx", 401), ("Basic token", 401), ("Bearer ", 401)] {
+            for (value, status) in [
+                ("bearer token", 200), ("BEARER   other-token", 200), ("Bearer tokenx", 401), ("Basic token", 401), ("Bearer ", 401),
+            ] {
                 let answer = try await Service.send(port, "/api/v2/REF30/configuration", method: "GET", headers: [("Authorization", value)])
                 #expect(answer.status == status, "\(value)")
             }
@@ -127,7 +130,8 @@ struct ServiceHostileTests {
             var started = clock.now
             let trickle = try RawConnection(port: port)
             try trickle.write(
-                "POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n")
+                "POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n"
+            )
             var closed = false
             for _ in 0..<40 where !closed {
                 closed = (try? trickle.write("a")) == nil || trickle.isClosed(waiting: .milliseconds(300))
@@ -185,7 +189,9 @@ struct ServiceHostileTests {
             try await Task.sleep(for: .milliseconds(100))
             #expect(try RawConnection(port: port).isClosed(waiting: .milliseconds(500)), "the cap refuses a second connection")
             #expect(try await Service.send(adminPort, "/health/ready", method: "GET").status == 200)
-            #expect(try await Service.send(adminPort, "/metrics", method: "GET").text.contains(#"saml_overload_rejections_total{reason="connection-cap"} 1"#))
+            #expect(
+                try await Service.send(adminPort, "/metrics", method: "GET").text.contains(
+                    #"saml_overload_rejections_total{reason="connection-cap"} 1"#))
             held.close()
         }
     }
@@ -216,7 +222,8 @@ final class RawConnection: Sendable {
     /// Whether the server closes the connection (or resets it) within `timeout`.
     func isClosed(waiting timeout: Duration) -> Bool {
         var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&descriptorSet, 1, Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        let ready = poll(
+            &descriptorSet, 1, Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
         guard ready > 0 else { return false }
         var buffer = [UInt8](repeating: 0, count: 4096)
         // An answer (a 408 or 413 before closing) then the close, or the close alone.

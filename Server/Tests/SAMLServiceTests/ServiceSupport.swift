@@ -141,7 +141,9 @@ enum Service {
 
 /// A store whose every operation fails (a database that went away): verification must fail closed.
 struct FailingStore: SAMLStateStore, StoreHealthCheck {
-    func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome { throw Self.error }
+    func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
+        throw Self.error
+    }
     func checkHealth() async throws { throw Self.error }
     static let error = SAMLError(.storeUnavailable, "expected the store to answer, found it unreachable")
 }

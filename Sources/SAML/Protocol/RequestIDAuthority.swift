@@ -109,7 +109,9 @@ public struct RequestIDAuthority: Sendable {
         let nonce = (0..<Self.nonceLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
         var payload: [UInt8] = [key.id]
         payload.reserveCapacity(Self.payloadLength)
-        for shift in stride(from: 56, through: 0, by: -8) { payload.append(UInt8(truncatingIfNeeded: UInt64(expirySeconds) >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            payload.append(UInt8(truncatingIfNeeded: UInt64(expirySeconds) >> UInt64(shift)))
+        }
         payload += nonce
         for field in Field.allCases {
             guard let tag = Self.tag(field, binding: binding, nonce: nonce, key: key) else { throw Self.hmacFailed }
@@ -161,7 +163,9 @@ public struct RequestIDAuthority: Sendable {
                 throw notIssued("an ID that cannot be checked (no HMAC)")
             }
             if !Self.equal(tag, payload[offset..<(offset + Self.tagLength)]) {
-                throw SAMLError(field.code, "expected InResponseTo to name a request issued for this \(field.description), found one issued for another")
+                throw SAMLError(
+                    field.code, "expected InResponseTo to name a request issued for this \(field.description), found one issued for another"
+                )
             }
             offset += Self.tagLength
         }
@@ -220,7 +224,10 @@ public struct RequestIDAuthority: Sendable {
     private static func append(_ values: [String], to input: inout [UInt8]) {
         for value in values {
             let count = UInt32(truncatingIfNeeded: value.utf8.count)
-            input += [UInt8(count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8), UInt8(truncatingIfNeeded: count)]
+            input += [
+                UInt8(count >> 24), UInt8(truncatingIfNeeded: count >> 16), UInt8(truncatingIfNeeded: count >> 8),
+                UInt8(truncatingIfNeeded: count),
+            ]
             input += value.utf8
         }
     }
@@ -275,6 +282,8 @@ public struct RequestIDAuthority: Sendable {
 
     private static func equal(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
-        return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in saml_shim_equal_constant_time(x.baseAddress, y.baseAddress, x.count) == 1 } }
+        return a.withUnsafeBufferPointer { x in
+            b.withUnsafeBufferPointer { y in saml_shim_equal_constant_time(x.baseAddress, y.baseAddress, x.count) == 1 }
+        }
     }
 }

@@ -259,7 +259,8 @@ public struct SAMLResponseVerifier: Sendable {
                         .inResponseToNotOutstanding, "expected InResponseTo to name a request not answered yet, found one answered before")
                 case .requestExpired:
                     throw SAMLError(
-                        .inResponseToExpired, "expected InResponseTo to name a request that can still be answered, found one past its lifetime")
+                        .inResponseToExpired,
+                        "expected InResponseTo to name a request that can still be answered, found one past its lifetime")
                 }
             }
         } catch let error as SAMLError {
@@ -279,7 +280,8 @@ public struct SAMLResponseVerifier: Sendable {
         guard let requestID = response.inResponseTo else {
             guard unsolicited == .allow else {
                 throw SAMLError(
-                    .inResponseToUnsolicited, "expected a response to a request of this service (signed InResponseTo), found an unsolicited one")
+                    .inResponseToUnsolicited,
+                    "expected a response to a request of this service (signed InResponseTo), found an unsolicited one")
             }
             return nil
         }
@@ -290,7 +292,8 @@ public struct SAMLResponseVerifier: Sendable {
         guard configuration.inResponseTo.expected == requestID else {
             throw SAMLError(
                 .inResponseToNotOutstanding,
-                "expected InResponseTo to name a request the caller vouches for (issuedRequest or inResponseTo), found one it does not name")
+                "expected InResponseTo to name a request the caller vouches for (issuedRequest or inResponseTo), found one it does not name"
+            )
         }
         return IssuedRequestID(id: requestID, expiry: now + (configuration.maximumAge ?? .seconds(600)) + configuration.clockSkew)
     }
