@@ -7,7 +7,10 @@ import Synchronization
 /// Bounds what a connection can hold before it has proven anything, on every connection of the public
 /// listener (a channel handler after HTTP decoding):
 ///
-/// - at most ``ConnectionGuard/Limits/maximumConnections`` at once: one more is closed as soon as it opens;
+/// - at most ``ConnectionGuard/Limits/maximumConnections`` at once: when one more opens, the connection
+///   that has waited longest without a request in progress (a slow or idle client) is closed to make
+///   room, so that clients holding connections open cannot lock real logins out; only when every
+///   connection is in the middle of a request is the new one closed instead;
 /// - a request head must be complete within ``ConnectionGuard/Limits/headerTimeout`` of the connection's
 ///   start (later requests of a kept-alive connection: within the idle timeout of the previous answer),
 ///   so headers trickled a byte at a time cannot hold a connection;
@@ -29,56 +32,101 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         var idleTimeout: Duration
     }
 
-    /// The connections open now, shared by every connection's guard.
-    final class Counter: Sendable {
-        let open = Atomic<Int>(0)
+    /// The connections open now, shared by every connection's guard: whether each is waiting for a
+    /// request (evictable) or in the middle of one, in the order they opened.
+    final class Registry: Sendable {
+        private struct Entry {
+            let channel: any Channel
+            var waiting: Bool
+        }
+
+        private struct State {
+            var next: UInt64 = 0
+            var entries: [UInt64: Entry] = [:]
+        }
+
+        private let state = Mutex(State())
+        let capacity: Int
+
+        init(capacity: Int) {
+            self.capacity = max(1, capacity)
+        }
+
+        /// Registers `channel`; at capacity, unregisters and returns the longest-waiting connection for
+        /// the caller to close. nil when every connection is busy (the new one must be refused).
+        func admit(_ channel: any Channel) -> (id: UInt64, evicted: (any Channel)?)? {
+            state.withLock { state in
+                var evicted: (any Channel)?
+                if state.entries.count >= capacity {
+                    guard let oldest = state.entries.filter({ $0.value.waiting }).min(by: { $0.key < $1.key }) else { return nil }
+                    evicted = state.entries.removeValue(forKey: oldest.key)?.channel
+                }
+                let id = state.next
+                state.next += 1
+                state.entries[id] = Entry(channel: channel, waiting: true)
+                return (id, evicted)
+            }
+        }
+
+        func setWaiting(_ id: UInt64, _ waiting: Bool) {
+            state.withLock { $0.entries[id]?.waiting = waiting }
+        }
+
+        func remove(_ id: UInt64) {
+            _ = state.withLock { $0.entries.removeValue(forKey: id) }
+        }
+
+        var count: Int { state.withLock { $0.entries.count } }
     }
 
     private let limits: Limits
-    private let counter: Counter
+    private let registry: Registry
     private let metrics: ServiceMetrics
-    private var counted = false
+    private var id: UInt64?
     private var deadline: Scheduled<Void>?
 
-    init(limits: Limits, counter: Counter, metrics: ServiceMetrics) {
+    init(limits: Limits, registry: Registry, metrics: ServiceMetrics) {
         self.limits = limits
-        self.counter = counter
+        self.registry = registry
         self.metrics = metrics
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let open = counter.open.wrappingAdd(1, ordering: .relaxed).newValue
-        counted = true
-        guard open <= limits.maximumConnections else {
+        guard let admitted = registry.admit(context.channel) else {
             metrics.rejection("connection-cap")
             context.close(promise: nil)
             return
+        }
+        id = admitted.id
+        if let evicted = admitted.evicted {
+            metrics.rejection("connection-evicted")
+            evicted.close(promise: nil)
         }
         arm(context, after: limits.headerTimeout, reason: "header-timeout")
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
-        if counted {
-            counted = false
-            counter.open.wrappingSubtract(1, ordering: .relaxed)
-        }
+        release()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        release()
+        context.fireChannelInactive()
+    }
+
+    private func release() {
         deadline?.cancel()
         deadline = nil
-        if counted {
-            counted = false
-            counter.open.wrappingSubtract(1, ordering: .relaxed)
+        if let id {
+            registry.remove(id)
+            self.id = nil
         }
-        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
+            if let id { registry.setWaiting(id, false) }
             arm(context, after: limits.requestTimeout, reason: "request-timeout")
         case .end:
             // The request is whole; the answer is the service's to bound (store and queue deadlines).
@@ -92,7 +140,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
-            // The next request of a kept-alive connection must start within the idle timeout.
+            // The next request of a kept-alive connection must start within the idle timeout; meanwhile
+            // the connection may make room for a new one.
+            if let id { registry.setWaiting(id, true) }
             arm(context, after: limits.idleTimeout, reason: "idle")
         }
         context.write(data, promise: promise)

@@ -71,13 +71,13 @@ public enum ServiceApplication {
         let limits = ConnectionGuard.Limits(
             maximumConnections: configuration.maximumConnections, headerTimeout: configuration.headerTimeout,
             requestTimeout: configuration.requestTimeout, idleTimeout: configuration.idleTimeout)
-        let counter = ConnectionGuard.Counter()
+        let registry = ConnectionGuard.Registry(capacity: configuration.maximumConnections)
         let storeKind = database == nil ? "memory" : "postgres"
         var application = Application(
             router: router,
             server: .http1(
                 configuration: HTTP1Channel.Configuration(
-                    additionalChannelHandlers: [ConnectionGuard(limits: limits, counter: counter, metrics: metrics)],
+                    additionalChannelHandlers: [ConnectionGuard(limits: limits, registry: registry, metrics: metrics)],
                     idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds), httpDecoderConfiguration: decoder)),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "swift-saml"),

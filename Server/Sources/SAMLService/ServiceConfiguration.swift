@@ -77,7 +77,8 @@ public struct ServiceConfiguration: Sendable {
     /// random key per process when empty. Read from `requestKeysFile` or `SAML_SERVICE_REQUEST_KEYS`:
     /// one key per line (or comma), `<id 0-255>:<secret, at least 64 hexadecimal digits>`.
     public var requestKeys: [RequestIDKey] = []
-    /// Connections accepted at once on the public listener; more are closed at once. Default 1,024.
+    /// Connections open at once on the public listener; one more closes the connection that has waited
+    /// longest without a request in progress (or is refused when all are busy). Default 1,024.
     public var maximumConnections = 1024
     /// A request's head must arrive within this of the connection's start (or of the previous answer).
     /// Default 10 s.
@@ -124,7 +125,9 @@ public struct ServiceConfiguration: Sendable {
         }
         func number(_ key: String) throws -> Double? {
             guard let value = object[key] else { return nil }
-            guard let number = value as? NSNumber, !(value is Bool) else {
+            // JSON true/false arrive as NSNumber too, and on Linux 0 and 1 also pass `is Bool`: the
+            // number's own type tells them apart ("c" for a JSON boolean).
+            guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else {
                 throw SAMLError(.configurationInvalid, "expected a number for \(quoted(key)) in \(quoted(path))")
             }
             return number.doubleValue
@@ -178,10 +181,10 @@ public struct ServiceConfiguration: Sendable {
             configuration[keyPath: keyPath] = list
         }
         if let value = object["allowUnsolicited"] {
-            guard let flag = value as? Bool else {
+            guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else {
                 throw SAMLError(.configurationInvalid, "expected true or false for \"allowUnsolicited\"")
             }
-            configuration.allowUnsolicited = flag
+            configuration.allowUnsolicited = number.boolValue
         }
         configuration.requestSigningKeyPath = try string("requestSigningKey").map(relative)
         configuration.requestSigningCertificatePath = try string("requestSigningCertificate").map(relative)

@@ -12,8 +12,9 @@ import Prometheus
 /// - `saml_store_errors_total{operation}`: store failures (each one failed closed).
 /// - `saml_sso_sessions_total{action, reason}`: `sessions/sso` answers.
 /// - `saml_overload_rejections_total{reason}`: requests or connections refused to stay within bounds:
-///   `verification-queue-full` (503 with `Retry-After`), `connection-cap`, `header-timeout`,
-///   `request-timeout` (the connection closed).
+///   `verification-queue-full` (503 with `Retry-After`), `connection-evicted` (the longest-waiting
+///   connection closed to make room), `connection-cap` (every connection busy: the new one closed),
+///   `header-timeout`, `request-timeout` (the connection closed).
 public struct ServiceMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory

@@ -118,7 +118,7 @@ struct ServiceHostileTests {
         #expect(!BearerToken.matches(Array("ab".utf8), [BearerToken.digest(Array("abc".utf8))]))
     }
 
-    @Test("a trickled body and trickled headers are cut off at their deadlines; connections beyond the cap are closed")
+    @Test("a trickled body and trickled headers are cut off at their deadlines; at the cap the longest-waiting connection makes room")
     func slowClientsAndConnectionCap() async throws {
         var configuration = Service.configuration()
         configuration.headerTimeout = .seconds(1)
@@ -142,14 +142,20 @@ struct ServiceHostileTests {
             let slowHead = try RawConnection(port: port)
             try slowHead.write("POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\n")
             #expect(slowHead.isClosed(waiting: .seconds(4)) && clock.now - started < .seconds(4))
-            // The cap: 4 idle connections are held, the fifth is closed at once; once they go, a login works.
-            let held = try (0..<4).map { _ in try RawConnection(port: port) }
-            try await Task.sleep(for: .milliseconds(100))
+            // The cap: with 4 idle connections held, each new one closes the one that has waited longest,
+            // so that holding connections never locks a real login out.
+            // (Opened 50 ms apart: the event loops register connections in parallel.)
+            var held: [RawConnection] = []
+            for _ in 0..<4 {
+                held.append(try RawConnection(port: port))
+                try await Task.sleep(for: .milliseconds(50))
+            }
             let beyond = try RawConnection(port: port)
-            #expect(beyond.isClosed(waiting: .milliseconds(500)))
-            held.forEach { $0.close() }
-            try await Task.sleep(for: .milliseconds(200))
+            // Well before the 1-s header deadline: the oldest was closed to make room, the newest is open.
+            #expect(held[0].isClosed(waiting: .milliseconds(300)))
+            #expect(!beyond.isClosed(waiting: .milliseconds(100)))
             #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB)).status == 201)
+            held.forEach { $0.close() }
         }
     }
 
@@ -187,12 +193,13 @@ struct ServiceHostileTests {
         try await Service.with(configuration) { port in
             let held = try RawConnection(port: port)
             try await Task.sleep(for: .milliseconds(100))
-            #expect(try RawConnection(port: port).isClosed(waiting: .milliseconds(500)), "the cap refuses a second connection")
+            let second = try RawConnection(port: port)
+            #expect(held.isClosed(waiting: .milliseconds(500)), "the cap makes room by closing the idle connection")
             #expect(try await Service.send(adminPort, "/health/ready", method: "GET").status == 200)
             #expect(
                 try await Service.send(adminPort, "/metrics", method: "GET").text.contains(
-                    #"saml_overload_rejections_total{reason="connection-cap"} 1"#))
-            held.close()
+                    #"saml_overload_rejections_total{reason="connection-evicted"} 1"#))
+            second.close()
         }
     }
 }

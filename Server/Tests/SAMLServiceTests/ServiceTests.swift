@@ -338,4 +338,49 @@ struct ServiceConfigurationTests {
             try ServiceConfiguration.load(contentsOf: "\(Service.vectors)/exchange/service.json", environment: ["SAML_SERVICE_PORT": "x"])
         }
     }
+
+    @Test("numbers 0 and 1 are numbers and true/false booleans; secrets come from files or the environment, never quoted")
+    func secretsAndNumbers() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("saml-config-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let key = String(repeating: "ab", count: 32)
+        try "1:\(key)\n2:\(String(repeating: "cd", count: 32))\n".write(
+            to: folder.appendingPathComponent("keys"), atomically: true, encoding: .utf8)
+        try "s3cret, with a comma\n".write(to: folder.appendingPathComponent("password"), atomically: true, encoding: .utf8)
+        try "token-a\ntoken-b\n".write(to: folder.appendingPathComponent("tokens"), atomically: true, encoding: .utf8)
+        let json = """
+            {"serviceProvider": "REF30", "mvpdConfiguration": "\(Service.vectors)/exchange/mvpd-configuration.json",
+             "trust": "\(Service.vectors)/exchange/trust.json", "storeConnections": 1, "headerTimeoutSeconds": 1,
+             "verificationQueue": 0, "allowUnsolicited": true, "requestKeysFile": "keys", "storePasswordFile": "password",
+             "bearerTokensFile": "tokens"}
+            """
+        try json.write(to: folder.appendingPathComponent("service.json"), atomically: true, encoding: .utf8)
+        let path = folder.appendingPathComponent("service.json").path
+        let configuration = try ServiceConfiguration.load(contentsOf: path, environment: [:])
+        #expect(configuration.storeConnections == 1 && configuration.headerTimeout == .seconds(1) && configuration.verificationQueue == 0)
+        #expect(configuration.allowUnsolicited)
+        #expect(configuration.requestKeys.map(\.id) == [1, 2])
+        #expect(configuration.storePassword == "s3cret, with a comma")
+        #expect(configuration.bearerTokens == ["token-a", "token-b"])
+        let environment = try ServiceConfiguration.load(
+            contentsOf: path,
+            environment: [
+                "SAML_SERVICE_REQUEST_KEYS": "9:\(key)", "SAML_SERVICE_BEARER_TOKENS": "x,y", "SAML_SERVICE_STORE_PASSWORD": "pw",
+            ])
+        #expect(environment.requestKeys.map(\.id) == [9] && environment.bearerTokens == ["x", "y"] && environment.storePassword == "pw")
+        do {
+            _ = try ServiceConfiguration.load(contentsOf: path, environment: ["SAML_SERVICE_REQUEST_KEYS": "1:abcd-not-hex-secret-value"])
+            Issue.record("a malformed key was accepted")
+        } catch let error as SAMLError {
+            #expect(error.code == .configurationInvalid && !error.message.contains("abcd"))
+        }
+        // A shared store needs shared keys: refused at start-up without them.
+        var shared = Service.configuration(store: "postgres://saml@127.0.0.1:1/none")
+        shared.requestKeys = []
+        #expect(throws: SAMLError(.configurationInvalid, "")) {
+            _ = try TokenExchangeService(
+                configuration: shared, store: InMemoryStateStore(), metrics: ServiceMetrics(), logger: Service.quiet)
+        }
+    }
 }
