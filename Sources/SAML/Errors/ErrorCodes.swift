@@ -186,7 +186,7 @@ extension SAMLError.Code {
     public static let replayDetected = Self("replay.detected")
     /// The in-memory replay cache is full of IDs that are all still valid (fail closed).
     public static let replayCacheFull = Self("replay.cache-full", httpStatus: 503)
-    /// A replay cache, an outstanding-request store or another dependency failed or did not answer in
+    /// A replay cache, a state store or another dependency failed or did not answer in
     /// time: verification fails closed (retry later).
     public static let storeUnavailable = Self("store.unavailable", httpStatus: 503)
     /// Required metadata fields are absent; the message lists every missing name.
