@@ -72,6 +72,10 @@ public struct ServiceConfiguration: Sendable {
     public var requestSigningCertificatePath: String?
     /// Default `info`.
     public var logLevel: Logger.Level = .info
+    /// The one clock of the service: the instants requests are issued at, the partner-framework header's
+    /// expiry, every verification (and the in-memory store's expiries). Tests pin it; a shared store
+    /// still compares request expiries with the database's clock.
+    public var clock: any SAMLClock = SystemClock()
     /// The keys that MAC the IDs of issued requests (``SAML/RequestIDAuthority``), the first signing.
     /// Required with a shared store (every instance must check every other's IDs); with `memory`, a
     /// random key per process when empty. Read from `requestKeysFile` or `SAML_SERVICE_REQUEST_KEYS`:

@@ -45,6 +45,7 @@ public struct TokenExchangeService: Sendable {
             audience: .equals(configuration.spEntityID), destination: ExpectedValue(orSkip: configuration.destination),
             replay: .store(store, unsolicited: configuration.allowUnsolicited ? .allow : .refuse))
         template.logger = logger
+        template.clock = configuration.clock
         trust = try TrustRegistry(try TrustFile.load(contentsOf: configuration.trustPath), template: template)
         configurationJSON = mvpds.json(serviceProvider: configuration.serviceProvider, featured: configuration.featuredMVPDs)
         if configuration.requestKeys.isEmpty {
@@ -121,7 +122,7 @@ public struct TokenExchangeService: Sendable {
         }
         let mvpd: MVPD
         do {
-            mvpd = try status.validate(configuration: mvpds, requestedMVPD: requested, now: .now())
+            mvpd = try status.validate(configuration: mvpds, requestedMVPD: requested, now: configuration.clock.now())
         } catch {
             return fallback("pfs_fallback", mvpd: status.providerID.flatMap { mvpds.mvpd(platformMappingId: $0) })
         }
@@ -133,7 +134,8 @@ public struct TokenExchangeService: Sendable {
             let caller = TokenExchange.Caller(
                 serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", api: "v2")
             let issued = try requests.issue(
-                for: caller.binding(mvpd: mvpd.id, identityProvider: idp.entityID), lifetime: configuration.requestLifetime, now: .now())
+                for: caller.binding(mvpd: mvpd.id, identityProvider: idp.entityID), lifetime: configuration.requestLifetime,
+                now: configuration.clock.now())
             request = try SAMLRequest(
                 .attributeQuery(attributes: mvpd.requiredMetadataFields), id: issued.id, issuer: configuration.spEntityID,
                 destination: idp.entityID, signingKey: signingKey)
