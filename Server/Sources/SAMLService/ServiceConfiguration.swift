@@ -114,87 +114,171 @@ public struct ServiceConfiguration: Sendable {
     public static func load(contentsOf path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws
         -> ServiceConfiguration
     {
-        let base = URL(fileURLWithPath: path).deletingLastPathComponent()
-        guard let data = FileManager.default.contents(atPath: path),
-            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        else {
-            throw SAMLError(.configurationInvalid, "expected a JSON object in the service configuration \(quoted(path)), found none")
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SAMLError(.configurationInvalid, "expected a readable service configuration at \(quoted(path)), found none")
         }
-        func string(_ key: String) throws -> String? {
-            guard let value = object[key] else { return nil }
-            guard let text = value as? String else {
-                throw SAMLError(.configurationInvalid, "expected a string for \(quoted(key)) in \(quoted(path))")
-            }
-            return text
-        }
-        func number(_ key: String) throws -> Double? {
-            guard let value = object[key] else { return nil }
-            // JSON true/false arrive as NSNumber too, and on Linux 0 and 1 also pass `is Bool`: the
-            // number's own type tells them apart ("c" for a JSON boolean).
-            guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else {
-                throw SAMLError(.configurationInvalid, "expected a number for \(quoted(key)) in \(quoted(path))")
-            }
-            return number.doubleValue
-        }
-        func relative(_ file: String) -> String {
-            file.hasPrefix("/") ? file : base.appendingPathComponent(file).path
-        }
-        guard let serviceProvider = try string("serviceProvider"), let mvpds = try string("mvpdConfiguration"),
-            let trust = try string("trust")
-        else {
+        let file: File
+        do {
+            file = try JSONDecoder().decode(File.self, from: data)
+        } catch let error as SAMLError {
+            throw error
+        } catch let DecodingError.typeMismatch(type, context), let DecodingError.valueNotFound(type, context) {
             throw SAMLError(
-                .configurationInvalid, "expected \"serviceProvider\", \"mvpdConfiguration\" and \"trust\" in \(quoted(path))")
+                .configurationInvalid, "expected \(type) for \(quoted(Self.keyPath(context))) in \(quoted(path)), found another value")
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw SAMLError(.configurationInvalid, "expected \(quoted(key.stringValue)) in \(quoted(path)), found none")
+        } catch {
+            throw SAMLError(
+                .configurationInvalid, "expected a JSON object in the service configuration \(quoted(path)), found another form")
         }
-        var configuration = ServiceConfiguration(
-            serviceProvider: serviceProvider, mvpdConfigurationPath: relative(mvpds), trustPath: relative(trust))
-        if let value = try string("host") { configuration.host = value }
-        if let value = try number("port") { configuration.port = Int(value) }
-        if let value = try string("spEntityID") { configuration.spEntityID = value }
-        if let value = try string("destination") { configuration.destination = value }
-        if let value = try string("store") { configuration.store = value }
-        if let file = try string("storePasswordFile") { configuration.storePassword = try secretText(relative(file)) }
-        if let file = try string("bearerTokensFile") { configuration.bearerTokens = try secret(relative(file)) }
-        if let file = try string("requestKeysFile") { configuration.requestKeys = try parseRequestKeys(try secret(relative(file))) }
-        if let value = try number("maximumConnections") { configuration.maximumConnections = Int(value) }
-        if let value = try number("headerTimeoutSeconds") { configuration.headerTimeout = .milliseconds(Int64(value * 1000)) }
-        if let value = try number("requestTimeoutSeconds") { configuration.requestTimeout = .milliseconds(Int64(value * 1000)) }
-        if let value = try number("idleTimeoutSeconds") { configuration.idleTimeout = .milliseconds(Int64(value * 1000)) }
-        if let value = try number("maximumConcurrentVerifications") { configuration.maximumConcurrentVerifications = Int(value) }
-        if let value = try number("verificationQueue") { configuration.verificationQueue = Int(value) }
-        if let value = try number("adminPort") { configuration.adminPort = Int(value) }
-        if let value = try string("adminHost") { configuration.adminHost = value }
-        if let value = try number("shutdownTimeoutSeconds") { configuration.shutdownTimeout = .milliseconds(Int64(value * 1000)) }
-        if let value = try number("storeTimeoutSeconds") { configuration.storeTimeout = .milliseconds(Int64(value * 1000)) }
-        if let value = try number("storeStartupTimeoutSeconds") {
-            configuration.storeStartupTimeout = .milliseconds(Int64(value * 1000))
-        }
-        if let value = try number("storeConnections") { configuration.storeConnections = Int(value) }
-        if let value = try number("requestLifetimeSeconds") { configuration.requestLifetime = .seconds(Int64(value)) }
-        if let value = try number("maximumBodyBytes") { configuration.maximumBodyBytes = Int(value) }
-        if let value = try number("maximumHeaderBytes") { configuration.maximumHeaderBytes = Int(value) }
-        if let value = object["userMetadataMapping"] {
-            guard let mapping = value as? [String: String] else {
-                throw SAMLError(.configurationInvalid, "expected an object of strings for \"userMetadataMapping\"")
-            }
-            configuration.userMetadataMapping = mapping
-        }
-        for (key, keyPath) in [("featuredMVPDs", \ServiceConfiguration.featuredMVPDs), ("bearerTokens", \.bearerTokens)]
-        where object[key] != nil {
-            guard let value = object[key] else { continue }
-            guard let list = value as? [String] else { throw SAMLError(.configurationInvalid, "expected a list of strings for \"\(key)\"") }
-            configuration[keyPath: keyPath] = list
-        }
-        if let value = object["allowUnsolicited"] {
-            guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else {
-                throw SAMLError(.configurationInvalid, "expected true or false for \"allowUnsolicited\"")
-            }
-            configuration.allowUnsolicited = number.boolValue
-        }
-        configuration.requestSigningKeyPath = try string("requestSigningKey").map(relative)
-        configuration.requestSigningCertificatePath = try string("requestSigningCertificate").map(relative)
-        if let value = try string("logLevel") { configuration.logLevel = try level(value) }
+        var configuration = try file.configuration(relativeTo: URL(fileURLWithPath: path).deletingLastPathComponent())
         try configuration.apply(environment: environment)
         return configuration
+    }
+
+    private static func keyPath(_ context: DecodingError.Context) -> String {
+        context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    }
+
+    /// The configuration file as JSON: every member optional but the three paths, an unknown member
+    /// refused (a misspelt security setting must not be silently ignored).
+    private struct File: Decodable {
+        var serviceProvider: String
+        var mvpdConfiguration: String
+        var trust: String
+        var host: String?
+        var port: Int?
+        var spEntityID: String?
+        var destination: String?
+        var store: String?
+        var storePasswordFile: String?
+        var bearerTokensFile: String?
+        var requestKeysFile: String?
+        var maximumConnections: Int?
+        var headerTimeoutSeconds: Double?
+        var requestTimeoutSeconds: Double?
+        var idleTimeoutSeconds: Double?
+        var maximumConcurrentVerifications: Int?
+        var verificationQueue: Int?
+        var adminPort: Int?
+        var adminHost: String?
+        var shutdownTimeoutSeconds: Double?
+        var storeTimeoutSeconds: Double?
+        var storeStartupTimeoutSeconds: Double?
+        var storeConnections: Int?
+        var requestLifetimeSeconds: Double?
+        var maximumBodyBytes: Int?
+        var maximumHeaderBytes: Int?
+        var userMetadataMapping: [String: String]?
+        var featuredMVPDs: [String]?
+        var bearerTokens: [String]?
+        var allowUnsolicited: Bool?
+        var requestSigningKey: String?
+        var requestSigningCertificate: String?
+        var logLevel: String?
+
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case serviceProvider, mvpdConfiguration, trust, host, port, spEntityID, destination, store, storePasswordFile
+            case bearerTokensFile, requestKeysFile, maximumConnections, headerTimeoutSeconds, requestTimeoutSeconds
+            case idleTimeoutSeconds, maximumConcurrentVerifications, verificationQueue, adminPort, adminHost
+            case shutdownTimeoutSeconds, storeTimeoutSeconds, storeStartupTimeoutSeconds, storeConnections
+            case requestLifetimeSeconds, maximumBodyBytes, maximumHeaderBytes, userMetadataMapping, featuredMVPDs
+            case bearerTokens, allowUnsolicited, requestSigningKey, requestSigningCertificate, logLevel
+        }
+
+        private struct AnyKey: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        init(from decoder: any Decoder) throws {
+            let known = Set(CodingKeys.allCases.map(\.rawValue))
+            if let unknown = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue).sorted().first(where: {
+                !known.contains($0)
+            }) {
+                throw SAMLError(
+                    .configurationInvalid, "expected only documented members in the service configuration, found \(quoted(unknown))")
+            }
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            serviceProvider = try container.decode(String.self, forKey: .serviceProvider)
+            mvpdConfiguration = try container.decode(String.self, forKey: .mvpdConfiguration)
+            trust = try container.decode(String.self, forKey: .trust)
+            host = try container.decodeIfPresent(String.self, forKey: .host)
+            port = try container.decodeIfPresent(Int.self, forKey: .port)
+            spEntityID = try container.decodeIfPresent(String.self, forKey: .spEntityID)
+            destination = try container.decodeIfPresent(String.self, forKey: .destination)
+            store = try container.decodeIfPresent(String.self, forKey: .store)
+            storePasswordFile = try container.decodeIfPresent(String.self, forKey: .storePasswordFile)
+            bearerTokensFile = try container.decodeIfPresent(String.self, forKey: .bearerTokensFile)
+            requestKeysFile = try container.decodeIfPresent(String.self, forKey: .requestKeysFile)
+            maximumConnections = try container.decodeIfPresent(Int.self, forKey: .maximumConnections)
+            headerTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .headerTimeoutSeconds)
+            requestTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds)
+            idleTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds)
+            maximumConcurrentVerifications = try container.decodeIfPresent(Int.self, forKey: .maximumConcurrentVerifications)
+            verificationQueue = try container.decodeIfPresent(Int.self, forKey: .verificationQueue)
+            adminPort = try container.decodeIfPresent(Int.self, forKey: .adminPort)
+            adminHost = try container.decodeIfPresent(String.self, forKey: .adminHost)
+            shutdownTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .shutdownTimeoutSeconds)
+            storeTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .storeTimeoutSeconds)
+            storeStartupTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .storeStartupTimeoutSeconds)
+            storeConnections = try container.decodeIfPresent(Int.self, forKey: .storeConnections)
+            requestLifetimeSeconds = try container.decodeIfPresent(Double.self, forKey: .requestLifetimeSeconds)
+            maximumBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maximumBodyBytes)
+            maximumHeaderBytes = try container.decodeIfPresent(Int.self, forKey: .maximumHeaderBytes)
+            userMetadataMapping = try container.decodeIfPresent([String: String].self, forKey: .userMetadataMapping)
+            featuredMVPDs = try container.decodeIfPresent([String].self, forKey: .featuredMVPDs)
+            bearerTokens = try container.decodeIfPresent([String].self, forKey: .bearerTokens)
+            allowUnsolicited = try container.decodeIfPresent(Bool.self, forKey: .allowUnsolicited)
+            requestSigningKey = try container.decodeIfPresent(String.self, forKey: .requestSigningKey)
+            requestSigningCertificate = try container.decodeIfPresent(String.self, forKey: .requestSigningCertificate)
+            logLevel = try container.decodeIfPresent(String.self, forKey: .logLevel)
+        }
+
+        /// The configuration this file describes, its paths relative to `base`.
+        func configuration(relativeTo base: URL) throws -> ServiceConfiguration {
+            func relative(_ file: String) -> String {
+                file.hasPrefix("/") ? file : base.appendingPathComponent(file).path
+            }
+            func duration(_ seconds: Double?) -> Duration? {
+                seconds.map { .milliseconds(Int64($0 * 1000)) }
+            }
+            var configuration = ServiceConfiguration(
+                serviceProvider: serviceProvider, mvpdConfigurationPath: relative(mvpdConfiguration), trustPath: relative(trust))
+            if let host { configuration.host = host }
+            if let port { configuration.port = port }
+            if let spEntityID { configuration.spEntityID = spEntityID }
+            configuration.destination = destination
+            if let store { configuration.store = store }
+            if let storePasswordFile { configuration.storePassword = try secretText(relative(storePasswordFile)) }
+            if let bearerTokensFile { configuration.bearerTokens = try secret(relative(bearerTokensFile)) }
+            if let bearerTokens { configuration.bearerTokens = bearerTokens }
+            if let requestKeysFile { configuration.requestKeys = try parseRequestKeys(try secret(relative(requestKeysFile))) }
+            if let maximumConnections { configuration.maximumConnections = maximumConnections }
+            if let value = duration(headerTimeoutSeconds) { configuration.headerTimeout = value }
+            if let value = duration(requestTimeoutSeconds) { configuration.requestTimeout = value }
+            if let value = duration(idleTimeoutSeconds) { configuration.idleTimeout = value }
+            if let maximumConcurrentVerifications { configuration.maximumConcurrentVerifications = maximumConcurrentVerifications }
+            if let verificationQueue { configuration.verificationQueue = verificationQueue }
+            configuration.adminPort = adminPort
+            if let adminHost { configuration.adminHost = adminHost }
+            if let value = duration(shutdownTimeoutSeconds) { configuration.shutdownTimeout = value }
+            if let value = duration(storeTimeoutSeconds) { configuration.storeTimeout = value }
+            if let value = duration(storeStartupTimeoutSeconds) { configuration.storeStartupTimeout = value }
+            if let storeConnections { configuration.storeConnections = storeConnections }
+            if let value = duration(requestLifetimeSeconds) { configuration.requestLifetime = value }
+            if let maximumBodyBytes { configuration.maximumBodyBytes = maximumBodyBytes }
+            if let maximumHeaderBytes { configuration.maximumHeaderBytes = maximumHeaderBytes }
+            if let userMetadataMapping { configuration.userMetadataMapping = userMetadataMapping }
+            if let featuredMVPDs { configuration.featuredMVPDs = featuredMVPDs }
+            if let allowUnsolicited { configuration.allowUnsolicited = allowUnsolicited }
+            configuration.requestSigningKeyPath = requestSigningKey.map(relative)
+            configuration.requestSigningCertificatePath = requestSigningCertificate.map(relative)
+            if let logLevel { configuration.logLevel = try level(logLevel) }
+            return configuration
+        }
     }
 
     /// `SAML_SERVICE_HOST`, `SAML_SERVICE_PORT`, `SAML_SERVICE_STORE`, `SAML_SERVICE_LOG_LEVEL`, and the

@@ -5,10 +5,10 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import SAML
-@testable import SAMLLoad
 import Synchronization
 import Testing
 
+@testable import SAMLLoad
 @testable import SAMLService
 
 /// The routes through Hummingbird's router test client (no sockets): what does not need real HTTP.
@@ -24,7 +24,8 @@ struct ServiceRouterTests {
 
     static func form(_ extra: HTTPFields = [:]) -> HTTPFields {
         var fields: HTTPFields = [
-            .contentType: "application/x-www-form-urlencoded", HTTPField.Name("AP-Device-Identifier")!: "fingerprint \(Service.deviceValue)",
+            .contentType: "application/x-www-form-urlencoded",
+            HTTPField.Name("AP-Device-Identifier")!: "fingerprint \(Service.deviceValue)",
         ]
         fields.append(contentsOf: extra)
         return fields
@@ -66,7 +67,8 @@ struct ServiceRouterTests {
                 uri: "/api/v2/OTHER/sessions/sso/Apple", method: .post, headers: [.contentType: "text/plain"])
             #expect(unauthenticated.status == .unauthorized)
             let plain = try await client.execute(
-                uri: "/api/v2/OTHER/sessions/sso/Apple", method: .post, headers: [.contentType: "text/plain", .authorization: "Bearer token"])
+                uri: "/api/v2/OTHER/sessions/sso/Apple", method: .post,
+                headers: [.contentType: "text/plain", .authorization: "Bearer token"])
             #expect(plain.status == .unsupportedMediaType)
             let otherSP = try await client.execute(
                 uri: "/api/v2/OTHER/sessions/sso/Apple", method: .post, headers: Self.form([.authorization: "bearer token"]))

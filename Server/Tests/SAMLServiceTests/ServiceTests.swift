@@ -375,6 +375,18 @@ struct ServiceConfigurationTests {
         } catch let error as SAMLError {
             #expect(error.code == .configurationInvalid && !error.message.contains("abcd"))
         }
+        // A misspelt member is refused, not ignored; a value of the wrong type names its member only.
+        let misspelt = json.replacingOccurrences(of: #""bearerTokensFile""#, with: #""bearerTokenFile""#)
+        let mistyped = json.replacingOccurrences(of: #""allowUnsolicited": true"#, with: #""allowUnsolicited": "yes""#)
+        for (broken, member) in [(misspelt, "bearerTokenFile"), (mistyped, "allowUnsolicited")] {
+            try broken.write(to: folder.appendingPathComponent("broken.json"), atomically: true, encoding: .utf8)
+            do {
+                _ = try ServiceConfiguration.load(contentsOf: folder.appendingPathComponent("broken.json").path, environment: [:])
+                Issue.record("\(member) was accepted")
+            } catch let error as SAMLError {
+                #expect(error.code == .configurationInvalid && error.message.contains(member), "\(error.message)")
+            }
+        }
         // A shared store needs shared keys: refused at start-up without them.
         var shared = Service.configuration(store: "postgres://saml@127.0.0.1:1/none")
         shared.requestKeys = []
