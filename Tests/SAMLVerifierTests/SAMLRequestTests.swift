@@ -37,6 +37,12 @@ struct SAMLRequestTests {
                 ))
             out.append(
                 try (
+                    "\(signed) AttributeQuery without a Destination",
+                    SAMLRequest(
+                        .attributeQuery(attributes: ["uid", "NameID", "uniqueId"]), issuer: issuer, destination: nil, signingKey: key)
+                ))
+            out.append(
+                try (
                     "\(signed) AttributeQuery about a subject",
                     SAMLRequest(
                         .attributeQuery(attributes: ["uid"], subject: #"user <&> "quoted" 'x'"#), issuer: issuer,

@@ -138,7 +138,7 @@ public struct TokenExchangeService: Sendable {
                 now: configuration.clock.now())
             request = try SAMLRequest(
                 .attributeQuery(attributes: mvpd.requiredMetadataFields), id: issued.id, issuer: configuration.spEntityID,
-                destination: idp.entityID, signingKey: signingKey)
+                destination: Self.destination(of: idp), signingKey: signingKey)
         } catch {
             logger.error("cannot build a SAML request", metadata: ["mvpd": "\(mvpd.id)", "error": "\(error)"])
             return .error(EnhancedError.internalError)
@@ -202,6 +202,16 @@ public struct TokenExchangeService: Sendable {
     public func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
         if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
         return ServiceAnswer(status: 200, body: configurationJSON, code: "ok", mvpd: nil)
+    }
+
+    /// Where the request is addressed: the IdP's single sign-on endpoint from its metadata (HTTP-POST,
+    /// then HTTP-Redirect, then the first), or none (Destination is optional; the entity ID is not an
+    /// endpoint, and an IdP refuses a request destined for an address it does not answer on).
+    static func destination(of idp: IdentityProvider) -> String? {
+        let endpoints = idp.singleSignOnServices.filter { !$0.location.isEmpty }
+        let preferred = ["urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST", "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"]
+        return preferred.lazy.compactMap { binding in endpoints.first { $0.binding == binding } }.first?.location
+            ?? endpoints.first?.location
     }
 
     // MARK: Checks shared by the endpoints

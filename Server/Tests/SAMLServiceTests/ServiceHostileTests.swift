@@ -41,6 +41,22 @@ struct ServiceHostileTests {
         }
     }
 
+    @Test("the request is addressed to the IdP's SSO endpoint from its metadata, and to no address for a pinned certificate")
+    func requestDestination() async throws {
+        try await Service.with { port in
+            for (provider, destination) in [("ProviderA", #" Destination="https://idp.mvpd.example.com/sso/post""#), ("ProviderB", nil)] {
+                let answer = try await Service.session(port, Service.pfs(provider).headerValue)
+                let request = try #require(
+                    ((answer.jsonObject?["authenticationRequest"] as? [String: Any])?["request"] as? String).flatMap {
+                        Data(base64Encoded: $0)
+                    })
+                let xml = String(decoding: request, as: UTF8.self)
+                if let destination { #expect(xml.contains(destination)) } else { #expect(!xml.contains("Destination=")) }
+                #expect(!xml.contains(#"Destination="https://idp.mvpd-b.example.com""#))
+            }
+        }
+    }
+
     @Test("sessions/sso writes nothing: after many unauthenticated calls the store is empty and a login succeeds")
     func sessionsCreateNoState() async throws {
         let store = InMemoryStateStore(capacity: 10)

@@ -41,11 +41,12 @@ public struct SAMLRequest: Sendable, Hashable {
     ///     characters, the first a letter or `_`), else `configuration.invalid`; a chosen ID
     ///     should be as unpredictable as the random one, since a response is accepted only for it.
     ///   - issuer: the SP's entity ID.
-    ///   - destination: the IdP endpoint the request is for.
+    ///   - destination: the IdP endpoint the request is sent to; nil when it is not known (the attribute
+    ///     is optional, SAML Core 3.2.1, and an IdP refuses a request naming another of its endpoints).
     ///   - assertionConsumerServiceURL: where the response is to be posted (AuthnRequest only).
     ///   - signingKey: the SP's key; the request is then signed (enveloped, exclusive C14N, SHA-256).
     public init(
-        _ kind: Kind = .authnRequest, id: String? = nil, issuer: String, destination: String,
+        _ kind: Kind = .authnRequest, id: String? = nil, issuer: String, destination: String?,
         assertionConsumerServiceURL: String? = nil, issuedAt now: SAMLInstant = .now(), signingKey: SigningKey? = nil
     ) throws {
         if let id {
@@ -58,7 +59,8 @@ public struct SAMLRequest: Sendable, Hashable {
             self.id = "_" + Self.randomHex(bytes: 16)
         }
         issueInstant = now
-        let common = #"ID="\#(self.id)" Version="2.0" IssueInstant="\#(now)" Destination="\#(XMLEscaping.escape(destination))""#
+        let destinationAttribute = destination.map { #" Destination="\#(XMLEscaping.escape($0))""# } ?? ""
+        let common = #"ID="\#(self.id)" Version="2.0" IssueInstant="\#(now)"\#(destinationAttribute)"#
         let issuerElement = "<saml:Issuer>\(XMLEscaping.escape(issuer))</saml:Issuer>"
         let namespaces = #"xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion""#
         var text: String

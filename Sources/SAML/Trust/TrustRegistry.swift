@@ -6,7 +6,8 @@ extension SAMLError.Code {
     public static let trustUnknownMVPD = Self("trust.unknown-mvpd", httpStatus: 500)
 }
 
-/// An identity provider the service trusts: its entity ID and its signing keys, and nothing else.
+/// An identity provider the service trusts: its entity ID, its signing keys and, when read from
+/// metadata, its single sign-on endpoints.
 ///
 /// A verifier built for it (``SAMLResponseVerifier/Configuration/init(identityProvider:audience:destination:inResponseTo:replay:)``)
 /// always checks that the Response and Assertion Issuer equal ``entityID`` and accepts only ``keys``.
@@ -14,6 +15,9 @@ public struct IdentityProvider: Sendable {
     public let entityID: String
     /// The signing keys (several during a rotation). Never empty.
     public let keys: [TrustedKey]
+    /// The metadata's `SingleSignOnService` endpoints (none for pinned certificates): where a request
+    /// for this IdP is addressed.
+    public let singleSignOnServices: [IdentityProviderMetadata.Endpoint]
 
     /// - Throws: ``SAMLError/Code/configurationInvalid`` for an empty entity ID,
     ///   ``SAMLError/Code/configurationInvalidKey`` for an empty key list.
@@ -26,12 +30,14 @@ public struct IdentityProvider: Sendable {
         }
         self.entityID = entityID
         self.keys = keys
+        singleSignOnServices = []
     }
 
     /// The entity ID and signing keys of IdP metadata.
     public init(metadata: IdentityProviderMetadata) {
         entityID = metadata.entityID
         keys = metadata.signingKeys
+        singleSignOnServices = metadata.singleSignOnServices
     }
 }
 
