@@ -50,7 +50,11 @@ struct ServicePostgresTests {
             process.arguments = [
                 "serve", "--config", "\(Service.vectors)/exchange/service.json", "--port", String(port), "--store", Self.url,
             ]
-            process.environment = ProcessInfo.processInfo.environment.merging(["SAML_SERVICE_LOG_LEVEL": "warning"]) { $1 }
+            // The same request-ID key as the in-process instances (Service.configuration), as instances
+            // sharing a store must have.
+            process.environment = ProcessInfo.processInfo.environment.merging([
+                "SAML_SERVICE_LOG_LEVEL": "warning", "SAML_SERVICE_REQUEST_KEYS": "1:" + String(repeating: "5a", count: 32),
+            ]) { $1 }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
