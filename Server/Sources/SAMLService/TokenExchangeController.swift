@@ -10,6 +10,11 @@ import SAML
 /// ``AdmissionControl`` (`503` with `Retry-After` beyond it), and writes one access-log line per request
 /// (never the body, a header value or an attribute value at `info`; the library's refusal message,
 /// escaped, at `debug`).
+///
+/// Refusals are answers (``ServiceAnswer`` built from an ``AppleSSO/EnhancedError``), not thrown
+/// `HTTPResponseError`s: every outcome, accepted or refused, then goes through the one place that logs it,
+/// counts its verdict and sets `Retry-After`, and an error Hummingbird itself throws (a route not found, a
+/// malformed request) stays distinguishable in the logs from a verdict of the service.
 struct TokenExchangeController: Sendable {
     let service: TokenExchangeService
     let limit: Int
