@@ -7,10 +7,11 @@ import Synchronization
 /// Bounds what a connection can hold before it has proven anything, on every connection of the public
 /// listener (a channel handler after HTTP decoding):
 ///
-/// - at most ``ConnectionGuard/Limits/maximumConnections`` at once: when one more opens, the connection
-///   that has waited longest without a request in progress (a slow or idle client) is closed to make
-///   room, so that clients holding connections open cannot lock real logins out; only when every
-///   connection is in the middle of a request is the new one closed instead;
+/// - at most ``ConnectionGuard/Limits/maximumConnections`` at once: when one more opens, room is made
+///   by closing the connection that has waited longest without a request in progress (idle, or its
+///   head not complete), else the oldest one whose request is still arriving (a stalled body), so that
+///   clients holding connections open, however they hold them, cannot lock real logins out; only when
+///   every connection has a whole request being answered is the new one closed instead;
 /// - a request head must be complete within ``ConnectionGuard/Limits/headerTimeout`` of the connection's
 ///   start (later requests of a kept-alive connection: within the idle timeout of the previous answer),
 ///   so headers trickled a byte at a time cannot hold a connection;
@@ -32,12 +33,22 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         var idleTimeout: Duration
     }
 
-    /// The connections open now, shared by every connection's guard: whether each is waiting for a
-    /// request (evictable) or in the middle of one, in the order they opened.
+    /// Where a connection is: what decides which one makes room at the cap.
+    enum Phase: Sendable {
+        /// No request in progress: idle between requests, or its head not complete. Evicted first.
+        case waiting
+        /// A head arrived, the body is still arriving. Evicted when no connection is waiting.
+        case receiving
+        /// A whole request is being answered (its cost bounded by admission and the store's deadline).
+        case answering
+    }
+
+    /// The connections open now, shared by every connection's guard: the phase of each, in the order
+    /// they opened.
     final class Registry: Sendable {
         private struct Entry {
             let channel: any Channel
-            var waiting: Bool
+            var phase: Phase
         }
 
         private struct State {
@@ -52,24 +63,28 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             self.capacity = max(1, capacity)
         }
 
-        /// Registers `channel`; at capacity, unregisters and returns the longest-waiting connection for
-        /// the caller to close. nil when every connection is busy (the new one must be refused).
+        /// Registers `channel`; at capacity, unregisters and returns the connection that makes room, for
+        /// the caller to close: the oldest waiting one, else the oldest receiving one. nil when every
+        /// connection is answering a whole request (the new one must be refused).
         func admit(_ channel: any Channel) -> (id: UInt64, evicted: (any Channel)?)? {
             state.withLock { state in
                 var evicted: (any Channel)?
                 if state.entries.count >= capacity {
-                    guard let oldest = state.entries.filter({ $0.value.waiting }).min(by: { $0.key < $1.key }) else { return nil }
-                    evicted = state.entries.removeValue(forKey: oldest.key)?.channel
+                    func oldest(_ phase: Phase) -> UInt64? {
+                        state.entries.lazy.filter { $0.value.phase == phase }.map(\.key).min()
+                    }
+                    guard let victim = oldest(.waiting) ?? oldest(.receiving) else { return nil }
+                    evicted = state.entries.removeValue(forKey: victim)?.channel
                 }
                 let id = state.next
                 state.next += 1
-                state.entries[id] = Entry(channel: channel, waiting: true)
+                state.entries[id] = Entry(channel: channel, phase: .waiting)
                 return (id, evicted)
             }
         }
 
-        func setWaiting(_ id: UInt64, _ waiting: Bool) {
-            state.withLock { $0.entries[id]?.waiting = waiting }
+        func set(_ id: UInt64, _ phase: Phase) {
+            state.withLock { $0.entries[id]?.phase = phase }
         }
 
         func remove(_ id: UInt64) {
@@ -126,10 +141,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
-            if let id { registry.setWaiting(id, false) }
+            if let id { registry.set(id, .receiving) }
             arm(context, after: limits.requestTimeout, reason: "request-timeout")
         case .end:
             // The request is whole; the answer is the service's to bound (store and queue deadlines).
+            if let id { registry.set(id, .answering) }
             deadline?.cancel()
             deadline = nil
         case .body:
@@ -142,7 +158,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if case .end = unwrapOutboundIn(data) {
             // The next request of a kept-alive connection must start within the idle timeout; meanwhile
             // the connection may make room for a new one.
-            if let id { registry.setWaiting(id, true) }
+            if let id { registry.set(id, .waiting) }
             arm(context, after: limits.idleTimeout, reason: "idle")
         }
         context.write(data, promise: promise)

@@ -172,6 +172,22 @@ struct ServiceHostileTests {
             #expect(!beyond.isClosed(waiting: .milliseconds(100)))
             #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB)).status == 201)
             held.forEach { $0.close() }
+            // Stalled bodies hold no more than idle connections: with 4 requests whose bodies never
+            // arrive, a new connection closes the oldest of them, and a login gets through.
+            var stalled: [RawConnection] = []
+            for _ in 0..<4 {
+                let connection = try RawConnection(port: port)
+                try connection.write(
+                    "POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nSAMLResponse="
+                )
+                stalled.append(connection)
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let newcomer = try RawConnection(port: port)
+            #expect(stalled[0].isClosed(waiting: .milliseconds(300)))
+            #expect(!newcomer.isClosed(waiting: .milliseconds(100)))
+            #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdA)).status == 201)
+            stalled.forEach { $0.close() }
         }
     }
 
