@@ -166,10 +166,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func arm(_ context: ChannelHandlerContext, after timeout: Duration, reason: String) {
         deadline?.cancel()
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         let metrics = metrics
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: .nanoseconds(nanoseconds)) {
+        deadline = context.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
             if reason != "idle" { metrics.rejection(reason) }
             loopBound.value.close(promise: nil)
         }

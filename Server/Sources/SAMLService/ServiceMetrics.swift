@@ -37,10 +37,9 @@ public struct ServiceMetrics: Sendable {
     }
 
     func duration(endpoint: String, status: Int, _ duration: Duration) {
-        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
         CoreMetrics.Timer(
             label: "saml_http_request_duration_seconds", dimensions: [("endpoint", endpoint), ("status", String(status))], factory: factory
-        ).recordNanoseconds(nanoseconds)
+        ).recordNanoseconds(duration.nanoseconds)
     }
 
     func storeError(operation: String) {
