@@ -57,7 +57,7 @@ let package = Package(
         ),
         .target(
             name: "SAMLBench",
-            dependencies: ["SAML", "SAMLMockIdP", "CSAMLBaseline"]
+            dependencies: ["SAML", "AppleSSO", "SAMLMockIdP", "CSAMLBaseline"]
         ),
         // Allocation-failure injection (docs/fuzzing.md): a test executable; no product links it.
         .target(

@@ -20,17 +20,6 @@ xmlSecKeyPtr saml_shim_private_key_load_memory(const unsigned char *data, size_t
     return xmlSecOpenSSLAppKeyLoadMemory(data, (xmlSecSize)size, xmlSecKeyDataFormatPem, NULL, NULL, NULL);
 }
 
-static const EVP_MD *saml_digest(saml_shim_digest digest) {
-    switch (digest) {
-    case SAML_SHIM_DIGEST_SHA1: return EVP_sha1();
-    case SAML_SHIM_DIGEST_SHA224: return EVP_sha224();
-    case SAML_SHIM_DIGEST_SHA256: return EVP_sha256();
-    case SAML_SHIM_DIGEST_SHA384: return EVP_sha384();
-    case SAML_SHIM_DIGEST_SHA512: return EVP_sha512();
-    }
-    return NULL;
-}
-
 saml_shim_decrypt_result saml_shim_rsa_decrypt_key(xmlSecKeyPtr privateKey, int oaep, saml_shim_digest digest,
                                                    saml_shim_digest mgf, const unsigned char *label, size_t labelLength,
                                                    const unsigned char *cipher, size_t cipherLength,
@@ -49,8 +38,8 @@ saml_shim_decrypt_result saml_shim_rsa_decrypt_key(xmlSecKeyPtr privateKey, int 
     size_t outLength = capacity;
     int ready = EVP_PKEY_decrypt_init(ctx) > 0;
     if (ready && oaep) {
-        const EVP_MD *md = saml_digest(digest);
-        const EVP_MD *mgfMD = saml_digest(mgf);
+        const EVP_MD *md = saml_shim_evp_md(digest);
+        const EVP_MD *mgfMD = saml_shim_evp_md(mgf);
         ready = md != NULL && mgfMD != NULL
             && EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) > 0
             && EVP_PKEY_CTX_set_rsa_oaep_md(ctx, md) > 0

@@ -377,3 +377,68 @@ saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr a
     xmlFree(copy);
     return result;
 }
+
+// One canonicalisation of a shape outside any signature verification, into a buffer (see CSAMLShim.h).
+int saml_shim_canonicalize(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, saml_shim_c14n_mode mode, int withComments,
+                           const char *prefixList, unsigned char **output, size_t *outputLength) {
+    *output = NULL;
+    *outputLength = 0;
+    int libxml2Mode = mode == SAML_SHIM_C14N_EXCLUSIVE ? XML_C14N_EXCLUSIVE_1_0
+        : mode == SAML_SHIM_C14N_INCLUSIVE_1_1         ? XML_C14N_1_1
+                                                       : XML_C14N_1_0;
+    // The PrefixList, split as xmlsec splits it (on blanks); one more than the cap is enough for the budget
+    // to refuse it.
+    xmlChar *prefixStore[34];
+    int count = 0;
+    xmlChar *copy = prefixList != NULL && mode == SAML_SHIM_C14N_EXCLUSIVE ? xmlStrdup(BAD_CAST prefixList) : NULL;
+    if (copy != NULL) {
+        char *save = NULL;
+        for (char *token = strtok_r((char *)copy, " \t\r\n", &save); token != NULL && count < 33;
+             token = strtok_r(NULL, " \t\r\n", &save)) {
+            prefixStore[count++] = BAD_CAST token;
+        }
+    }
+    prefixStore[count] = NULL;
+    xmlChar **prefixes = count > 0 ? prefixStore : NULL;
+    saml_shim_c14n_memo memo = { .magic = SAML_SHIM_C14N_MEMO_MAGIC, .supported = -1 };
+    int exclusive = mode == SAML_SHIM_C14N_EXCLUSIVE;
+    size_t limit = saml_c14n_output_limit(doc, &memo);
+    xmlBufferPtr buffer = xmlBufferCreate();
+    int result = -1;
+    if (buffer == NULL) {
+        goto done;
+    }
+    int handled = 0;
+    if (exclusive) {
+        if (saml_c14n_budget_check(doc, apex, prefixes, exclusive, &memo) < 0) {
+            goto done;
+        }
+        handled = saml_shim_exc_c14n(doc, apex, excluded, prefixes, withComments, &memo, limit, saml_buffer_sink, buffer);
+        if (handled < 0) {
+            goto done;
+        }
+    }
+    if (handled == 0) {
+        if (saml_c14n_budget_check(doc, NULL, prefixes, exclusive, &memo) < 0) {
+            goto done;
+        }
+        xmlOutputBufferPtr out = xmlOutputBufferCreateBuffer(buffer, NULL);
+        saml_fast_shape shape = { apex, excluded, !withComments };
+        if (out == NULL
+            || saml_c14n_execute(doc, saml_fast_visible, &shape, libxml2Mode, prefixes, withComments, out, limit, &memo) < 0) {
+            goto done;
+        }
+    }
+    size_t length = (size_t)xmlBufferLength(buffer);
+    *output = xmlMalloc(length > 0 ? length : 1);
+    if (*output == NULL) {
+        goto done;
+    }
+    memcpy(*output, xmlBufferContent(buffer), length);
+    *outputLength = length;
+    result = 0;
+done:
+    xmlBufferFree(buffer);
+    xmlFree(copy);
+    return result;
+}

@@ -273,6 +273,20 @@ typedef enum {
 saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded,
                                                      const char *prefixList, int withComments);
 
+/// The canonicalisation modes of `saml_shim_canonicalize`.
+typedef enum {
+    SAML_SHIM_C14N_EXCLUSIVE = 0,
+    SAML_SHIM_C14N_INCLUSIVE_1_0 = 1,
+    SAML_SHIM_C14N_INCLUSIVE_1_1 = 2,
+} saml_shim_c14n_mode;
+
+/// Canonicalises `apex`'s subtree without `excluded`'s (NULL: none) as a signature verification would
+/// (exc_c14n.c or libxml2, within the budget of c14n_budget.c), into `*output` (free with
+/// `saml_shim_free_buffer`). `prefixList`: exclusive C14N's InclusiveNamespaces PrefixList as written
+/// (blank-separated), or NULL. 0 on success; -1 on failure or past the budget.
+int saml_shim_canonicalize(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, saml_shim_c14n_mode mode, int withComments,
+                           const char *prefixList, unsigned char **output, size_t *outputLength);
+
 /// Outcome of the decryption functions.
 typedef enum {
     SAML_SHIM_DECRYPT_OK = 0,
@@ -289,6 +303,26 @@ typedef enum {
     SAML_SHIM_DIGEST_SHA384 = 4,
     SAML_SHIM_DIGEST_SHA512 = 5,
 } saml_shim_digest;
+
+/// The OpenSSL digest of `digest` (NULL for none).
+const struct evp_md_st *saml_shim_evp_md(saml_shim_digest digest);
+
+/// The largest digest these functions write (SHA-512).
+#define SAML_SHIM_MAX_DIGEST 64
+
+/// `digest` of `data` into `output`, its length in `*outputLength`. 0 on success.
+int saml_shim_digest_bytes(saml_shim_digest digest, const unsigned char *data, size_t length,
+                           unsigned char output[SAML_SHIM_MAX_DIGEST], size_t *outputLength);
+
+/// The `digest` an RSA PKCS#1 v1.5 `signature` by `key` signs, recovered with the public key (the padding
+/// and the DigestInfo of that digest checked): 0 with it in `output`; 1 when `key` is not an RSA key;
+/// -1 when the value is no such signature under `key` (no layout of the signed bytes can make it verify).
+int saml_shim_rsa_signed_digest(xmlSecKeyPtr key, saml_shim_digest digest, const unsigned char *signature,
+                                size_t signatureLength, unsigned char output[SAML_SHIM_MAX_DIGEST], size_t *outputLength);
+
+/// Whether `signature` (XML-DSig's form: raw r || s for ECDSA) by `key` signs `hash`, a `digest` value.
+int saml_shim_verify_signed_digest(xmlSecKeyPtr key, saml_shim_digest digest, const unsigned char *hash, size_t hashLength,
+                                   const unsigned char *signature, size_t signatureLength);
 
 /// RSA key transport with OpenSSL on the SP's private key: OAEP (`oaep` non-zero) with `digest`, MGF1 with
 /// `mgf` and an optional label, or PKCS#1 v1.5. Decrypts `cipher` into `output` (capacity `capacity`),

@@ -6,19 +6,32 @@ internal import CSAMLShim
 /// The cookbook's client deletes every newline and collapses runs of spaces and tabs before it encodes
 /// the response. What that does to a signed document is regular: Base64 that a signer wrapped into lines
 /// is joined, and the indentation between elements becomes one space (or nothing, where there was only a
-/// newline). When a signature fails on a document that bears those marks, this rebuilds candidates of the
-/// signed bytes (the layouts real signers write) in the parsed tree and lets xmlsec verify each, by the
-/// same path as any verification: the first candidate under which every digest and the signature value
-/// verify is, by the collision resistance of the digest and the signature, what the IdP signed, and the
-/// response is read from that tree. Bounded by ``maximumCandidates`` xmlsec runs per signature and a time
-/// budget.
+/// newline). When a signature fails on a document that bears those marks, this builds candidates of the
+/// signed bytes (the layouts real signers write). Each candidate is first tried cheaply against the
+/// signature's own values, by hashing bytes assembled from one canonicalisation of the region
+/// (``CanonicalTemplate``): against the Reference's DigestValue, then against the digest the RSA
+/// signature value carries. Only a candidate that matches is made in the parsed tree and verified by
+/// xmlsec, by the same path as any verification: the first under which every digest and the signature
+/// value verify is, by the collision resistance of the digest and the signature, what the IdP signed,
+/// and the response is read from that tree. Bounded per signature by the bytes hashed (a multiple of the
+/// region's canonical size), ``maximumRuns`` xmlsec runs and a time budget.
 enum SignatureRecovery {
-    /// The most xmlsec runs spent on one signature (both stages together).
-    static let maximumCandidates = 24
+    /// The most xmlsec runs spent on one signature (both stages together); only candidates that passed
+    /// their trial get one, so a real response uses one per stage.
+    static let maximumRuns = 6
+    /// The most candidates tried per stage.
+    static let maximumCandidates = 96
+    /// The bytes hashed by one stage's trials: this multiple of the region's canonical size, plus
+    /// ``trialWorkSlack``. A forged response that bears the marks spends all of it before it is refused.
+    static let trialWorkFactor = 40
+    static let trialWorkSlack = 16 * 1024
+    /// A candidate longer than this multiple of the region's canonical size (plus the slack) is not tried:
+    /// no real layout more than doubles a document, and deep indentation must not amplify a forged one.
+    static let candidateGrowthFactor = 2
     /// The time budget of one signature's recovery: this multiple of the failed verification's duration,
-    /// plus ``budgetAllowance``, and never more than ``budgetCeiling``. A guard: the candidate cap binds
-    /// first unless building candidates is slow, or each candidate is (a document built to spend its whole
-    /// canonicalisation budget on every run: 24 runs of the most it allows would cost seconds).
+    /// plus ``budgetAllowance``, and never more than ``budgetCeiling``. A guard: the work bounds bind
+    /// first unless a canonicalisation is slow (a document built to spend its whole canonicalisation
+    /// budget).
     static let budgetMultiple = 64
     static let budgetAllowance = Duration.milliseconds(50)
     static let budgetCeiling = Duration.milliseconds(150)
@@ -38,8 +51,10 @@ enum SignatureRecovery {
 
     /// What a Base64 element holds: signers lay the kinds out differently.
     enum Base64Kind {
-        /// SignatureValue, DigestValue, X509SKI.
+        /// SignatureValue, X509SKI.
         case value
+        /// DigestValue.
+        case digest
         /// X509Certificate, X509CRL and the numbers of RSAKeyValue / DSAKeyValue.
         case key
         /// CipherValue, OAEPparams (XML Encryption).
@@ -52,6 +67,8 @@ enum SignatureRecovery {
         var certificates: Wrapping?
         /// XML Encryption's values; `nil` here means laid out as ``values``.
         var ciphers: Wrapping??
+        /// DigestValue; `nil` here means laid out as ``values``.
+        var digests: Wrapping??
         /// The line breaks were `\r\n` written as `&#13;\n` (Santuario, the JDK): each surviving `\r`
         /// marks where a `\n` was deleted.
         var carriageReturns = false
@@ -61,6 +78,7 @@ enum SignatureRecovery {
         func wrapping(_ kind: Base64Kind) -> Wrapping? {
             switch kind {
             case .value: values
+            case .digest: digests ?? values
             case .key: certificates
             case .cipher: ciphers ?? values
             }
@@ -71,6 +89,11 @@ enum SignatureRecovery {
             Base64Layout(values: Wrapping(width: 64), certificates: Wrapping(width: 64)),
             // libxmlsec1 1.3 (python-xmlsec wheels), xml-security-c (OpenSAML C++, Shibboleth SP).
             Base64Layout(values: Wrapping(width: 64), certificates: Wrapping(width: 64, trailingBreak: true)),
+            // pysaml2: xmlsec1 signs a template holding the certificate on one line.
+            Base64Layout(values: Wrapping(width: 64), certificates: nil),
+            // xml-security-c's digests (OpenSAML C++ samlsign), in MIME lines beside values of 64.
+            Base64Layout(
+                values: Wrapping(width: 64), certificates: Wrapping(width: 64, trailingBreak: true), digests: Wrapping(width: 76)),
             // signxml and others that copy the PEM body: certificate lines of 64, values on one line.
             Base64Layout(values: nil, certificates: Wrapping(width: 64, trailingBreak: true)),
             // Okta and others: certificates in MIME lines, values on one line.
@@ -98,9 +121,12 @@ enum SignatureRecovery {
 
         enum Newlines: Hashable {
             case none
-            /// Inside `ds:Signature` subtrees (libxmlsec1's and xml-security-c's templates put one before,
-            /// between and after each child).
+            /// Inside `ds:Signature` subtrees (libxmlsec1's templates put one before, between and after each child).
             case signatures
+            /// Inside `ds:Signature` subtrees but not in their KeyInfo, nor after it (xml-security-c).
+            case signaturesOutsideKeyInfo
+            /// Inside `ds:Signature` and XML Encryption subtrees (libxmlsec1's encryption templates too).
+            case templates
             /// Wherever elements touch in element-only content (serialisers that end some lines without
             /// indenting the next, in a document that is indented elsewhere).
             case everywhere
@@ -128,6 +154,8 @@ enum SignatureRecovery {
             switch newlines {
             case .none: break
             case .signatures: parts.append("newlines between ds:Signature elements")
+            case .signaturesOutsideKeyInfo: parts.append("newlines between ds:Signature elements outside ds:KeyInfo")
+            case .templates: parts.append("newlines between ds:Signature and XML Encryption elements")
             case .everywhere: parts.append("newlines between elements")
             case .xmlseclibs: parts.append("xmlseclibs' templates")
             }
@@ -176,33 +204,41 @@ enum SignatureRecovery {
     ) throws -> Recovered {
         let clock = ContinuousClock()
         let deadline = clock.now + min(failedDuration * budgetMultiple + budgetAllowance, budgetCeiling)
-        // The deadline is checked between runs: a run that alone takes a quarter of the ceiling (a
+        // The deadline is checked between candidates: a run that alone takes a quarter of the ceiling (a
         // document near its canonicalisation budget, never a real response) is not retried at all.
         guard failedDuration * 4 <= budgetCeiling, let parent = signature.pointee.parent, parent.pointee.type == XML_ELEMENT_NODE,
             let signedInfo = signature.firstChild(Namespace.xmlDSig, "SignedInfo")
         else {
             throw SignatureVerification.failure(failed, signature: signature, keys: keys)
         }
-        var tried = 0
+        var tried = 0  // candidates tried, for the diagnosis
+        var runs = 0
         var kept: [Edit] = []
         var winner: Style?
         var outcome = failed
-        func attempt() throws -> SignatureVerification.Outcome {
-            tried += 1
-            return try SignatureVerification.attempt(
-                signature: signature, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
-        }
-        func withinBounds() -> Bool { tried < maximumCandidates && clock.now < deadline }
-        /// Tries the region's candidates until `done` accepts an outcome; that candidate's edits stay.
-        func search(_ region: Region, preferring: Style?, done: (SignatureVerification.Outcome) -> Bool) throws
-            -> (edits: [Edit], style: Style, outcome: SignatureVerification.Outcome)?
-        {
+        var scratch: [UInt8] = []
+        /// Tries the region's candidates, each first against `trial` (with the bytes it may assemble) and
+        /// then, when it passes, by xmlsec, until `done` accepts an outcome; that candidate's edits stay.
+        func search(
+            _ region: Region, preferring: Style?, canonicalSize: Int,
+            trial: (Plan, inout [UInt8], inout Int, Int) -> Bool, done: (SignatureVerification.Outcome) -> Bool
+        ) throws -> (edits: [Edit], style: Style, outcome: SignatureVerification.Outcome)? {
             var seen = Set<Plan>()
-            for style in region.candidates(preferring: preferring) where withinBounds() {
+            var work = 0
+            let workLimit = canonicalSize * trialWorkFactor + trialWorkSlack
+            let candidateLimit = canonicalSize * candidateGrowthFactor + trialWorkSlack
+            var candidates = 0
+            for style in region.candidates(preferring: preferring) {
+                guard candidates < maximumCandidates, work < workLimit, runs < maximumRuns, clock.now < deadline else { break }
                 let plan = region.plan(style)
-                guard !plan.isEmpty, seen.insert(plan).inserted else { continue }
+                guard seen.insert(plan).inserted else { continue }
+                candidates += 1
+                tried += 1
+                guard trial(plan, &scratch, &work, candidateLimit) else { continue }
                 let edits = plan.apply()
-                let result = try attempt()
+                runs += 1
+                let result = try SignatureVerification.attempt(
+                    signature: signature, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
                 if done(result) { return (edits, style, result) }
                 Edit.revert(edits)
             }
@@ -213,22 +249,34 @@ enum SignatureRecovery {
         if case .digestMismatch = outcome {
             // A signed Assertion inside a signed Response is recovered first, with its own signature as the
             // proof: its edits stay, and its layout is the first one tried for the rest.
-            let learnt = recoverNested(
+            let learnt = try recoverNested(
                 in: parent, besides: signature, failedDuration: failedDuration, keys: keys, algorithms: algorithms,
                 fastCanonicalization: fastCanonicalization)
             let region = Region(root: parent, excluding: signature)
-            guard let found = try search(region, preferring: learnt, done: { if case .digestMismatch = $0 { false } else { true } }) else {
-                throw diagnosis(
-                    region.marks, failed: failed,
-                    part: "the Reference digest of the signed \(SignatureVerification.signedElementDescription(signature))",
-                    tried: tried, signature: signature, keys: keys)
+            let part = "the Reference digest of the signed \(SignatureVerification.signedElementDescription(signature))"
+            guard let trial = DigestTrial(signature: signature, signedElement: parent, region: region) else {
+                throw diagnosis(region.marks, failed: failed, part: part, tried: tried, signature: signature, keys: keys)
+            }
+            guard
+                let found = try search(
+                    region, preferring: learnt, canonicalSize: trial.template.length,
+                    trial: { trial.accepts($0, scratch: &$1, work: &$2, limit: $3) },
+                    done: { if case .digestMismatch = $0 { false } else { true } })
+            else {
+                throw diagnosis(region.marks, failed: failed, part: part, tried: tried, signature: signature, keys: keys)
             }
             (kept, winner, outcome) = (found.edits, found.style, found.outcome)
         }
         // Stage 2: ds:SignedInfo (the digests match; the signature value does not verify).
         if case .signatureInvalid = outcome {
             let region = Region(root: signedInfo, excluding: nil)
-            if let found = try search(region, preferring: winner, done: { if case .valid = $0 { true } else { false } }) {
+            var verifications = 0
+            if let trial = SignatureTrial(signature: signature, signedInfo: signedInfo, region: region, keys: keys),
+                let found = try search(
+                    region, preferring: winner, canonicalSize: trial.template.length,
+                    trial: { trial.accepts($0, scratch: &$1, work: &$2, limit: $3, verifications: &verifications) },
+                    done: { if case .valid = $0 { true } else { false } })
+            {
                 kept += found.edits
                 winner = merged(winner, found.style)
                 outcome = found.outcome
@@ -249,10 +297,13 @@ enum SignatureRecovery {
     }
 
     /// Recovers the signatures nested in `element` that fail; returns the layout of the last one recovered.
+    ///
+    /// - Throws: why the signature of an Assertion child of `element` could not be recovered: the verifier
+    ///   requires that signature too, so nothing is left to try.
     private static func recoverNested(
         in element: xmlNodePtr, besides signature: xmlNodePtr, failedDuration: Duration, keys: [TrustedKey],
         algorithms: AlgorithmPolicy, fastCanonicalization: Bool
-    ) -> Style? {
+    ) throws -> Style? {
         var learnt: Style?
         for nested in element.descendants(where: { $0 != signature && $0.is(Namespace.xmlDSig, "Signature") }) {
             guard let nestedParent = nested.pointee.parent, let document = nested.pointee.doc,
@@ -262,11 +313,16 @@ enum SignatureRecovery {
             else { continue }
             switch outcome {
             case .digestMismatch, .signatureInvalid:
-                if let recovered = try? recover(
-                    signature: nested, failed: outcome, failedDuration: failedDuration, keys: keys, algorithms: algorithms,
-                    fastCanonicalization: fastCanonicalization)
-                {
-                    learnt = recovered.style
+                do {
+                    learnt =
+                        try recover(
+                            signature: nested, failed: outcome, failedDuration: failedDuration, keys: keys, algorithms: algorithms,
+                            fastCanonicalization: fastCanonicalization
+                        ).style
+                } catch where nestedParent.pointee.parent == element && nestedParent.is(Namespace.samlAssertion, "Assertion") {
+                    throw error
+                } catch {
+                    continue
                 }
             case .valid, .processingFailed:
                 continue
@@ -299,36 +355,82 @@ enum SignatureRecovery {
 
     /// The part of the tree a digest or the SignedInfo signature covers, and what the cookbook left in it.
     struct Region {
+        /// Where a gap between elements is: signers lay out their templates (XML-DSig, XML Encryption) apart
+        /// from the content around them.
+        enum Context {
+            case content
+            /// Inside a `ds:Signature`, outside its `ds:KeyInfo`.
+            case signature
+            /// Inside a `ds:Signature`'s `ds:KeyInfo`.
+            case keyInfo
+            /// Inside an `xenc:EncryptedData` or `xenc:EncryptedKey` (its KeyInfo included).
+            case encryption
+
+            /// The context of the children of `element`, whose parent's children are in `self`.
+            func entering(_ element: xmlNodePtr) -> Context {
+                switch self {
+                case .content:
+                    if element.is(Namespace.xmlDSig, "Signature") { return .signature }
+                    if element.is(Namespace.xmlEnc, "EncryptedData") || element.is(Namespace.xmlEnc, "EncryptedKey") { return .encryption }
+                    return .content
+                case .signature:
+                    return element.is(Namespace.xmlDSig, "KeyInfo") ? .keyInfo : .signature
+                case .encryption:
+                    // OAEP parameters are added to the template by hand (libxmlsec1 has no call for them).
+                    return element.is(Namespace.xmlEnc, "EncryptionMethod") ? .content : .encryption
+                case .keyInfo:
+                    return self
+                }
+            }
+
+            var inSignature: Bool { self == .signature || self == .keyInfo }
+        }
+
         /// Whitespace-only texts between elements, now spaces, with the depth of the line they begin.
-        var spaceGaps: [(node: xmlNodePtr, level: Int, inSignature: Bool)] = []
+        var spaceGaps: [(node: xmlNodePtr, level: Int, context: Context)] = []
         /// A ds:SignedInfo laid out as xmlseclibs' template leaves it after the cookbook:
         /// `<ds:SignedInfo><ds:CanonicalizationMethod/> <ds:SignatureMethod/> <ds:Reference>`.
         var xmlseclibsShape = false
         /// Places where two elements (or an element and its parent's tag) touch in element-only content:
-        /// `before` nil for the end of the parent; `inSignature` inside a `ds:Signature` subtree.
-        var emptyGaps: [(parent: xmlNodePtr, before: xmlNodePtr?, inSignature: Bool)] = []
+        /// `before` nil for the end of the parent.
+        var emptyGaps: [(parent: xmlNodePtr, before: xmlNodePtr?, context: Context)] = []
         /// The document element, when its end tag follows an element: an indented document has a newline
         /// there, with no indentation, which the cookbook deleted entirely.
         var documentEnd: xmlNodePtr?
         /// Base64 texts of XML-DSig and XML Encryption elements.
-        var base64Texts: [(node: xmlNodePtr, kind: Base64Kind, length: Int)] = []
+        var base64Texts: [(node: xmlNodePtr, kind: Base64Kind, length: Int, bytes: [UInt8])] = []
+        /// The wrapped forms of ``base64Texts`` made so far (each candidate reuses them).
+        let wrappings = WrappedBase64()
         var marks = Marks()
+
+        /// Every place a candidate can change: texts it may rewrite, and where it may insert a newline.
+        var places: (replaced: [xmlNodePtr], inserted: [Plan.Insertion]) {
+            var inserted = emptyGaps.map { Plan.Insertion(parent: $0.parent, before: $0.before) }
+            if let documentEnd { inserted.append(Plan.Insertion(parent: documentEnd, before: nil)) }
+            return (spaceGaps.map(\.node) + base64Texts.map(\.node), inserted)
+        }
 
         init(root: xmlNodePtr, excluding excluded: xmlNodePtr?) {
             let rootDepth = root.elementDepth - 1
-            var signatureDepth: Int?  // the walk depth of the ds:Signature being walked, if any
-            if root.is(Namespace.xmlDSig, "SignedInfo") { signatureDepth = 0 }
+            // The context of the root's siblings, from its ancestors (outermost first).
+            var ancestors: [xmlNodePtr] = []
+            var ancestor = root.pointee.parent
+            while let current = ancestor, current.pointee.type == XML_ELEMENT_NODE {
+                ancestors.append(current)
+                ancestor = current.pointee.parent
+            }
+            var contexts = [ancestors.reversed().reduce(Context.content) { $0.entering($1) }]  // by walk depth - 1
             root.walk { node, depth in
-                if let start = signatureDepth, start > 0, depth <= start { signatureDepth = nil }
                 if node == excluded { return false }
                 guard node.isElement else { return false }
-                if signatureDepth == nil, node.is(Namespace.xmlDSig, "Signature") { signatureDepth = depth }
                 let level = rootDepth + depth - 1  // the element's depth in the document (root element 0)
                 if let kind = Self.base64Kind(node) {
                     collectBase64(node, kind: kind)
                     return false
                 }
-                collectGaps(node, level: level, inSignature: signatureDepth != nil, excluded: excluded)
+                let context = contexts[depth - 1].entering(node)
+                if contexts.count > depth { contexts[depth] = context } else { contexts.append(context) }
+                collectGaps(node, level: level, context: context, excluded: excluded)
                 return true
             }
         }
@@ -339,7 +441,8 @@ enum SignatureRecovery {
             if XMLName.equals(ns, Namespace.xmlDSig) {
                 switch local {
                 case "X509Certificate", "X509CRL", "Modulus", "Exponent", "P", "Q", "G", "Y", "J", "Seed", "PgenCounter": return .key
-                case "SignatureValue", "DigestValue", "X509SKI": return .value
+                case "SignatureValue", "X509SKI": return .value
+                case "DigestValue": return .digest
                 default: return nil
                 }
             }
@@ -368,10 +471,10 @@ enum SignatureRecovery {
             }
             if carriageReturns { marks.carriageReturns = true }
             if length > 64 { marks.joinedBase64 = true }
-            base64Texts.append((text, kind, length))
+            base64Texts.append((text, kind, length, Array(UnsafeBufferPointer(start: content, count: strlen(content)))))
         }
 
-        private mutating func collectGaps(_ element: xmlNodePtr, level: Int, inSignature: Bool, excluded: xmlNodePtr?) {
+        private mutating func collectGaps(_ element: xmlNodePtr, level: Int, context: Context, excluded: xmlNodePtr?) {
             var hasElement = false
             var child = element.pointee.children
             while let current = child {
@@ -393,17 +496,17 @@ enum SignatureRecovery {
                 if current.pointee.type == XML_TEXT_NODE {
                     // Blank text other than spaces was restored already (by a nested signature's recovery).
                     if Self.isSpaces(current.pointee.content) {
-                        spaceGaps.append((current, current.pointee.next == nil ? level : level + 1, inSignature))
+                        spaceGaps.append((current, current.pointee.next == nil ? level : level + 1, context))
                         marks.collapsedIndentation = true
                     }
                     previousIsText = true
                     continue
                 }
-                if !previousIsText { emptyGaps.append((element, current, inSignature)) }
+                if !previousIsText { emptyGaps.append((element, current, context)) }
                 previousIsText = false
             }
             if !previousIsText {
-                if level == 0 { documentEnd = element } else { emptyGaps.append((element, nil, inSignature)) }
+                if level == 0 { documentEnd = element } else { emptyGaps.append((element, nil, context)) }
             }
             if element.is(Namespace.xmlDSig, "SignedInfo"), let first = element.pointee.children,
                 first.is(Namespace.xmlDSig, "CanonicalizationMethod"), let gap = first.pointee.next, Self.isSpaces(gap.pointee.content),
@@ -432,15 +535,17 @@ enum SignatureRecovery {
         func candidates(preferring preferred: Style? = nil) -> [Style] {
             var indentations: [[UInt8]?] = spaceGaps.isEmpty ? [nil] : Style.indentations
             var newlines: [Style.Newlines] = [.none]
-            if emptyGaps.contains(where: \.inSignature) { newlines.insert(.signatures, at: 0) }
-            if !spaceGaps.isEmpty, emptyGaps.contains(where: { !$0.inSignature }) { newlines.append(.everywhere) }
+            if emptyGaps.contains(where: \.context.inSignature) { newlines.insert(.signatures, at: 0) }
+            if emptyGaps.contains(where: { $0.context == .encryption }) { newlines.append(.templates) }
+            if emptyGaps.contains(where: { $0.context == .keyInfo }) { newlines.append(.signaturesOutsideKeyInfo) }
+            if !spaceGaps.isEmpty, emptyGaps.contains(where: { $0.context == .content }) { newlines.append(.everywhere) }
             if xmlseclibsShape { newlines.insert(.xmlseclibs, at: 0) }
             if xmlseclibsShape,
                 spaceGaps.allSatisfy({ Self.xmlseclibsGap(parent: $0.node.pointee.parent, before: $0.node.pointee.next) != nil })
             {
                 indentations = [nil]
             }
-            let documentEnds = documentEnd != nil && spaceGaps.contains(where: { !$0.inSignature }) ? [true, false] : [false]
+            let documentEnds = documentEnd != nil && spaceGaps.contains(where: { $0.context == .content }) ? [true, false] : [false]
             var layouts: [Base64Layout] =
                 marks.carriageReturns
                 ? [Base64Layout(carriageReturns: true)]
@@ -474,6 +579,7 @@ enum SignatureRecovery {
         /// The edits that turn this region into `style`.
         func plan(_ style: Style) -> Plan {
             var plan = Plan()
+            var indentations: [[UInt8]] = []  // by level, shared by the gaps of one level
             for (node, level, _) in spaceGaps {
                 if style.newlines == .xmlseclibs {
                     if let text = Self.xmlseclibsGap(parent: node.pointee.parent, before: node.pointee.next) {
@@ -482,21 +588,34 @@ enum SignatureRecovery {
                     }
                 }
                 guard let unit = style.indentation else { continue }
-                var text: [UInt8] = [0x0A]
-                for _ in 0..<level { text += unit }
-                plan.contents.append(.init(node: node, content: text))
+                while indentations.count <= level {
+                    indentations.append(indentations.last.map { $0 + unit } ?? [0x0A])
+                }
+                plan.contents.append(.init(node: node, content: indentations[level]))
             }
             switch style.newlines {
             case .none:
                 break
-            case .signatures, .everywhere:
-                plan.insertions = emptyGaps.filter { style.newlines == .everywhere || $0.inSignature }
-                    .map { .init(parent: $0.parent, before: $0.before) }
+            case .signatures, .templates, .everywhere:
+                plan.insertions = emptyGaps.filter {
+                    switch style.newlines {
+                    case .signatures: $0.context.inSignature
+                    case .templates: $0.context != .content
+                    default: true
+                    }
+                }.map { .init(parent: $0.parent, before: $0.before) }
+            case .signaturesOutsideKeyInfo:
+                // xml-security-c: none inside KeyInfo, and none between KeyInfo and the end of the signature.
+                plan.insertions = emptyGaps.filter { gap in
+                    guard gap.context == .signature else { return false }
+                    guard gap.before == nil, gap.parent.is(Namespace.xmlDSig, "Signature") else { return true }
+                    return !(xmlLastElementChild(gap.parent)?.is(Namespace.xmlDSig, "KeyInfo") ?? false)
+                }.map { .init(parent: $0.parent, before: $0.before) }
             case .xmlseclibs:
                 // The template's closing `\n` ends up before KeyInfo when one is appended, else before the end tag.
                 plan.insertions = emptyGaps.filter { gap in
                     if gap.before == nil, gap.parent.is(Namespace.xmlEnc, "EncryptedData") { return true }
-                    guard gap.inSignature, gap.parent.is(Namespace.xmlDSig, "Signature") else { return false }
+                    guard gap.context.inSignature, gap.parent.is(Namespace.xmlDSig, "Signature") else { return false }
                     guard let before = gap.before else { return gap.parent.firstChild(Namespace.xmlDSig, "KeyInfo") == nil }
                     return before.is(Namespace.xmlDSig, "KeyInfo")
                 }.map { .init(parent: $0.parent, before: $0.before) }
@@ -505,21 +624,18 @@ enum SignatureRecovery {
                 plan.insertions.append(.init(parent: documentEnd, before: nil))
             }
             if style.base64 != .unchanged {
-                for (node, kind, length) in base64Texts {
-                    guard let content = node.pointee.content else { continue }
-                    let bytes = Array(UnsafeBufferPointer(start: content, count: strlen(content)))
+                for (index, text) in base64Texts.enumerated() {
+                    let carriageReturns = text.bytes.contains(0x0D)
                     let rewritten: [UInt8]
                     if style.base64.carriageReturns {
-                        guard bytes.contains(0x0D) else { continue }
-                        rewritten = bytes.flatMap { $0 == 0x0D ? [0x0D, 0x0A] : [$0] }
-                    } else if let wrapping = style.base64.wrapping(kind), length > wrapping.width,
-                        !bytes.contains(0x0D)
-                    {
-                        rewritten = Self.wrapped(bytes, wrapping)
+                        guard carriageReturns else { continue }
+                        rewritten = text.bytes.flatMap { $0 == 0x0D ? [0x0D, 0x0A] : [$0] }
+                    } else if let wrapping = style.base64.wrapping(text.kind), text.length > wrapping.width, !carriageReturns {
+                        rewritten = wrappings.wrapped(index, text.bytes, wrapping)
                     } else {
                         continue
                     }
-                    plan.contents.append(.init(node: node, content: rewritten))
+                    plan.contents.append(.init(node: text.node, content: rewritten))
                 }
             }
             return plan
@@ -539,7 +655,19 @@ enum SignatureRecovery {
             return nil
         }
 
-        private static func wrapped(_ bytes: [UInt8], _ wrapping: Wrapping) -> [UInt8] {
+        /// A region's Base64 texts as wrapped for the candidates so far.
+        final class WrappedBase64 {
+            private var made: [Int: [Wrapping: [UInt8]]] = [:]
+
+            func wrapped(_ index: Int, _ bytes: [UInt8], _ wrapping: Wrapping) -> [UInt8] {
+                if let known = made[index]?[wrapping] { return known }
+                let result = Region.wrapped(bytes, wrapping)
+                made[index, default: [:]][wrapping] = result
+                return result
+            }
+        }
+
+        fileprivate static func wrapped(_ bytes: [UInt8], _ wrapping: Wrapping) -> [UInt8] {
             var out: [UInt8] = []
             out.reserveCapacity(bytes.count + bytes.count / wrapping.width + 2)
             if wrapping.leadingBreak { out.append(0x0A) }
@@ -559,6 +687,13 @@ enum SignatureRecovery {
         struct Content: Hashable {
             var node: xmlNodePtr
             var content: [UInt8]
+
+            // Plans are compared on every candidate: hashed by place and length only (equal hashes compare
+            // the bytes).
+            func hash(into hasher: inout Hasher) {
+                hasher.combine(node)
+                hasher.combine(content.count)
+            }
         }
         struct Insertion: Hashable {
             var parent: xmlNodePtr

@@ -17,6 +17,7 @@ enum Namespace {
     static let xmlEnc11: StaticString = "http://www.w3.org/2009/xmlenc11#"
     static let xml: StaticString = "http://www.w3.org/XML/1998/namespace"
     static let samlMetadata: StaticString = "urn:oasis:names:tc:SAML:2.0:metadata"
+    static let excC14N: StaticString = "http://www.w3.org/2001/10/xml-exc-c14n#"
 }
 
 /// libxml2's NUL-terminated names compared with a constant inline, without a call into libxml2 per
