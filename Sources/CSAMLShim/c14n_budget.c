@@ -162,6 +162,11 @@ size_t saml_c14n_output_limit(xmlDocPtr doc, saml_shim_c14n_memo *memo) {
 }
 
 int saml_c14n_budget_check(xmlDocPtr doc, xmlNodePtr apex, xmlChar **prefixes, int exclusive, saml_shim_c14n_memo *memo) {
+    return saml_c14n_budget_check_within(doc, apex, prefixes, exclusive, memo, SAML_C14N_WORK_FACTOR, SAML_C14N_WORK_SLACK);
+}
+
+int saml_c14n_budget_check_within(xmlDocPtr doc, xmlNodePtr apex, xmlChar **prefixes, int exclusive, saml_shim_c14n_memo *memo,
+                                  unsigned workFactor, unsigned long long workSlack) {
     int prefixCount = 0;
     for (; prefixes != NULL && prefixes[prefixCount] != NULL; ++prefixCount) {
         if (prefixCount == SAML_C14N_MAX_PREFIXES) {
@@ -171,7 +176,7 @@ int saml_c14n_budget_check(xmlDocPtr doc, xmlNodePtr apex, xmlChar **prefixes, i
             return -1;
         }
     }
-    unsigned long long limit = (unsigned long long)saml_c14n_weight(doc, memo) * SAML_C14N_WORK_FACTOR + SAML_C14N_WORK_SLACK;
+    unsigned long long limit = (unsigned long long)saml_c14n_weight(doc, memo) * workFactor + workSlack;
     if (saml_namespace_work(doc, apex, prefixCount, exclusive, limit) > limit) {
         if (memo != NULL) {
             memo->exceeded = SAML_SHIM_C14N_OVER_WORK;

@@ -380,7 +380,8 @@ saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr a
 
 // One canonicalisation of a shape outside any signature verification, into a buffer (see CSAMLShim.h).
 int saml_shim_canonicalize(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, saml_shim_c14n_mode mode, int withComments,
-                           const char *prefixList, unsigned char **output, size_t *outputLength) {
+                           const char *prefixList, unsigned workFactor, unsigned long long workSlack, unsigned char **output,
+                           size_t *outputLength) {
     *output = NULL;
     *outputLength = 0;
     int libxml2Mode = mode == SAML_SHIM_C14N_EXCLUSIVE ? XML_C14N_EXCLUSIVE_1_0
@@ -410,7 +411,7 @@ int saml_shim_canonicalize(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, 
     }
     int handled = 0;
     if (exclusive) {
-        if (saml_c14n_budget_check(doc, apex, prefixes, exclusive, &memo) < 0) {
+        if (saml_c14n_budget_check_within(doc, apex, prefixes, exclusive, &memo, workFactor, workSlack) < 0) {
             goto done;
         }
         handled = saml_shim_exc_c14n(doc, apex, excluded, prefixes, withComments, &memo, limit, saml_buffer_sink, buffer);
@@ -419,7 +420,7 @@ int saml_shim_canonicalize(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, 
         }
     }
     if (handled == 0) {
-        if (saml_c14n_budget_check(doc, NULL, prefixes, exclusive, &memo) < 0) {
+        if (saml_c14n_budget_check_within(doc, NULL, prefixes, exclusive, &memo, workFactor, workSlack) < 0) {
             goto done;
         }
         xmlOutputBufferPtr out = xmlOutputBufferCreateBuffer(buffer, NULL);

@@ -99,7 +99,8 @@ public enum HostileShapes {
                 try withPrefixList(32, elements: 19_000), "signature.budget-exceeded"))
         // The same as the cookbook leaves a pretty-printed response (no newline anywhere, one space between
         // elements): the failed digest sends it to the recovery of the cookbook's damage, which
-        // canonicalises it again for each layout it tries (at most 24 runs and 150 ms).
+        // would canonicalise it again; its canonicalisation for the trials has a tighter namespace budget, so
+        // it is refused without one.
         let spaced = try withPrefixList(32, elements: 2_500).replacingOccurrences(of: "\n", with: "")
             .replacingOccurrences(of: "<saml:x/><saml:x/>", with: "<saml:x/> <saml:x/> ")
             .replacingOccurrences(of: "</saml:Issuer><", with: "</saml:Issuer> <")

@@ -184,7 +184,8 @@ struct BenchCommand: ParsableCommand {
             "|---|---:|---:|---:|---:|---|---|---:|---|",
         ]
         for r in rows {
-            let recovered = r.recoveredVerdict == "valid" ? ms(r.recoveredCPUMilliseconds) : "\(ms(r.recoveredCPUMilliseconds)) (\(r.recoveredVerdict))"
+            let recovered =
+                r.recoveredVerdict == "valid" ? ms(r.recoveredCPUMilliseconds) : "\(ms(r.recoveredCPUMilliseconds)) (\(r.recoveredVerdict))"
             lines.append(
                 "| \(r.name) | \(r.bytes) | \(ms(r.signedCPUMilliseconds)) | \(recovered) | \(String(format: "%.2f", r.recoveredRatio)) | \(ms(r.forgedContentCPUMilliseconds)) `\(r.forgedContentVerdict)` | \(ms(r.forgedSignatureCPUMilliseconds)) `\(r.forgedSignatureVerdict)` | \(String(format: "%.2f", r.forgedRatio)) | \(r.withinBounds ? "yes" : "NO") |"
             )

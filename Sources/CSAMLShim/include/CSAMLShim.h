@@ -248,6 +248,11 @@ size_t saml_c14n_output_limit(xmlDocPtr doc, saml_shim_c14n_memo *memo);
 /// `memo->exceeded` when a memo is given.
 int saml_c14n_budget_check(xmlDocPtr doc, xmlNodePtr apex, xmlChar **prefixes, int exclusive, saml_shim_c14n_memo *memo);
 
+/// `saml_c14n_budget_check` with a namespace-work limit of `workFactor` steps per unit of the document's
+/// weight plus `workSlack` steps.
+int saml_c14n_budget_check_within(xmlDocPtr doc, xmlNodePtr apex, xmlChar **prefixes, int exclusive, saml_shim_c14n_memo *memo,
+                                  unsigned workFactor, unsigned long long workSlack);
+
 /// Why the last verification on this thread returned `SAML_SHIM_DSIG_BUDGET_EXCEEDED`.
 saml_shim_c14n_budget_reason saml_shim_dsig_budget_reason(void);
 
@@ -283,9 +288,12 @@ typedef enum {
 /// Canonicalises `apex`'s subtree without `excluded`'s (NULL: none) as a signature verification would
 /// (exc_c14n.c or libxml2, within the budget of c14n_budget.c), into `*output` (free with
 /// `saml_shim_free_buffer`). `prefixList`: exclusive C14N's InclusiveNamespaces PrefixList as written
-/// (blank-separated), or NULL. 0 on success; -1 on failure or past the budget.
+/// (blank-separated), or NULL. The namespace work is held to `workFactor` steps per unit of the
+/// document's weight plus `workSlack` (the verification's own budget is larger). 0 on success; -1 on
+/// failure or past the budget.
 int saml_shim_canonicalize(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, saml_shim_c14n_mode mode, int withComments,
-                           const char *prefixList, unsigned char **output, size_t *outputLength);
+                           const char *prefixList, unsigned workFactor, unsigned long long workSlack, unsigned char **output,
+                           size_t *outputLength);
 
 /// Outcome of the decryption functions.
 typedef enum {

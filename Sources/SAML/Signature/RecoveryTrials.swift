@@ -23,6 +23,11 @@ extension SignatureRecovery {
         private var originals: [[UInt8]] = []
         /// The length of the canonical bytes as the region is now.
         private(set) var length = 0
+        /// The namespace work recovery spends on its one canonicalisation (c14n_budget.c): a real response
+        /// needs about 0.2 steps per byte; a document built to need more than 1 (plus the slack) is not
+        /// recovered, so that it costs no more than refusing it as it came.
+        static let workFactor: UInt32 = 1
+        static let workSlack: UInt64 = 20_000
 
         /// Canonicalises `apex` (without `excluded`) with `method`, the places of `region` marked; nil when
         /// the canonicalisation fails (its budget included).
@@ -43,7 +48,9 @@ extension SignatureRecovery {
                 let index = originals.count
                 let mark = Self.mark(index)
                 guard
-                    let text = mark.withUnsafeBufferPointer({ xmlNewDocTextLen(insertion.parent.pointee.doc, $0.baseAddress, Int32($0.count)) })
+                    let text = mark.withUnsafeBufferPointer({
+                        xmlNewDocTextLen(insertion.parent.pointee.doc, $0.baseAddress, Int32($0.count))
+                    })
                 else { return nil }
                 // Neighbours are elements, so libxml2 merges no text nodes here.
                 if let before = insertion.before { xmlAddPrevSibling(before, text) } else { xmlAddChild(insertion.parent, text) }
@@ -55,7 +62,8 @@ extension SignatureRecovery {
             var output: UnsafeMutablePointer<UInt8>?
             var count = 0
             let status = saml_shim_canonicalize(
-                document, apex, excluded, method.mode, method.withComments ? 1 : 0, method.prefixList, &output, &count)
+                document, apex, excluded, method.mode, method.withComments ? 1 : 0, method.prefixList, Self.workFactor, Self.workSlack,
+                &output, &count)
             defer { saml_shim_free_buffer(output) }
             guard status == 0, let output else { return nil }
             guard parse(UnsafeBufferPointer(start: output, count: count)) else { return nil }
@@ -232,28 +240,23 @@ extension SignatureRecovery {
         }
     }
 
-    /// Checks a candidate layout of `ds:SignedInfo` against the signature value: against the digest an RSA
-    /// value carries (recovered once per key), or by a signature verification per candidate for other keys
-    /// (at most ``maximumSignatureVerifications``).
-    struct SignatureTrial {
-        static let maximumSignatureVerifications = 3
-        let template: CanonicalTemplate
+    /// What a signature value can be checked against without its SignedInfo: the digest an RSA value
+    /// signs under each pinned RSA key it decodes with, and the pinned keys checked by a verification
+    /// (ECDSA). Nil when no pinned key can have made the value (an RSA value that decodes under none of
+    /// the RSA keys, and no other key): then no layout of anything can make the signature verify.
+    struct SignatureValue {
         let digest: saml_shim_digest
-        /// The digests the RSA value signs under each RSA key it decodes with.
-        let signedDigests: [[UInt8]]
-        /// Keys checked by a verification per candidate.
-        let verifyingKeys: [TrustedKey]
         let value: [UInt8]
+        let signedDigests: [(key: TrustedKey, digest: [UInt8])]
+        let verifyingKeys: [TrustedKey]
 
-        init?(signature: xmlNodePtr, signedInfo: xmlNodePtr, region: Region, keys: [TrustedKey]) {
+        init?(signature: xmlNodePtr, keys: [TrustedKey]) {
             let dsig = Namespace.xmlDSig
-            guard let method = signedInfo.firstChild(dsig, "SignatureMethod")?.attribute("Algorithm"),
+            guard let method = signature.firstChild(dsig, "SignedInfo")?.firstChild(dsig, "SignatureMethod")?.attribute("Algorithm"),
                 let digest = SignatureRecovery.digest(of: method),
-                let valueElement = signature.firstChild(dsig, "SignatureValue"), let value = SignatureRecovery.base64Value(valueElement),
-                let c14nElement = signedInfo.firstChild(dsig, "CanonicalizationMethod"),
-                let c14n = Canonicalization(algorithm: c14nElement.attribute("Algorithm") ?? "", element: c14nElement, comments: true)
+                let valueElement = signature.firstChild(dsig, "SignatureValue"), let value = SignatureRecovery.base64Value(valueElement)
             else { return nil }
-            var signedDigests: [[UInt8]] = []
+            var signedDigests: [(key: TrustedKey, digest: [UInt8])] = []
             var verifyingKeys: [TrustedKey] = []
             let rsa = method.contains("#rsa-")
             for key in keys {
@@ -263,37 +266,53 @@ extension SignatureRecovery {
                     saml_shim_rsa_signed_digest(key.handle.key, digest, $0.baseAddress, $0.count, &output, &length)
                 }
                 switch status {
-                case 0 where rsa: signedDigests.append(Array(output.prefix(length)))
+                case 0 where rsa: signedDigests.append((key, Array(output.prefix(length))))
                 case 1 where !rsa: verifyingKeys.append(key)
                 default: continue
                 }
             }
-            guard !signedDigests.isEmpty || !verifyingKeys.isEmpty,
+            guard !signedDigests.isEmpty || !verifyingKeys.isEmpty else { return nil }
+            (self.digest, self.value, self.signedDigests, self.verifyingKeys) = (digest, value, signedDigests, verifyingKeys)
+        }
+    }
+
+    /// Checks a candidate layout of `ds:SignedInfo` against the signature value: against the digest an RSA
+    /// value carries, or by a signature verification per candidate for other keys (at most
+    /// ``maximumSignatureVerifications``).
+    struct SignatureTrial {
+        static let maximumSignatureVerifications = 3
+        let template: CanonicalTemplate
+        let signed: SignatureValue
+
+        init?(signedInfo: xmlNodePtr, region: Region, value: SignatureValue) {
+            guard let c14nElement = signedInfo.firstChild(Namespace.xmlDSig, "CanonicalizationMethod"),
+                let c14n = Canonicalization(algorithm: c14nElement.attribute("Algorithm") ?? "", element: c14nElement, comments: true),
                 let template = CanonicalTemplate(region: region, apex: signedInfo, excluded: nil, method: c14n)
             else { return nil }
-            (self.template, self.digest, self.signedDigests, self.verifyingKeys, self.value) =
-                (template, digest, signedDigests, verifyingKeys, value)
+            (self.template, self.signed) = (template, value)
         }
 
-        func accepts(_ plan: Plan, scratch: inout [UInt8], work: inout Int, limit: Int, verifications: inout Int) -> Bool {
-            guard template.assemble(plan, into: &scratch, limit: limit) else { return false }
+        /// The key under which the signature value signs the region laid out by `plan`, if any.
+        func accepts(_ plan: Plan, scratch: inout [UInt8], work: inout Int, limit: Int, verifications: inout Int) -> TrustedKey? {
+            guard template.assemble(plan, into: &scratch, limit: limit) else { return nil }
             work += scratch.count
             var hash = [UInt8](repeating: 0, count: Int(SAML_SHIM_MAX_DIGEST))
             var length = 0
-            guard scratch.withUnsafeBufferPointer({ saml_shim_digest_bytes(digest, $0.baseAddress, $0.count, &hash, &length) }) == 0
-            else { return false }
+            guard scratch.withUnsafeBufferPointer({ saml_shim_digest_bytes(signed.digest, $0.baseAddress, $0.count, &hash, &length) }) == 0
+            else { return nil }
             let computed = hash.prefix(length)
-            if signedDigests.contains(where: { $0.elementsEqual(computed) }) { return true }
-            for key in verifyingKeys where verifications < Self.maximumSignatureVerifications {
+            if let match = signed.signedDigests.first(where: { $0.digest.elementsEqual(computed) }) { return match.key }
+            for key in signed.verifyingKeys where verifications < Self.maximumSignatureVerifications {
                 verifications += 1
-                let valid = value.withUnsafeBufferPointer { signature in
+                let valid = signed.value.withUnsafeBufferPointer { signature in
                     hash.withUnsafeBufferPointer {
-                        saml_shim_verify_signed_digest(key.handle.key, digest, $0.baseAddress, length, signature.baseAddress, signature.count)
+                        saml_shim_verify_signed_digest(
+                            key.handle.key, signed.digest, $0.baseAddress, length, signature.baseAddress, signature.count)
                     }
                 }
-                if valid == 1 { return true }
+                if valid == 1 { return key }
             }
-            return false
+            return nil
         }
     }
 }

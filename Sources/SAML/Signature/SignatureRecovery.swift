@@ -196,11 +196,13 @@ enum SignatureRecovery {
     /// outcome was `failed` and which took `failedDuration`. On success the tree holds the verified
     /// reconstruction; on failure it is as it was.
     ///
+    /// - Parameter decidedLater: the signature is verified by xmlsec later anyway (an Assertion's, nested in
+    ///   a signed Response): a candidate that passes its trials is kept without an xmlsec run of its own.
     /// - Throws: ``SAMLError/Code/signatureNormalisationDamage`` when the failing part bears the
     ///   cookbook's marks and no candidate verifies; otherwise the error of the failed verification.
     static func recover(
         signature: xmlNodePtr, failed: SignatureVerification.Outcome, failedDuration: Duration,
-        keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool
+        keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool, decidedLater: Bool = false
     ) throws -> Recovered {
         let clock = ContinuousClock()
         let deadline = clock.now + min(failedDuration * budgetMultiple + budgetAllowance, budgetCeiling)
@@ -211,17 +213,24 @@ enum SignatureRecovery {
         else {
             throw SignatureVerification.failure(failed, signature: signature, keys: keys)
         }
+        // A value that no pinned key can have made (a forger's) fails whatever the layout: refused before
+        // anything is rebuilt.
+        guard let signatureValue = SignatureValue(signature: signature, keys: keys) else {
+            throw SignatureVerification.failure(.signatureInvalid, signature: signature, keys: keys)
+        }
         var tried = 0  // candidates tried, for the diagnosis
         var runs = 0
         var kept: [Edit] = []
         var winner: Style?
         var outcome = failed
         var scratch: [UInt8] = []
-        /// Tries the region's candidates, each first against `trial` (with the bytes it may assemble) and
-        /// then, when it passes, by xmlsec, until `done` accepts an outcome; that candidate's edits stay.
+        /// Tries the region's candidates, each first against `trial` (with the bytes it may assemble; the
+        /// outcome it predicts, or nil) and then, when it passes, by xmlsec (unless `decidedLater`), until
+        /// `done` accepts an outcome; that candidate's edits stay.
         func search(
             _ region: Region, preferring: Style?, canonicalSize: Int,
-            trial: (Plan, inout [UInt8], inout Int, Int) -> Bool, done: (SignatureVerification.Outcome) -> Bool
+            trial: (Plan, inout [UInt8], inout Int, Int) -> SignatureVerification.Outcome?,
+            done: (SignatureVerification.Outcome) -> Bool
         ) throws -> (edits: [Edit], style: Style, outcome: SignatureVerification.Outcome)? {
             var seen = Set<Plan>()
             var work = 0
@@ -234,11 +243,16 @@ enum SignatureRecovery {
                 guard seen.insert(plan).inserted else { continue }
                 candidates += 1
                 tried += 1
-                guard trial(plan, &scratch, &work, candidateLimit) else { continue }
+                guard let predicted = trial(plan, &scratch, &work, candidateLimit) else { continue }
                 let edits = plan.apply()
-                runs += 1
-                let result = try SignatureVerification.attempt(
-                    signature: signature, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
+                let result: SignatureVerification.Outcome
+                if decidedLater {
+                    result = predicted
+                } else {
+                    runs += 1
+                    result = try SignatureVerification.attempt(
+                        signature: signature, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
+                }
                 if done(result) { return (edits, style, result) }
                 Edit.revert(edits)
             }
@@ -260,7 +274,7 @@ enum SignatureRecovery {
             guard
                 let found = try search(
                     region, preferring: learnt, canonicalSize: trial.template.length,
-                    trial: { trial.accepts($0, scratch: &$1, work: &$2, limit: $3) },
+                    trial: { trial.accepts($0, scratch: &$1, work: &$2, limit: $3) ? .signatureInvalid : nil },
                     done: { if case .digestMismatch = $0 { false } else { true } })
             else {
                 throw diagnosis(region.marks, failed: failed, part: part, tried: tried, signature: signature, keys: keys)
@@ -271,15 +285,24 @@ enum SignatureRecovery {
         if case .signatureInvalid = outcome {
             let region = Region(root: signedInfo, excluding: nil)
             var verifications = 0
-            if let trial = SignatureTrial(signature: signature, signedInfo: signedInfo, region: region, keys: keys),
-                let found = try search(
-                    region, preferring: winner, canonicalSize: trial.template.length,
-                    trial: { trial.accepts($0, scratch: &$1, work: &$2, limit: $3, verifications: &verifications) },
+            if let trial = SignatureTrial(signedInfo: signedInfo, region: region, value: signatureValue) {
+                var work = 0
+                func predicted(_ plan: Plan, _ scratch: inout [UInt8], _ work: inout Int, _ limit: Int) -> SignatureVerification.Outcome? {
+                    trial.accepts(plan, scratch: &scratch, work: &work, limit: limit, verifications: &verifications).map {
+                        SignatureVerification.Outcome.valid($0)
+                    }
+                }
+                if decidedLater, winner != nil, let intact = predicted(Plan(), &scratch, &work, Int.max) {
+                    // Without an xmlsec run after the content's recovery, SignedInfo may well be intact.
+                    outcome = intact
+                } else if let found = try search(
+                    region, preferring: winner, canonicalSize: trial.template.length, trial: predicted,
                     done: { if case .valid = $0 { true } else { false } })
-            {
-                kept += found.edits
-                winner = merged(winner, found.style)
-                outcome = found.outcome
+                {
+                    kept += found.edits
+                    winner = merged(winner, found.style)
+                    outcome = found.outcome
+                }
             }
         }
         guard case .valid(let key) = outcome, let winner else {
@@ -311,15 +334,17 @@ enum SignatureRecovery {
                 let outcome = try? SignatureVerification.attempt(
                     signature: nested, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
             else { continue }
+            // The verifier checks an Assertion child's signature with xmlsec after the Response's.
+            let isRequired = nestedParent.pointee.parent == element && nestedParent.is(Namespace.samlAssertion, "Assertion")
             switch outcome {
             case .digestMismatch, .signatureInvalid:
                 do {
                     learnt =
                         try recover(
                             signature: nested, failed: outcome, failedDuration: failedDuration, keys: keys, algorithms: algorithms,
-                            fastCanonicalization: fastCanonicalization
+                            fastCanonicalization: fastCanonicalization, decidedLater: isRequired
                         ).style
-                } catch where nestedParent.pointee.parent == element && nestedParent.is(Namespace.samlAssertion, "Assertion") {
+                } catch  where isRequired {
                     throw error
                 } catch {
                     continue

@@ -88,10 +88,10 @@ public struct SAMLResponseVerifier: Sendable {
         public var requireBearerConfirmation: Bool = true
         /// Whether a signature that fails on a document bearing the marks of the Adobe Pass cookbook's
         /// whitespace normalisation (no newline anywhere) is retried over reconstructions of the signer's
-        /// layout: indentation between elements and Base64 line breaks, at most
-        /// 24 xmlsec runs per signature. xmlsec decides every candidate, so a
-        /// recovered response is exactly what the IdP signed; the repairs are listed in
-        /// ``VerifiedResponse/repairs``. Default true; docs/recovery.md.
+        /// layout: indentation between elements, template newlines and Base64 line breaks, each tried by
+        /// hashing (bounded by a multiple of the signed part's size) before xmlsec verifies the one that
+        /// matches. xmlsec decides every signature, so a recovered response is exactly what the IdP signed;
+        /// the repairs are listed in ``VerifiedResponse/repairs``. Default true; docs/recovery.md.
         public var recoversNormalisationDamage = true
         /// Parser caps.
         public var parserLimits = XMLParserLimits()
