@@ -83,25 +83,11 @@ struct BenchCommand: ParsableCommand {
 
     func run() throws {
         if hostile {
-            let rows = try rejectingOnError {
-                try HostileBench.run(directory: URL(fileURLWithPath: directory), iterations: iterations) { line in
-                    StandardStreams.writeError("\r\u{1B}[K" + line)
-                }
-            }
-            StandardStreams.writeError("\r\u{1B}[K")
-            StandardStreams.writeOutput(json ? Self.hostileJSON(rows) : Self.hostileTable(rows))
-            if !rows.allSatisfy(\.withinBounds) { throw ExitCode.failure }
+            try measureBounded(HostileBench.run, json: Self.hostileJSON, table: Self.hostileTable, within: \.withinBounds)
             return
         }
         if recovery {
-            let rows = try rejectingOnError {
-                try RecoveryBench.run(directory: URL(fileURLWithPath: directory), iterations: iterations) { line in
-                    StandardStreams.writeError("\r\u{1B}[K" + line)
-                }
-            }
-            StandardStreams.writeError("\r\u{1B}[K")
-            StandardStreams.writeOutput(json ? Self.recoveryJSON(rows) : Self.recoveryTable(rows))
-            if !rows.allSatisfy(\.withinBounds) { throw ExitCode.failure }
+            try measureBounded(RecoveryBench.run, json: Self.recoveryJSON, table: Self.recoveryTable, within: \.withinBounds)
             return
         }
         let inputs: [BenchInput] = try rejectingOnError {
@@ -126,6 +112,20 @@ struct BenchCommand: ParsableCommand {
         }
         StandardStreams.writeError("\r\u{1B}[K")
         StandardStreams.writeOutput(json ? Self.json(results) : Self.table(results))
+    }
+
+    /// Runs a measurement whose rows each have a bound (--hostile, --recovery), prints them, and fails when
+    /// one is out of its bound.
+    private func measureBounded<Row>(
+        _ measure: (URL, Int, (String) -> Void) throws -> [Row], json jsonRows: ([Row]) -> String, table: ([Row]) -> String,
+        within: (Row) -> Bool
+    ) throws {
+        let rows = try rejectingOnError {
+            try measure(URL(fileURLWithPath: directory), iterations) { line in StandardStreams.writeError("\r\u{1B}[K" + line) }
+        }
+        StandardStreams.writeError("\r\u{1B}[K")
+        StandardStreams.writeOutput(json ? jsonRows(rows) : table(rows))
+        if !rows.allSatisfy(within) { throw ExitCode.failure }
     }
 
     static func json(_ results: [BenchResult]) -> String {

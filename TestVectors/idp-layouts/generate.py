@@ -19,7 +19,7 @@ Versions used for the committed files (2026-11-25, Debian 12, Python 3.11.7):
           lxml==6.1.3 cryptography==50.0.2
   apt:    xmlsec1 1.2.37-2 (libxmlsec1 1.2.37-2, used by pysaml2 and the xmlsec1 vectors)
           opensaml-tools 3.2.1-3+deb12u1 (samlsign; libxml-security-c20 2.0.4-2)
-          openjdk-17-jdk-headless 17.0.15+6-1~deb12u1 (javac/java for Signer.java, kept beside this script)
+          openjdk-17-jdk-headless 17.0.15+6-1~deb12u1 (javac/java for ../recovery/Signer.java)
   i.e.    pip install pysaml2==7.5.5 xmlsec==1.3.17 python3-saml==1.16.0 signxml==5.2.0 lxml cryptography
           apt-get install -y xmlsec1 opensaml-tools openjdk-17-jdk-headless
 Other versions may lay the XML out differently, which is the point of these files: check the diff.
@@ -519,7 +519,7 @@ def onelogin_vectors():
 
 
 # ---------------------------------------------------------------------------------------------------------
-# 6. signxml and the JDK (Signer.java beside this script)
+# 6. signxml and the JDK (../recovery/Signer.java)
 
 def signxml_vectors():
     from signxml import XMLSigner, methods
@@ -552,7 +552,7 @@ def signxml_vectors():
 
 def jdk_vectors():
     build = tempfile.mkdtemp()
-    subprocess.run(["javac", "-d", build, os.path.join(HERE, "Signer.java")], check=True)
+    subprocess.run(["javac", "-d", build, os.path.join(HERE, "..", "recovery", "Signer.java")], check=True)
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
 
     def sign(data, element, profile):

@@ -1,6 +1,6 @@
 // Signs the Assertion or the Response of a SAML response read from stdin with the JDK's own XML-DSig
 // (javax.xml.crypto.dsig, Santuario inside the JDK), as a Java IdP would; writes the document to stdout.
-// Usage: java Signer KEY.pem CERT.pem Assertion|Response. Test data generation only (generate.py).
+// Usage: java Signer KEY.pem CERT.pem Assertion|Response SIGALG-URI DIGEST-URI (RSA or EC PKCS#8 key). Test data generation only (generate.py).
 import java.io.ByteArrayInputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -36,7 +36,10 @@ public class Signer {
 
     public static void main(String[] args) throws Exception {
         String pem = Files.readString(Path.of(args[0])).replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
-        PrivateKey key = KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
+        byte[] der = Base64.getDecoder().decode(pem);
+        PrivateKey key;
+        try { key = KeyFactory.getInstance("RSA").generatePrivate(new PKCS8EncodedKeySpec(der)); }
+        catch (Exception e) { key = KeyFactory.getInstance("EC").generatePrivate(new PKCS8EncodedKeySpec(der)); }
         X509Certificate cert = (X509Certificate) CertificateFactory.getInstance("X.509")
                 .generateCertificate(new ByteArrayInputStream(Files.readAllBytes(Path.of(args[1]))));
         DocumentBuilderFactory dbf = DocumentBuilderFactory.newInstance();
@@ -52,10 +55,10 @@ public class Signer {
                 factory.newTransform(Transform.ENVELOPED, (TransformParameterSpec) null),
                 factory.newTransform(CanonicalizationMethod.EXCLUSIVE, (TransformParameterSpec) null));
         Reference reference = factory.newReference("#" + element.getAttribute("ID"),
-                factory.newDigestMethod(DigestMethod.SHA256, null), transforms, null, null);
+                factory.newDigestMethod(args[4], null), transforms, null, null);
         SignedInfo signedInfo = factory.newSignedInfo(
                 factory.newCanonicalizationMethod(CanonicalizationMethod.EXCLUSIVE, (C14NMethodParameterSpec) null),
-                factory.newSignatureMethod("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256", null), List.of(reference));
+                factory.newSignatureMethod(args[3], null), List.of(reference));
         KeyInfoFactory keys = factory.getKeyInfoFactory();
         var keyInfo = keys.newKeyInfo(List.of(keys.newX509Data(List.of(cert))));
         DOMSignContext context = new DOMSignContext(key, element, issuer.getNextSibling());

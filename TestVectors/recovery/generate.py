@@ -142,7 +142,9 @@ def jdk_vectors():
     build = tempfile.mkdtemp()
     subprocess.run(["javac", "-d", build, os.path.join(HERE, "Signer.java")], check=True)
     def sign(data, element):
-        return subprocess.run(["java", "-cp", build, "Signer", KEY, CERT, element], input=data, check=True,
+        return subprocess.run(["java", "-cp", build, "Signer", KEY, CERT, element,
+                               "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256", "http://www.w3.org/2001/04/xmlenc#sha256"],
+                              input=data, check=True,
                               capture_output=True).stdout
     for name, indent, signed in (("assertion-compact", None, "assertion"), ("assertion-pretty-4-spaces", "    ", "assertion"),
                                  ("response-compact", None, "response"), ("both-compact", None, "both")):
