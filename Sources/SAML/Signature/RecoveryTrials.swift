@@ -119,9 +119,11 @@ extension SignatureRecovery {
             guard size <= limit else { return false }
             output.removeAll(keepingCapacity: true)
             output.reserveCapacity(size)
-            for piece in pieces {
-                output += bytes[piece.literal]
-                if piece.slot >= 0 { output += chosen[piece.slot] ?? originals[piece.slot] }
+            bytes.withUnsafeBufferPointer { literals in
+                for piece in pieces {
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: literals[piece.literal]))
+                    if piece.slot >= 0 { output.append(contentsOf: chosen[piece.slot] ?? originals[piece.slot]) }
+                }
             }
             return true
         }
