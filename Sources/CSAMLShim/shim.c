@@ -442,7 +442,7 @@ int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, 
     static const char *assertionNs = "urn:oasis:names:tc:SAML:2.0:assertion";
     xmlAttrPtr id = xmlHasProp(element, (const xmlChar *)"ID");
     xmlNodePtr issuer = saml_shim_child(element, "Issuer", assertionNs);
-    if (id == NULL || id->children == NULL || id->children->content == NULL || issuer == NULL) {
+    if (id == NULL || id->children == NULL || id->children->content == NULL) {
         return -1;
     }
     const xmlChar *value = id->children->content;
@@ -454,7 +454,11 @@ int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, 
     if (signature == NULL) {
         return -1;
     }
-    if (xmlAddNextSibling(issuer, signature) == NULL) {
+    // After the Issuer (SAML protocol messages and assertions); first where there is none (metadata).
+    xmlNodePtr placed = issuer != NULL ? xmlAddNextSibling(issuer, signature)
+        : element->children != NULL   ? xmlAddPrevSibling(element->children, signature)
+                                      : xmlAddChild(element, signature);
+    if (placed == NULL) {
         xmlFreeNode(signature);
         return -1;
     }

@@ -29,7 +29,7 @@ public struct MockIdentityProvider: Sendable {
         public init() {}
     }
 
-    private let key: SigningKey
+    let key: SigningKey
 
     /// A private key (PEM, RSA or EC) and its certificate (PEM), which goes into ds:KeyInfo.
     public init(privateKeyPEM: [UInt8], certificatePEM: [UInt8]) throws {
@@ -140,7 +140,7 @@ public struct MockIdentityProvider: Sendable {
 
 /// Owns the signing key. `@unchecked Sendable`: never mutated after loading; each signature works on
 /// a duplicate (`xmlSecKeyDuplicate`, which only reads it).
-private final class SigningKey: @unchecked Sendable {
+final class SigningKey: @unchecked Sendable {
     let key: xmlSecKeyPtr
 
     init(_ key: xmlSecKeyPtr) {

@@ -54,11 +54,18 @@ public enum ServiceApplication {
             database = postgres
         }
         let service = try TokenExchangeService(configuration: configuration, store: store, metrics: metrics, logger: logger)
+        let maintainer = TrustMaintainer(
+            trustPath: configuration.trustPath, contents: service.trustContents, registry: service.trust, metrics: metrics,
+            logger: logger, clock: configuration.clock, listensForHangUp: configuration.reloadsOnHangUp,
+            onReload: { service.reloadMVPDConfiguration() })
+        services.append(maintainer)
         let router = buildRouter(service: service, ready: ready)
         if let adminPort = configuration.adminPort {
             services.append(
                 Application(
-                    router: buildHealthRouter(metrics: metrics, ready: ready),
+                    router: buildAdminRouter(
+                        metrics: metrics, trust: service.trust, ready: ready, maintainer: maintainer,
+                        tokens: configuration.adminTokens.map { BearerToken.digest(Array($0.utf8)) }),
                     configuration: ApplicationConfiguration(
                         address: .hostname(configuration.adminHost, port: adminPort), serverName: "swift-saml"),
                     onServerRunning: { channel in
@@ -88,6 +95,8 @@ public enum ServiceApplication {
             },
             logger: logger
         )
+        // Metadata URLs are read (or their backing copies) before the first request.
+        application.beforeServerStarts { await maintainer.prepare() }
         if let database, let started {
             // The pool runs as a service beside the server: the schema is prepared once it runs, retried
             // while the database does not answer yet (it may be starting too).
@@ -121,31 +130,56 @@ public enum ServiceApplication {
             service: service, limit: configuration.maximumBodyBytes,
             admission: AdmissionControl(limit: configuration.maximumConcurrentVerifications, queue: configuration.verificationQueue))
         controller.add(to: router)
-        addHealthRoutes(to: router, metrics: metrics, ready: ready)
+        addHealthRoutes(to: router, metrics: metrics, trust: service.trust, ready: ready)
         return router
     }
 
-    static func buildHealthRouter(metrics: ServiceMetrics, ready: @escaping @Sendable () async throws -> Void) -> Router<
-        BasicRequestContext
-    > {
+    /// The admin listener's routes: health and metrics, and with admin tokens `POST /admin/reload` (the
+    /// trust file and the MVPD configuration read again, as on SIGHUP; 202, or 401 without a valid token).
+    static func buildAdminRouter(
+        metrics: ServiceMetrics, trust: TrustRegistry, ready: @escaping @Sendable () async throws -> Void,
+        maintainer: TrustMaintainer, tokens: [[UInt8]]
+    ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        addHealthRoutes(to: router, metrics: metrics, ready: ready)
+        addHealthRoutes(to: router, metrics: metrics, trust: trust, ready: ready)
+        if !tokens.isEmpty {
+            router.post("/admin/reload") { request, context in
+                guard let value = request.headers[.authorization], let token = BearerToken.credentials(in: value),
+                    BearerToken.matches(token, tokens)
+                else { return health(401, "unauthorized") }
+                context.logger.info("admin: reloading the trust file and the MVPD configuration")
+                maintainer.reload()
+                return health(202, "reloading")
+            }
+        }
         return router
     }
 
+    /// `/health/ready` is 503 only when the store does not answer (every MVPD fails then). An MVPD whose
+    /// trust expired or is unavailable is reported in the body (`"trust": {"MVPD": "expired"}`) but does not
+    /// take the instance out of rotation: every instance shares that trust, and the others' MVPDs work.
     private static func addHealthRoutes(
-        to router: Router<BasicRequestContext>, metrics: ServiceMetrics, ready: @escaping @Sendable () async throws -> Void
+        to router: Router<BasicRequestContext>, metrics: ServiceMetrics, trust: TrustRegistry,
+        ready: @escaping @Sendable () async throws -> Void
     ) {
         router.get("/health") { _, _ in health(200, "ok") }
         router.get("/health/live") { _, _ in health(200, "ok") }
         router.get("/health/ready") { _, context in
+            var degraded: [String: JSONValue] = [:]
+            for (mvpd, status) in trust.status {
+                switch status {
+                case .trusted: break
+                case .expired: degraded[mvpd] = "expired"
+                case .unavailable: degraded[mvpd] = "unavailable"
+                }
+            }
             do {
                 try await ready()
-                return health(200, "ok")
+                return health(200, "ok", trust: degraded)
             } catch {
                 metrics.storeError(operation: "readiness")
                 context.logger.warning("not ready: the store does not answer")
-                return health(503, "store unavailable")
+                return health(503, "store unavailable", trust: degraded)
             }
         }
         router.get("/metrics") { _, _ in
@@ -155,8 +189,10 @@ public enum ServiceApplication {
         }
     }
 
-    private static func health(_ status: Int, _ text: String) -> Response {
-        TokenExchangeController.json(status, JSONValue.object(["status": .string(text)]).bytes)
+    private static func health(_ status: Int, _ text: String, trust: [String: JSONValue] = [:]) -> Response {
+        var object: [String: JSONValue] = ["status": .string(text)]
+        if !trust.isEmpty { object["trust"] = .object(trust) }
+        return TokenExchangeController.json(status, JSONValue.object(object).bytes)
     }
 }
 

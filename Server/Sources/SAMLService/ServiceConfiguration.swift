@@ -65,6 +65,9 @@ public struct ServiceConfiguration: Sendable {
     /// When not empty, every `/api/` request must carry `Authorization: Bearer <one of these>` (401
     /// otherwise). Empty (default): the service trusts the gateway in front of it to authenticate apps.
     public var bearerTokens: [String] = []
+    /// Bearer tokens of the admin listener's `POST /admin/reload` (``adminPort``): without one the endpoint
+    /// is absent. Secrets: `SAML_SERVICE_ADMIN_TOKENS` or `adminTokensFile`.
+    public var adminTokens: [String] = []
     /// Accept responses that answer no request of this service (IdP-initiated). Default false.
     public var allowUnsolicited = false
     /// The SP's key and certificate (PEM paths) to sign the SAML requests with; unsigned when absent.
@@ -103,6 +106,9 @@ public struct ServiceConfiguration: Sendable {
     public var adminHost = "127.0.0.1"
     /// On SIGTERM, in-flight requests get this long to finish. Default 10 s.
     public var shutdownTimeout: Duration = .seconds(10)
+    /// Whether SIGHUP reloads the trust file and the MVPD configuration (``TrustMaintainer``). Default true;
+    /// tests that run several services in one process turn it off (a signal reaches the whole process).
+    public var reloadsOnHangUp = true
 
     public init(serviceProvider: String, mvpdConfigurationPath: String, trustPath: String) {
         self.serviceProvider = serviceProvider
@@ -153,6 +159,7 @@ public struct ServiceConfiguration: Sendable {
         var store: String?
         var storePasswordFile: String?
         var bearerTokensFile: String?
+        var adminTokensFile: String?
         var requestKeysFile: String?
         var maximumConnections: Int?
         var headerTimeoutSeconds: Double?
@@ -179,7 +186,7 @@ public struct ServiceConfiguration: Sendable {
 
         private enum CodingKeys: String, CodingKey, CaseIterable {
             case serviceProvider, mvpdConfiguration, trust, host, port, spEntityID, destination, store, storePasswordFile
-            case bearerTokensFile, requestKeysFile, maximumConnections, headerTimeoutSeconds, requestTimeoutSeconds
+            case bearerTokensFile, adminTokensFile, requestKeysFile, maximumConnections, headerTimeoutSeconds, requestTimeoutSeconds
             case idleTimeoutSeconds, maximumConcurrentVerifications, verificationQueue, adminPort, adminHost
             case shutdownTimeoutSeconds, storeTimeoutSeconds, storeStartupTimeoutSeconds, storeConnections
             case requestLifetimeSeconds, maximumBodyBytes, maximumHeaderBytes, userMetadataMapping, featuredMVPDs
@@ -212,6 +219,7 @@ public struct ServiceConfiguration: Sendable {
             store = try container.decodeIfPresent(String.self, forKey: .store)
             storePasswordFile = try container.decodeIfPresent(String.self, forKey: .storePasswordFile)
             bearerTokensFile = try container.decodeIfPresent(String.self, forKey: .bearerTokensFile)
+            adminTokensFile = try container.decodeIfPresent(String.self, forKey: .adminTokensFile)
             requestKeysFile = try container.decodeIfPresent(String.self, forKey: .requestKeysFile)
             maximumConnections = try container.decodeIfPresent(Int.self, forKey: .maximumConnections)
             headerTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .headerTimeoutSeconds)
@@ -255,6 +263,7 @@ public struct ServiceConfiguration: Sendable {
             if let storePasswordFile { configuration.storePassword = try secretText(relative(storePasswordFile)) }
             if let bearerTokensFile { configuration.bearerTokens = try secret(relative(bearerTokensFile)) }
             if let bearerTokens { configuration.bearerTokens = bearerTokens }
+            if let adminTokensFile { configuration.adminTokens = try secret(relative(adminTokensFile)) }
             if let requestKeysFile { configuration.requestKeys = try parseRequestKeys(try secret(relative(requestKeysFile))) }
             if let maximumConnections { configuration.maximumConnections = maximumConnections }
             if let value = duration(headerTimeoutSeconds) { configuration.headerTimeout = value }
@@ -282,11 +291,12 @@ public struct ServiceConfiguration: Sendable {
     }
 
     /// `SAML_SERVICE_HOST`, `SAML_SERVICE_PORT`, `SAML_SERVICE_STORE`, `SAML_SERVICE_LOG_LEVEL`, and the
-    /// secrets `SAML_SERVICE_STORE_PASSWORD`, `SAML_SERVICE_BEARER_TOKENS` (comma- or line-separated) and
+    /// secrets `SAML_SERVICE_STORE_PASSWORD`, `SAML_SERVICE_BEARER_TOKENS`, `SAML_SERVICE_ADMIN_TOKENS` (comma- or line-separated) and
     /// `SAML_SERVICE_REQUEST_KEYS` (as `requestKeysFile`).
     public mutating func apply(environment: [String: String]) throws {
         if let value = environment["SAML_SERVICE_STORE_PASSWORD"] { storePassword = value }
         if let value = environment["SAML_SERVICE_BEARER_TOKENS"] { bearerTokens = Self.entries(value) }
+        if let value = environment["SAML_SERVICE_ADMIN_TOKENS"] { adminTokens = Self.entries(value) }
         if let value = environment["SAML_SERVICE_REQUEST_KEYS"] { requestKeys = try Self.parseRequestKeys(Self.entries(value)) }
         if let value = environment["SAML_SERVICE_HOST"] { host = value }
         if let value = environment["SAML_SERVICE_PORT"] {

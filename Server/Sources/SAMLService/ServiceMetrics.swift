@@ -1,5 +1,6 @@
 import CoreMetrics
 import Prometheus
+import SAML
 
 /// The service's metrics, through swift-metrics, into a Prometheus registry of its own (so that two
 /// instances in one process, as in the tests, keep separate counts; `saml-server serve` also bootstraps
@@ -15,6 +16,14 @@ import Prometheus
 ///   `verification-queue-full` (503 with `Retry-After`), `connection-evicted` (the longest-waiting
 ///   connection closed to make room), `connection-cap` (every connection busy: the new one closed),
 ///   `header-timeout`, `request-timeout` (the connection closed).
+/// - `saml_trust_last_refresh_timestamp_seconds{mvpd}`: when the MVPD's metadata source last answered with
+///   a document accepted (or unchanged, `304`).
+/// - `saml_trust_valid_until_timestamp_seconds{mvpd}` and `saml_trust_expiry_seconds{mvpd}`: the trusted
+///   metadata's `validUntil`, and the seconds left until it (updated at each refresh and every 15 s).
+/// - `saml_trust_refresh_failures_total{mvpd, reason}`: refreshes that kept the previous trust:
+///   `unreachable`, `http-status`, `too-large`, `backing-file`, or the library's code (`metadata.expired`,
+///   `signature.invalid`, `metadata.valid-until-too-far`, ...).
+/// `mvpd` label values come from the trust file only, never from a request.
 public struct ServiceMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
@@ -52,6 +61,24 @@ public struct ServiceMetrics: Sendable {
 
     func rejection(_ reason: String) {
         Counter(label: "saml_overload_rejections_total", dimensions: [("reason", reason)], factory: factory).increment()
+    }
+
+    func trustRefreshed(mvpd: String, at instant: SAMLInstant) {
+        Gauge(label: "saml_trust_last_refresh_timestamp_seconds", dimensions: [("mvpd", mvpd)], factory: factory)
+            .record(Double(instant.millisecondsSinceEpoch) / 1000)
+    }
+
+    func trustValidity(mvpd: String, validUntil: SAMLInstant?, now: SAMLInstant) {
+        guard let validUntil else { return }
+        Gauge(label: "saml_trust_valid_until_timestamp_seconds", dimensions: [("mvpd", mvpd)], factory: factory)
+            .record(Double(validUntil.millisecondsSinceEpoch) / 1000)
+        Gauge(label: "saml_trust_expiry_seconds", dimensions: [("mvpd", mvpd)], factory: factory)
+            .record(Double(validUntil.millisecondsSinceEpoch - now.millisecondsSinceEpoch) / 1000)
+    }
+
+    func trustRefreshFailed(mvpd: String, reason: String) {
+        Counter(label: "saml_trust_refresh_failures_total", dimensions: [("mvpd", mvpd), ("reason", reason)], factory: factory)
+            .increment()
     }
 
     /// The Prometheus text exposition.

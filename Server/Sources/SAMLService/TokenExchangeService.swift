@@ -2,6 +2,7 @@ import AppleSSO
 import Foundation
 import Logging
 import SAML
+import Synchronization
 
 /// The endpoints of the Token Exchange service, as plain functions from a request's parts to an answer
 /// (``ServiceAnswer``); ``ServiceApplication`` puts them behind Hummingbird.
@@ -16,12 +17,25 @@ import SAML
 /// - `GET /api/v2/{serviceProvider}/configuration`: the MVPD configuration with Apple's picker lists.
 public struct TokenExchangeService: Sendable {
     public let configuration: ServiceConfiguration
-    public let mvpds: MVPDConfiguration
     public let trust: TrustRegistry
+    /// The trust file as read at start-up (``TrustMaintainer`` keeps it current).
+    public let trustContents: TrustFile.Contents
     public let store: any SAMLStateStore
-    let exchange: TokenExchange
-    /// The configuration endpoint's answer (the configuration does not change while the service runs).
-    let configurationJSON: [UInt8]
+    /// What the MVPD configuration file says, replaced as a whole by ``reloadMVPDConfiguration()``.
+    private let current: Current
+    private final class Current: Sendable {
+        let snapshot: Mutex<Snapshot>
+        init(_ snapshot: Snapshot) { self.snapshot = Mutex(snapshot) }
+    }
+    private struct Snapshot {
+        var mvpds: MVPDConfiguration
+        var exchange: TokenExchange
+        /// The configuration endpoint's answer.
+        var configurationJSON: [UInt8]
+    }
+    public var mvpds: MVPDConfiguration { current.snapshot.withLock { $0.mvpds } }
+    var exchange: TokenExchange { current.snapshot.withLock { $0.exchange } }
+    var configurationJSON: [UInt8] { current.snapshot.withLock { $0.configurationJSON } }
     let signingKey: SigningKey?
     /// MACs the IDs of the requests `sessions/sso` issues and checks those the responses answer.
     let requests: RequestIDAuthority
@@ -30,24 +44,32 @@ public struct TokenExchangeService: Sendable {
     let metrics: ServiceMetrics
     let logger: Logger
 
-    /// Reads the MVPD configuration, the trust file and the signing key the configuration names.
+    /// Reads the MVPD configuration, the trust file (pinned keys and metadata files; metadata URLs are
+    /// ``TrustMaintainer``'s, and refused with `trust.unavailable` until it has read them) and the signing
+    /// key the configuration names.
     public init(configuration: ServiceConfiguration, store: any SAMLStateStore, metrics: ServiceMetrics, logger: Logger) throws {
         self.configuration = configuration
         self.store = store
         self.metrics = metrics
         self.logger = logger
-        guard let document = FileManager.default.contents(atPath: configuration.mvpdConfigurationPath) else {
-            throw SAMLError(
-                .configurationInvalid, "expected a readable MVPD configuration at \"\(configuration.mvpdConfigurationPath)\"")
-        }
-        mvpds = try MVPDConfiguration.decode(Array(document))
+        let mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
         var template = SAMLResponseVerifier.Configuration.template(
             audience: .equals(configuration.spEntityID), destination: ExpectedValue(orSkip: configuration.destination),
             replay: .store(store, unsolicited: configuration.allowUnsolicited ? .allow : .refuse))
         template.logger = logger
         template.clock = configuration.clock
-        trust = try TrustRegistry(try TrustFile.load(contentsOf: configuration.trustPath), template: template)
-        configurationJSON = mvpds.json(serviceProvider: configuration.serviceProvider, featured: configuration.featuredMVPDs)
+        trustContents = try TrustFile.read(contentsOf: configuration.trustPath)
+        var identityProviders = trustContents.pinned
+        for (mvpd, source) in trustContents.sources {
+            guard case .file = source.location else { continue }
+            do {
+                identityProviders[mvpd] = IdentityProvider(
+                    metadata: try source.read(try source.storedDocument(), now: configuration.clock.now()))
+            } catch let error as SAMLError {
+                throw SAMLError(error.code, "MVPD \"\(mvpd)\" in the trust file: \(error.message)")
+            }
+        }
+        trust = try TrustRegistry(identityProviders, template: template)
         if configuration.requestKeys.isEmpty {
             guard configuration.store == "memory" else {
                 throw SAMLError(
@@ -60,18 +82,50 @@ public struct TokenExchangeService: Sendable {
             requests = try RequestIDAuthority(keys: configuration.requestKeys)
         }
         bearerDigests = configuration.bearerTokens.map { BearerToken.digest(Array($0.utf8)) }
-        exchange = TokenExchange(
-            configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping), requests: requests)
+        current = Current(Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests))
         if let keyPath = configuration.requestSigningKeyPath {
             signingKey = try SigningKey(
                 privateKeyPEM: try Self.read(keyPath), certificatePEM: try configuration.requestSigningCertificatePath.map(Self.read))
         } else {
             signingKey = nil
         }
-        for mvpd in mvpds.mvpds where mvpd.boardingStatus == .supported && trust.identityProvider(for: mvpd.id) == nil {
+        for mvpd in mvpds.mvpds
+        where mvpd.boardingStatus == .supported && trust.identityProvider(for: mvpd.id) == nil && trustContents.sources[mvpd.id] == nil {
             logger.warning(
                 "MVPD has platform SSO but no identity provider in the trust file: its responses are refused",
                 metadata: ["mvpd": "\(mvpd.id)"])
+        }
+    }
+
+    private static func readMVPDConfiguration(_ path: String) throws -> MVPDConfiguration {
+        guard let document = FileManager.default.contents(atPath: path) else {
+            throw SAMLError(.configurationInvalid, "expected a readable MVPD configuration at \"\(path)\"")
+        }
+        return try MVPDConfiguration.decode(Array(document))
+    }
+
+    private static func snapshot(
+        _ mvpds: MVPDConfiguration, configuration: ServiceConfiguration, trust: TrustRegistry, requests: RequestIDAuthority
+    ) -> Snapshot {
+        Snapshot(
+            mvpds: mvpds,
+            exchange: TokenExchange(
+                configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping), requests: requests),
+            configurationJSON: mvpds.json(serviceProvider: configuration.serviceProvider, featured: configuration.featuredMVPDs))
+    }
+
+    /// Reads the MVPD configuration file again and swaps it in for new requests; a file that does not read
+    /// leaves the current one in place and says why in the log.
+    public func reloadMVPDConfiguration() {
+        do {
+            let mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
+            let snapshot = Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests)
+            current.snapshot.withLock { $0 = snapshot }
+            logger.info("MVPD configuration reloaded", metadata: ["mvpds": "\(mvpds.mvpds.count)"])
+        } catch {
+            logger.error(
+                "the MVPD configuration does not read: the previous one stays in place",
+                metadata: ["path": "\(configuration.mvpdConfigurationPath)", "error": "\((error as? SAMLError)?.message ?? "\(error)")"])
         }
     }
 

@@ -4,6 +4,12 @@ extension SAMLError.Code {
     /// The MVPD (or tenant) has no identity provider in the trust registry: refused, never verified
     /// with another tenant's trust. A server configuration gap, hence 500.
     public static let trustUnknownMVPD = Self("trust.unknown-mvpd", httpStatus: 500)
+    /// The MVPD's identity provider was trusted from metadata whose `validUntil` has passed, and no newer
+    /// document has been accepted: its responses are refused until one is (the service answers 503).
+    public static let trustExpired = Self("trust.expired", httpStatus: 503)
+    /// The MVPD's metadata source has not yielded a document it accepts yet (its URL did not answer at
+    /// start-up and no backing copy could be read): refused until it does.
+    public static let trustUnavailable = Self("trust.unavailable", httpStatus: 503)
 }
 
 /// An identity provider the service trusts: its entity ID, its signing keys and, when read from
@@ -18,6 +24,9 @@ public struct IdentityProvider: Sendable {
     /// The metadata's `SingleSignOnService` endpoints (none for pinned certificates): where a request
     /// for this IdP is addressed.
     public let singleSignOnServices: [IdentityProviderMetadata.Endpoint]
+    /// The metadata's `validUntil` (nil for pinned certificates): from then on ``TrustRegistry`` refuses
+    /// this IdP's responses (``SAMLError/Code/trustExpired``) until it is replaced.
+    public let validUntil: SAMLInstant?
 
     /// - Throws: ``SAMLError/Code/configurationInvalid`` for an empty entity ID,
     ///   ``SAMLError/Code/configurationInvalidKey`` for an empty key list.
@@ -31,6 +40,7 @@ public struct IdentityProvider: Sendable {
         self.entityID = entityID
         self.keys = keys
         singleSignOnServices = []
+        validUntil = nil
     }
 
     /// The entity ID and signing keys of IdP metadata.
@@ -38,6 +48,7 @@ public struct IdentityProvider: Sendable {
         entityID = metadata.entityID
         keys = metadata.signingKeys
         singleSignOnServices = metadata.singleSignOnServices
+        validUntil = metadata.validUntil
     }
 }
 
@@ -64,12 +75,30 @@ extension SAMLResponseVerifier.Configuration {
 ///
 /// ``replace(_:)`` and ``update(_:for:)`` build every new verifier first and then swap the whole map under
 /// a lock: a request sees the old trust or the new one, never a mix, and nothing restarts (metadata
-/// reloads, key rotation). `Sendable`; share one per process.
+/// reloads, key rotation). An IdP read from metadata is refused from its `validUntil` on
+/// (``SAMLError/Code/trustExpired``), by the template's clock, until it is replaced; an MVPD marked
+/// with ``markUnavailable(_:)`` is refused (``SAMLError/Code/trustUnavailable``) until it gets an IdP.
+/// `Sendable`; share one per process.
 public final class TrustRegistry: Sendable {
     /// Everything a per-IdP verifier needs besides the IdP: a configuration whose `trustedKeys` and
     /// `issuer` are replaced for each IdP.
     public let template: SAMLResponseVerifier.Configuration
-    private let verifiers: Mutex<[String: (identityProvider: IdentityProvider, verifier: SAMLResponseVerifier)]>
+    private let verifiers: Mutex<[String: Entry]>
+
+    private enum Entry {
+        case trusted(IdentityProvider, SAMLResponseVerifier)
+        case unavailable
+    }
+
+    /// Where an MVPD's trust stands.
+    public enum Status: Sendable, Hashable {
+        /// An IdP is trusted (until `validUntil`, when it came from metadata).
+        case trusted(validUntil: SAMLInstant?)
+        /// The IdP's metadata has passed its `validUntil`.
+        case expired(SAMLInstant)
+        /// No document has been accepted yet.
+        case unavailable
+    }
 
     /// - Parameters:
     ///   - identityProviders: MVPD id → its IdP.
@@ -82,16 +111,59 @@ public final class TrustRegistry: Sendable {
     }
 
     /// The verifier of `mvpd`'s identity provider.
+    ///
+    /// - Throws: ``SAMLError/Code/trustUnknownMVPD``, ``SAMLError/Code/trustUnavailable`` or
+    ///   ``SAMLError/Code/trustExpired``.
     public func verifier(for mvpd: String) throws -> SAMLResponseVerifier {
-        guard let entry = verifiers.withLock({ $0[mvpd] }) else {
+        switch verifiers.withLock({ $0[mvpd] }) {
+        case nil:
             throw SAMLError(.trustUnknownMVPD, "expected an identity provider configured for the MVPD \(SAMLError.quote(mvpd)), found none")
+        case .unavailable:
+            throw SAMLError(
+                .trustUnavailable, "expected accepted metadata for the MVPD \(SAMLError.quote(mvpd)), found none yet (see its source's log)"
+            )
+        case .trusted(let identityProvider, let verifier):
+            if let validUntil = identityProvider.validUntil, template.clock.now() >= validUntil {
+                throw SAMLError(
+                    .trustExpired,
+                    "expected the metadata of the MVPD \(SAMLError.quote(mvpd)) valid now, found validUntil \(validUntil) passed and no newer document accepted"
+                )
+            }
+            return verifier
         }
-        return entry.verifier
     }
 
-    /// The identity provider `mvpd` trusts, if any.
+    /// The identity provider `mvpd` trusts now, if any (none while its trust is unavailable or expired).
     public func identityProvider(for mvpd: String) -> IdentityProvider? {
-        verifiers.withLock { $0[mvpd]?.identityProvider }
+        guard case .trusted(let identityProvider, _) = verifiers.withLock({ $0[mvpd] }) else { return nil }
+        if let validUntil = identityProvider.validUntil, template.clock.now() >= validUntil { return nil }
+        return identityProvider
+    }
+
+    /// Where each MVPD's trust stands, by MVPD id.
+    public var status: [String: Status] {
+        let now = template.clock.now()
+        return verifiers.withLock { entries in
+            entries.mapValues { entry in
+                switch entry {
+                case .unavailable: .unavailable
+                case .trusted(let identityProvider, _):
+                    if let until = identityProvider.validUntil, now >= until {
+                        .expired(until)
+                    } else {
+                        .trusted(validUntil: identityProvider.validUntil)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Marks `mvpd` as configured but without an accepted document yet (its responses are refused with
+    /// ``SAMLError/Code/trustUnavailable``); an IdP already trusted for it is left as it is.
+    public func markUnavailable(_ mvpd: String) {
+        verifiers.withLock { entries in
+            if entries[mvpd] == nil { entries[mvpd] = .unavailable }
+        }
     }
 
     /// The MVPD ids with an identity provider, sorted.
@@ -105,14 +177,14 @@ public final class TrustRegistry: Sendable {
 
     /// Sets (or, with nil, removes) one MVPD's identity provider; the others are untouched.
     public func update(_ identityProvider: IdentityProvider?, for mvpd: String) throws {
-        let entry = try identityProvider.map { ($0, try Self.verifier($0, template: template)) }
+        let entry = try identityProvider.map { Entry.trusted($0, try Self.verifier($0, template: template)) }
         verifiers.withLock { $0[mvpd] = entry }
     }
 
     private static func build(
         _ identityProviders: [String: IdentityProvider], template: SAMLResponseVerifier.Configuration
-    ) throws -> [String: (identityProvider: IdentityProvider, verifier: SAMLResponseVerifier)] {
-        try identityProviders.mapValues { ($0, try verifier($0, template: template)) }
+    ) throws -> [String: Entry] {
+        try identityProviders.mapValues { .trusted($0, try verifier($0, template: template)) }
     }
 
     private static func verifier(_ identityProvider: IdentityProvider, template: SAMLResponseVerifier.Configuration) throws
