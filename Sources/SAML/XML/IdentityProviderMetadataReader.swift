@@ -192,6 +192,23 @@ enum IDTable {
 /// `xs:duration` (`P1DT2H`, `PT30M`, `-P1Y`...), enough for `cacheDuration`: years count 365 days and
 /// months 30.
 enum XMLDuration {
+    /// A positive duration as hours, minutes and seconds (`PT6H`, `PT1H30M`, `PT0.5S`), milliseconds kept.
+    static func format(_ duration: Duration) -> String {
+        let milliseconds = duration.milliseconds
+        let hours = milliseconds / 3_600_000
+        let minutes = milliseconds / 60_000 % 60
+        let rest = milliseconds % 60_000
+        var text = "PT"
+        if hours > 0 { text += "\(hours)H" }
+        if minutes > 0 { text += "\(minutes)M" }
+        if rest > 0 || text == "PT" {
+            var fraction = String(String(rest % 1000 + 1000).dropFirst())
+            while fraction.hasSuffix("0") { fraction.removeLast() }
+            text += "\(rest / 1000)" + (fraction.isEmpty ? "" : "." + fraction) + "S"
+        }
+        return text
+    }
+
     static func parse(_ text: String) -> Duration? {
         var bytes = Array(XMLWhitespace.trimmed(text).utf8)[...]
         var negative = false
