@@ -440,9 +440,12 @@ void saml_shim_compact_for_transport(xmlNodePtr node) {
 
 int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, int ecdsa) {
     static const char *assertionNs = "urn:oasis:names:tc:SAML:2.0:assertion";
+    static const char *metadataNs = "urn:oasis:names:tc:SAML:2.0:metadata";
     xmlAttrPtr id = xmlHasProp(element, (const xmlChar *)"ID");
     xmlNodePtr issuer = saml_shim_child(element, "Issuer", assertionNs);
-    if (id == NULL || id->children == NULL || id->children->content == NULL) {
+    // Metadata elements have no Issuer: their schema puts ds:Signature first (SAML Metadata 2.3.1, 2.3.2).
+    int metadata = element->ns != NULL && xmlStrEqual(element->ns->href, (const xmlChar *)metadataNs);
+    if (id == NULL || id->children == NULL || id->children->content == NULL || (issuer == NULL && !metadata)) {
         return -1;
     }
     const xmlChar *value = id->children->content;
@@ -454,10 +457,14 @@ int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, 
     if (signature == NULL) {
         return -1;
     }
-    // After the Issuer (SAML protocol messages and assertions); first where there is none (metadata).
-    xmlNodePtr placed = issuer != NULL ? xmlAddNextSibling(issuer, signature)
-        : element->children != NULL   ? xmlAddPrevSibling(element->children, signature)
-                                      : xmlAddChild(element, signature);
+    xmlNodePtr placed;
+    if (issuer != NULL) {
+        placed = xmlAddNextSibling(issuer, signature);
+    } else if (element->children != NULL) {
+        placed = xmlAddPrevSibling(element->children, signature);
+    } else {
+        placed = xmlAddChild(element, signature);
+    }
     if (placed == NULL) {
         xmlFreeNode(signature);
         return -1;

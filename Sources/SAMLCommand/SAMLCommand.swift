@@ -11,7 +11,8 @@ struct SAMLCommand: AsyncParsableCommand {
         abstract: "Decode, encode and check SAML responses from Apple single sign-on.",
         subcommands: [
             VectorsCommand.self, BenchCommand.self, VerifyCommand.self, InspectCommand.self, GenerateCommand.self, MVPDCommand.self,
-            PFSCommand.self, ExchangeCommand.self, MetadataCommand.self, NormalizeCommand.self, EncodeCommand.self, DecodeCommand.self,
+            PFSCommand.self, ExchangeCommand.self, MetadataCommand.self, SPMetadataCommand.self, NormalizeCommand.self, EncodeCommand.self,
+            DecodeCommand.self,
         ]
     )
 

@@ -79,6 +79,18 @@ func readme_5() async throws {
     // in-response-to.wrong-device, in-response-to.not-outstanding (answered before), replay.detected, ...
 }
 
+// README.md, line 215
+func readme_6() async throws {
+
+    let signingKey = try SigningKey(privateKeyPEM: spPrivateKeyPEM, certificatePEM: certificatePEM)
+    let metadata = try ServiceProviderMetadata(
+        entityID: "https://saml.sp.auth.adobe.com",
+        assertionConsumerServiceURLs: ["https://sp.example.com/api/v2/REF30/profiles/sso/Apple"],   // the first is the default
+        signingKey: signingKey,                                   // its certificate is listed; AuthnRequestsSigned="true"
+        encryptionKeys: try TrustedKey.all(pem: certificatePEM))  // the certificate of the SP's DecryptionKey
+    let xml = try metadata.xml(signedWith: signingKey, now: .now())   // served as application/samlmetadata+xml
+}
+
 // Sources/AppleSSO/AppleSSO.docc/AppleSSO.md, line 10
 func applesso_1() async throws {
     let body = "SAMLResponse=" + Cookbook.encode(samlAttributeQueryResponse)

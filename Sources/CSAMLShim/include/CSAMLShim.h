@@ -188,8 +188,8 @@ xmlSecKeyPtr saml_shim_signing_key_load(const unsigned char *keyPEM, size_t keyL
 /// Frees a buffer returned by `saml_shim_sign_root`, `saml_shim_dsig_reference_bytes` or the mock shim.
 void saml_shim_free_buffer(unsigned char *buffer);
 
-/// Signs `element` (with an ID) with an enveloped signature placed after its saml:Issuer child, or first
-/// when it has none (metadata): exclusive C14N, SHA-256, RSA-SHA256 or ECDSA-SHA256 (`ecdsa` non-zero), the certificate in
+/// Signs `element` (with an ID and a saml:Issuer child, or an element of the SAML metadata namespace) with
+/// an enveloped signature placed after the Issuer, or first in a metadata element: exclusive C14N, SHA-256, RSA-SHA256 or ECDSA-SHA256 (`ecdsa` non-zero), the certificate in
 /// KeyInfo; the signature is then compacted (`saml_shim_compact_for_transport`). The ID must be a plain
 /// name (no XPointer or XPath syntax), resolved by direct lookup. 0 on success.
 int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, int ecdsa);
@@ -199,7 +199,8 @@ int saml_shim_sign_element(xmlDocPtr doc, xmlNodePtr element, xmlSecKeyPtr key, 
 void saml_shim_compact_for_transport(xmlNodePtr node);
 
 /// Parses `xml` (safe options) and signs its root element (an AuthnRequest or AttributeQuery with an ID
-/// and an Issuer, or metadata with an ID) as `saml_shim_sign_element` does: exclusive C14N, SHA-256,
+/// and an Issuer, or an md:EntityDescriptor with an ID) with an enveloped signature placed as
+/// `saml_shim_sign_element` places it: exclusive C14N, SHA-256,
 /// RSA-SHA256 or ECDSA-SHA256 after the key's type, the certificate in KeyInfo. Serialises into a buffer
 /// freed with `saml_shim_free_buffer`. 0 on success.
 int saml_shim_sign_root(const char *xml, int length, xmlSecKeyPtr key, unsigned char **output, int *outputLength);

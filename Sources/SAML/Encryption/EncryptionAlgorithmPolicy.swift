@@ -30,6 +30,13 @@ public struct EncryptionAlgorithmPolicy: Sendable, Hashable {
     ]
     static let tripleDES = "http://www.w3.org/2001/04/xmlenc#tripledes-cbc"
 
+    /// What SP metadata lists as `md:EncryptionMethod` (``ServiceProviderMetadata/encryptionMethods``), the
+    /// preferred first: data encryption AES-256-GCM and AES-128-GCM, key transport RSA-OAEP (xmlenc 1.1,
+    /// then the 2001 `rsa-oaep-mgf1p` most IdPs implement). Every one is accepted by ``strict``.
+    static let advertised = [
+        "http://www.w3.org/2009/xmlenc11#aes256-gcm", "http://www.w3.org/2009/xmlenc11#aes128-gcm", rsaOAEP11, rsaOAEP,
+    ]
+
     func checkKeyTransport(_ uri: String) throws {
         if uri == Self.rsaOAEP || uri == Self.rsaOAEP11 { return }
         if uri == Self.rsa15 {

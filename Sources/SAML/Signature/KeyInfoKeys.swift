@@ -79,13 +79,10 @@ enum KeyInfoKeys {
     /// The SubjectPublicKeyInfo of a loaded key as OpenSSL encodes it, so that a certificate's key and the
     /// same key written as a KeyValue compare equal whatever the encoding they were read from.
     private static func publicKey(_ key: TrustedKey) throws -> [UInt8] {
-        var spki: UnsafeMutablePointer<UInt8>?
-        var length = 0
-        defer { saml_shim_openssl_free(spki) }
-        guard saml_shim_public_key_der(key.handle.key, &spki, &length) == 0, let spki else {
+        guard let der = key.handle.publicKeyDER else {
             throw SAMLError(.metadataMalformed, "expected a public key OpenSSL can encode in a ds:KeyInfo, found one it cannot")
         }
-        return Array(UnsafeBufferPointer(start: spki, count: length))
+        return der
     }
 
     private static func base64(_ element: xmlNodePtr) throws -> [UInt8] {

@@ -36,7 +36,7 @@ public struct TrustedKey: Sendable {
         return try blocks.map { block in
             do {
                 switch block.label {
-                case "CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE":
+                case _ where PEM.certificateLabels.contains(block.label):
                     return try TrustedKey(der: block.der, isCertificate: true)
                 case "PUBLIC KEY", "RSA PUBLIC KEY":
                     return try TrustedKey(der: block.der, isCertificate: false)
@@ -121,10 +121,23 @@ final class KeyHandle: @unchecked Sendable {
     deinit {
         xmlSecKeyDestroy(key)
     }
+
+    /// The public key's SubjectPublicKeyInfo as OpenSSL encodes it (of a private key too), so that keys read
+    /// from different encodings compare equal; nil when OpenSSL cannot encode it.
+    var publicKeyDER: [UInt8]? {
+        var spki: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        defer { saml_shim_openssl_free(spki) }
+        guard saml_shim_public_key_der(key, &spki, &length) == 0, let spki else { return nil }
+        return Array(UnsafeBufferPointer(start: spki, count: length))
+    }
 }
 
 /// RFC 7468 textual encoding, just enough to find the blocks.
 enum PEM {
+    /// The labels OpenSSL reads a certificate from.
+    static let certificateLabels: Set<String> = ["CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE"]
+
     struct Block {
         var label: String
         var der: [UInt8]

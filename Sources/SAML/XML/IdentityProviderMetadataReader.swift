@@ -31,7 +31,7 @@ extension IdentityProviderMetadata {
                 "expected md:EntityDescriptor or md:EntitiesDescriptor, found \(SAMLError.quote(root.qualifiedDescription))")
         }
         if !options.signers.isEmpty {
-            try verifySignature(of: root, document: tree.document, options: options)
+            try MetadataDocument.verifyRootSignature(of: root, document: tree.document, options: options)
         }
         var reading = Reading()
         try collect(root, validUntil: nil, cacheDuration: nil, options: options, into: &reading)
@@ -42,12 +42,12 @@ extension IdentityProviderMetadata {
         _ element: xmlNodePtr, validUntil: SAMLInstant?, cacheDuration: Duration?, options: Options, into reading: inout Reading
     ) throws {
         let md = Namespace.samlMetadata
-        let until = try earliest(validUntil, try instant(element, "validUntil"))
+        let until = try MetadataDocument.earliest(validUntil, try MetadataDocument.instant(element, "validUntil"))
         if let until, until <= options.now {
             throw SAMLError(
                 .metadataExpired, "expected metadata valid at \(options.now), found validUntil \(until) on \(element.qualifiedDescription)")
         }
-        let cache = try shortest(cacheDuration, element)
+        let cache = try MetadataDocument.shortest(cacheDuration, element)
         if element.is(md, "EntitiesDescriptor") {
             for child in element.elementChildren where child.is(md, "EntitiesDescriptor") || child.is(md, "EntityDescriptor") {
                 try collect(child, validUntil: until, cacheDuration: cache, options: options, into: &reading)
@@ -85,7 +85,7 @@ extension IdentityProviderMetadata {
     ) throws -> IdentityProviderMetadata {
         let md = Namespace.samlMetadata
         let roles = entity.children(md, "IDPSSODescriptor") + entity.children(md, "AttributeAuthorityDescriptor")
-        let saml2 = roles.filter(supportsSAML2)
+        let saml2 = roles.filter(MetadataDocument.supportsSAML2)
         guard !saml2.isEmpty else {
             throw SAMLError(
                 .metadataNoIdentityProvider,
@@ -98,13 +98,13 @@ extension IdentityProviderMetadata {
         var used: [xmlNodePtr] = []
         var expired: (role: xmlNodePtr, validUntil: SAMLInstant)?
         for role in saml2 {
-            let roleUntil = try instant(role, "validUntil")
+            let roleUntil = try MetadataDocument.instant(role, "validUntil")
             if let roleUntil, roleUntil <= options.now {
                 expired = expired ?? (role, roleUntil)
                 continue
             }
-            until = try earliest(until, roleUntil)
-            cache = try shortest(cache, role)
+            until = try MetadataDocument.earliest(until, roleUntil)
+            cache = try MetadataDocument.shortest(cache, role)
             used.append(role)
         }
         if used.isEmpty, let expired {
@@ -134,51 +134,6 @@ extension IdentityProviderMetadata {
         }
         return IdentityProviderMetadata(
             entityID: entityID, signingKeys: keys, singleSignOnServices: endpoints, validUntil: until, cacheDuration: cache)
-    }
-
-    /// SAML 2.0 among the role's `protocolSupportEnumeration` (a whitespace-separated list of URIs).
-    private static func supportsSAML2(_ role: xmlNodePtr) -> Bool {
-        guard let list = role.attribute("protocolSupportEnumeration") else { return false }
-        let saml2 = "urn:oasis:names:tc:SAML:2.0:protocol"
-        return list.utf8.split(whereSeparator: XMLWhitespace.isWhitespace).contains { $0.elementsEqual(saml2.utf8) }
-    }
-
-    /// The shorter of `current` and the element's `cacheDuration`, if any.
-    private static func shortest(_ current: Duration?, _ element: xmlNodePtr) throws -> Duration? {
-        guard let text = element.attribute("cacheDuration") else { return current }
-        guard let duration = XMLDuration.parse(text) else {
-            throw SAMLError(.metadataMalformed, "expected an xs:duration in cacheDuration, found \(SAMLError.quote(text))")
-        }
-        return current.map { min($0, duration) } ?? duration
-    }
-
-    private static func instant(_ element: xmlNodePtr, _ name: StaticString) throws -> SAMLInstant? {
-        guard let text = element.attribute(name) else { return nil }
-        guard let instant = SAMLInstant(xmlDateTime: text) else {
-            throw SAMLError(.metadataMalformed, "expected an xs:dateTime in \(name), found \(SAMLError.quote(text))")
-        }
-        return instant
-    }
-
-    private static func earliest(_ a: SAMLInstant?, _ b: SAMLInstant?) throws -> SAMLInstant? {
-        switch (a, b) {
-        case let (a?, b?): min(a, b)
-        default: a ?? b
-        }
-    }
-
-    /// The root's signature, with the responses' strict profile, against the configured signers.
-    private static func verifySignature(of root: xmlNodePtr, document: xmlDocPtr, options: Options) throws {
-        let signatures = root.children(Namespace.xmlDSig, "Signature")
-        guard let signature = signatures.first else {
-            throw SAMLError(.metadataUnsigned, "expected a signature on \(root.qualifiedDescription) by the metadata signer, found none")
-        }
-        guard signatures.count == 1 else {
-            throw SAMLError(.signatureDuplicate, "expected one signature on \(root.qualifiedDescription), found \(signatures.count)")
-        }
-        try IDTable.registerForSignature(root: root, signature: signature, document: document)
-        try SignatureProfile.check(signature: signature, parent: root, document: document, algorithms: options.algorithms)
-        try SignatureVerification.verify(signature: signature, keys: options.signers, algorithms: options.algorithms)
     }
 }
 
@@ -237,6 +192,23 @@ enum IDTable {
 /// `xs:duration` (`P1DT2H`, `PT30M`, `-P1Y`...), enough for `cacheDuration`: years count 365 days and
 /// months 30.
 enum XMLDuration {
+    /// A positive duration as hours, minutes and seconds (`PT6H`, `PT1H30M`, `PT0.5S`), milliseconds kept.
+    static func format(_ duration: Duration) -> String {
+        let milliseconds = duration.milliseconds
+        let hours = milliseconds / 3_600_000
+        let minutes = milliseconds / 60_000 % 60
+        let rest = milliseconds % 60_000
+        var text = "PT"
+        if hours > 0 { text += "\(hours)H" }
+        if minutes > 0 { text += "\(minutes)M" }
+        if rest > 0 || text == "PT" {
+            var fraction = String(String(rest % 1000 + 1000).dropFirst())
+            while fraction.hasSuffix("0") { fraction.removeLast() }
+            text += "\(rest / 1000)" + (fraction.isEmpty ? "" : "." + fraction) + "S"
+        }
+        return text
+    }
+
     static func parse(_ text: String) -> Duration? {
         var bytes = Array(XMLWhitespace.trimmed(text).utf8)[...]
         var negative = false
