@@ -73,6 +73,11 @@ public struct ServiceConfiguration: Sendable {
     /// The SP's key and certificate (PEM paths) to sign the SAML requests with; unsigned when absent.
     public var requestSigningKeyPath: String?
     public var requestSigningCertificatePath: String?
+    /// The SP's assertion consumer service URLs published in its metadata (`GET /api/v2/{sp}/saml/metadata`),
+    /// the default first. Default: ``destination`` alone; with neither, the endpoint answers 404.
+    public var assertionConsumerServiceURLs: [String] = []
+    /// The certificate (PEM) of the SP's decryption key, published as its encryption key in its metadata.
+    public var encryptionCertificatePath: String?
     /// Default `info`.
     public var logLevel: Logger.Level = .info
     /// The one clock of the service: the instants requests are issued at, the partner-framework header's
@@ -182,6 +187,8 @@ public struct ServiceConfiguration: Sendable {
         var allowUnsolicited: Bool?
         var requestSigningKey: String?
         var requestSigningCertificate: String?
+        var assertionConsumerServiceURLs: [String]?
+        var encryptionCertificate: String?
         var logLevel: String?
 
         private enum CodingKeys: String, CodingKey, CaseIterable {
@@ -191,6 +198,7 @@ public struct ServiceConfiguration: Sendable {
             case shutdownTimeoutSeconds, storeTimeoutSeconds, storeStartupTimeoutSeconds, storeConnections
             case requestLifetimeSeconds, maximumBodyBytes, maximumHeaderBytes, userMetadataMapping, featuredMVPDs
             case bearerTokens, allowUnsolicited, requestSigningKey, requestSigningCertificate, logLevel
+            case assertionConsumerServiceURLs, encryptionCertificate
         }
 
         private struct AnyKey: CodingKey {
@@ -243,6 +251,8 @@ public struct ServiceConfiguration: Sendable {
             requestSigningKey = try container.decodeIfPresent(String.self, forKey: .requestSigningKey)
             requestSigningCertificate = try container.decodeIfPresent(String.self, forKey: .requestSigningCertificate)
             logLevel = try container.decodeIfPresent(String.self, forKey: .logLevel)
+            assertionConsumerServiceURLs = try container.decodeIfPresent([String].self, forKey: .assertionConsumerServiceURLs)
+            encryptionCertificate = try container.decodeIfPresent(String.self, forKey: .encryptionCertificate)
         }
 
         /// The configuration this file describes, its paths relative to `base`.
@@ -285,6 +295,8 @@ public struct ServiceConfiguration: Sendable {
             if let allowUnsolicited { configuration.allowUnsolicited = allowUnsolicited }
             configuration.requestSigningKeyPath = requestSigningKey.map(relative)
             configuration.requestSigningCertificatePath = requestSigningCertificate.map(relative)
+            if let assertionConsumerServiceURLs { configuration.assertionConsumerServiceURLs = assertionConsumerServiceURLs }
+            configuration.encryptionCertificatePath = encryptionCertificate.map(relative)
             if let logLevel { configuration.logLevel = try level(logLevel) }
             return configuration
         }

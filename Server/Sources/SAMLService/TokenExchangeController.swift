@@ -41,6 +41,11 @@ struct TokenExchangeController: Sendable {
                 await service.legacyAuthentication(headers: headers, body: body)
             }
         }
+        router.get("/api/v2/:serviceProvider/saml/metadata") { request, context in
+            try await answer(request, context, form: false, authenticated: false) { _, _ in
+                service.spMetadata(serviceProvider: context.parameters.get("serviceProvider") ?? "")
+            }
+        }
         router.get("/api/v2/:serviceProvider/configuration") { request, context in
             try await answer(request, context, form: false) { headers, _ in
                 service.mvpdConfiguration(serviceProvider: context.parameters.get("serviceProvider") ?? "", headers: headers)
@@ -52,6 +57,7 @@ struct TokenExchangeController: Sendable {
     /// when `admitted`), and turns its answer into a response.
     private func answer(
         _ request: Request, _ context: BasicRequestContext, form: Bool = true, verdictEndpoint: String? = nil, admitted: Bool = false,
+        authenticated: Bool = true,
         _ handler: @escaping @Sendable (RequestHeaders, [UInt8]) async -> ServiceAnswer
     ) async throws -> Response {
         let started = ContinuousClock.now
@@ -59,7 +65,7 @@ struct TokenExchangeController: Sendable {
             authorization: request.headers[.authorization], deviceIdentifier: request.headers[Self.deviceIdentifier],
             deviceInfo: request.headers[Self.deviceInfo], partnerFrameworkStatus: request.headers[Self.partnerFrameworkStatus])
         var result: ServiceAnswer
-        if let refusal = service.checkAuthorization(headers) {
+        if authenticated, let refusal = service.checkAuthorization(headers) {
             // Authentication first: nothing about the path or the body is told to an unauthenticated caller.
             result = refusal
         } else if form, !Self.isForm(request.headers[.contentType]) {
@@ -96,6 +102,7 @@ struct TokenExchangeController: Sendable {
             context.logger.debug("refusal detail", metadata: ["detail": "\(detail)"])
         }
         var response = Self.json(result.status, result.body)
+        if let contentType = result.contentType { response.headers[.contentType] = contentType }
         if result.status == 503 { response.headers[.retryAfter] = "1" }
         return response
     }

@@ -23,6 +23,11 @@ public struct TokenExchangeService: Sendable {
     public let store: any SAMLStateStore
     /// What the MVPD configuration file says, replaced as a whole by ``reloadMVPDConfiguration()``.
     private let current: Current
+    /// The SP metadata last written, and when.
+    private let spMetadataCache = SPMetadataCache()
+    private final class SPMetadataCache: Sendable {
+        let document = Mutex<(bytes: [UInt8], madeAt: SAMLInstant)?>(nil)
+    }
     private final class Current: Sendable {
         let snapshot: Mutex<Snapshot>
         init(_ snapshot: Snapshot) { self.snapshot = Mutex(snapshot) }
@@ -253,6 +258,42 @@ public struct TokenExchangeService: Sendable {
     }
 
     /// `GET /api/v2/{serviceProvider}/configuration`.
+    /// `GET /api/v2/{serviceProvider}/saml/metadata`: the SP's own SAML 2.0 metadata (entity ID, assertion
+    /// consumer services, the request-signing certificate, the encryption certificate, NameID formats,
+    /// `validUntil` 7 days ahead, `cacheDuration` 6 hours), signed with the request-signing key when there
+    /// is one. Public, as SP metadata is (no bearer token); made at most once an hour whatever the traffic,
+    /// so that a caller cannot make the service sign on demand. 404 without an assertion consumer service.
+    public func spMetadata(serviceProvider: String) -> ServiceAnswer {
+        if let refusal = checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
+        let now = configuration.clock.now()
+        let cached = spMetadataCache.document.withLock { cached -> [UInt8]? in
+            guard let cached, now < cached.madeAt + .seconds(3600), cached.madeAt <= now else { return nil }
+            return cached.bytes
+        }
+        if let cached {
+            return ServiceAnswer(status: 200, body: cached, code: "ok", mvpd: nil, contentType: "application/samlmetadata+xml")
+        }
+        let urls =
+            configuration.assertionConsumerServiceURLs.isEmpty
+            ? configuration.destination.map { [$0] } ?? [] : configuration.assertionConsumerServiceURLs
+        guard !urls.isEmpty else {
+            return .error(EnhancedError(status: 404, code: "not_found", message: "No SP metadata is configured.", details: nil))
+        }
+        do {
+            let encryption = try configuration.encryptionCertificatePath.map { try TrustedKey.all(pem: try Self.read($0)) } ?? []
+            let metadata = try ServiceProviderMetadata(
+                entityID: configuration.spEntityID, assertionConsumerServiceURLs: urls, signingKey: signingKey, encryptionKeys: encryption)
+            let bytes = try metadata.xml(signedWith: signingKey, now: now)
+            spMetadataCache.document.withLock { $0 = (bytes, now) }
+            return ServiceAnswer(status: 200, body: bytes, code: "ok", mvpd: nil, contentType: "application/samlmetadata+xml")
+        } catch {
+            logger.error("SP metadata not written", metadata: ["error": "\((error as? SAMLError)?.message ?? "\(error)")"])
+            return .error(
+                EnhancedError(
+                    status: 500, code: "internal_error", message: "The SP metadata cannot be written.", details: error as? SAMLError))
+        }
+    }
+
     public func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
         if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
         return ServiceAnswer(status: 200, body: configurationJSON, code: "ok", mvpd: nil)
@@ -358,13 +399,16 @@ public struct ServiceAnswer: Sendable {
     public var mvpd: String?
     /// The library's message, logged at `debug` only (it may quote bytes of the request).
     public var detail: String?
+    /// The body's media type; nil: JSON.
+    public var contentType: String?
 
-    init(status: Int, body: [UInt8], code: String, mvpd: String?, detail: String? = nil) {
+    init(status: Int, body: [UInt8], code: String, mvpd: String?, detail: String? = nil, contentType: String? = nil) {
         self.status = status
         self.body = body
         self.code = code
         self.mvpd = mvpd
         self.detail = detail
+        self.contentType = contentType
     }
 
     static func json(_ status: Int, _ object: JSONValue, code: String, mvpd: String?) -> ServiceAnswer {
