@@ -124,6 +124,40 @@ struct TrustPerMVPDTests {
         #expect(try load(#", "allowSHA1MetadataSignature": true"#)["A"]?.entityID == "https://idp.mvpd.example.com")
     }
 
+    @Test("a trust file refuses unknown members, two sources, an unsigned http URL; a URL source is read from its backing copy")
+    func trustFileSources() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-sources-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(try Self.file("metadata/idp-a-signed.xml")).write(to: folder.appendingPathComponent("idp.xml"))
+        try Data(try Self.file("keys/metadata-signer-rsa-2048.cert.pem")).write(to: folder.appendingPathComponent("signer.pem"))
+        func read(_ entry: String) throws -> TrustFile.Contents {
+            let trust = folder.appendingPathComponent("trust.json")
+            try Data(#"{"A": {\#(entry)}}"#.utf8).write(to: trust)
+            return try TrustFile.read(contentsOf: trust.path)
+        }
+        #expect(throws: SAMLError(.configurationInvalid, "")) { try read(#""metadata": "idp.xml", "signr": "signer.pem""#) }
+        #expect(throws: SAMLError(.configurationInvalid, "")) { try read(#""metadata": "idp.xml", "metadataURL": "https://idp/md""#) }
+        #expect(throws: SAMLError(.configurationInvalid, "")) { try read(#""metadataURL": "http://idp/md""#) }
+        #expect(throws: SAMLError(.configurationInvalid, "")) {
+            try read(#""metadataURL": "http://idp/md", "allowUnsignedMetadata": true"#)
+        }
+        #expect(throws: SAMLError(.configurationInvalid, "")) { try read(#""metadataURL": "ftp://idp/md", "signer": "signer.pem""#) }
+        #expect(throws: SAMLError(.configurationInvalid, "")) { try read(#""metadata": "idp.xml", "requireValidUntil": "yes""#) }
+        let contents = try read(#""metadataURL": "http://127.0.0.1:9/md", "signer": "signer.pem", "backingFile": "idp.xml""#)
+        let source = try #require(contents.sources["A"])
+        #expect(source.requiresValidUntil && source.maximumValidity == .seconds(30 * 86_400))
+        #expect(source.backingFile == folder.appendingPathComponent("idp.xml").path)
+        // The bundled document is valid until 2036: further than 30 days, so a URL source refuses it.
+        let error = #expect(throws: SAMLError.self) { try source.read(try source.storedDocument(), now: Self.now) }
+        #expect(error?.code == .metadataValidUntilTooFar)
+        let relaxed = try read(
+            #""metadataURL": "http://127.0.0.1:9/md", "signer": "signer.pem", "backingFile": "idp.xml", "maximumValiditySeconds": 310000000"#
+        )
+        let a = try #require(relaxed.sources["A"])
+        #expect(try a.read(try a.storedDocument(), now: Self.now).entityID == "https://idp.mvpd.example.com")
+    }
+
     @Test("rotation: with both keys in the metadata both verify; after the old one is removed only the new one does")
     func rotation() async throws {
         let options = IdentityProviderMetadata.Options(now: Self.now)

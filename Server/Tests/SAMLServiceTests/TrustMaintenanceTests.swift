@@ -265,7 +265,7 @@ struct TrustMaintenanceTests {
         let unsignedError = #expect(throws: SAMLError.self) { try source.read(unsigned, now: now) }
         #expect(unsignedError?.code == .metadataUnsigned)
         let good = try source.read(try Self.metadata([Self.certificateA]), now: now)
-        // cacheDuration PT1S, clamped to the minimum (60 s by default).
-        #expect(source.refreshInterval(for: good, now: now) == .seconds(60))
+        // cacheDuration PT1S, clamped to the minimum (5 s by default).
+        #expect(source.refreshInterval(for: good, now: now) == .seconds(5))
     }
 }

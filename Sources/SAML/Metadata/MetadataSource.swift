@@ -42,11 +42,11 @@ public struct MetadataSource: Sendable {
 
     /// Defaults: a URL must be signed (``signers`` non-empty, checked by ``validate()``) and carry a
     /// `validUntil` at most 30 days away; a file is read as before (its `validUntil` enforced when present).
-    /// Refreshes between 1 minute and 4 hours.
+    /// Refreshes between 5 seconds (what a document's `cacheDuration` may ask for, at one conditional request each) and 4 hours.
     public init(
         location: Location, entityID: String? = nil, signers: [TrustedKey] = [], algorithms: AlgorithmPolicy = .strict,
         requiresValidUntil: Bool? = nil, maximumValidity: Duration? = nil, backingFile: String? = nil,
-        minimumRefresh: Duration = .seconds(60), maximumRefresh: Duration = .seconds(4 * 3600)
+        minimumRefresh: Duration = .seconds(5), maximumRefresh: Duration = .seconds(4 * 3600)
     ) {
         self.location = location
         self.entityID = entityID
