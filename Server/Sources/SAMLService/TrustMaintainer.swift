@@ -72,7 +72,9 @@ public final class TrustMaintainer: Service, Sendable {
         self.listensForHangUp = listensForHangUp
         self.onReload = onReload
         var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: 3, allowCycles: false),
+            // No redirect is followed: a metadata URL is configuration, and a redirect could lead the
+            // fetch anywhere (another scheme, a Unix socket, an internal address).
+            redirectConfiguration: .disallow,
             timeout: HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(30)))
         configuration.decompression = .disabled
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
