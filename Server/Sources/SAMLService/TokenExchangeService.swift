@@ -257,7 +257,6 @@ public struct TokenExchangeService: Sendable {
         }
     }
 
-    /// `GET /api/v2/{serviceProvider}/configuration`.
     /// `GET /api/v2/{serviceProvider}/saml/metadata`: the SP's own SAML 2.0 metadata (entity ID, assertion
     /// consumer services, the request-signing certificate, the encryption certificate, NameID formats,
     /// `validUntil` 7 days ahead, `cacheDuration` 6 hours), signed with the request-signing key when there
@@ -294,6 +293,7 @@ public struct TokenExchangeService: Sendable {
         }
     }
 
+    /// `GET /api/v2/{serviceProvider}/configuration`.
     public func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
         if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
         return ServiceAnswer(status: 200, body: configurationJSON, code: "ok", mvpd: nil)
