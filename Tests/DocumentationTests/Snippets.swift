@@ -79,7 +79,7 @@ func readme_5() async throws {
     // in-response-to.wrong-device, in-response-to.not-outstanding (answered before), replay.detected, ...
 }
 
-// README.md, line 215
+// README.md, line 219
 func readme_6() async throws {
 
     let signingKey = try SigningKey(privateKeyPEM: spPrivateKeyPEM, certificatePEM: certificatePEM)
