@@ -36,6 +36,7 @@ let package = Package(
             name: "SAMLPostgres",
             dependencies: [
                 .product(name: "SAML", package: "swift-saml"),
+                .product(name: "AppleSSO", package: "swift-saml"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),

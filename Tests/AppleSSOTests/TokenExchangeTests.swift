@@ -52,8 +52,10 @@ struct TokenExchangeTests {
         let entry = (json?["profiles"] as? [String: Any])?["Optimum"] as? [String: Any]
         #expect(entry?["issuer"] as? String == "Apple")
         #expect(entry?["type"] as? String == "appleSSO")
-        #expect(entry?["notBefore"] as? Int == 1_795_262_340_000)  // 2026-11-21T11:59:00Z
-        #expect(entry?["notAfter"] as? Int == 1_795_262_700_000)  // 2026-11-21T12:05:00Z
+        // The exchange's instant (the verifier's clock, 2026-11-21T12:01:00Z) and the MVPD's authentication
+        // TTL (30 days by default), not the assertion's NotBefore / NotOnOrAfter (minutes).
+        #expect(entry?["notBefore"] as? Int == 1_795_262_460_000)
+        #expect(entry?["notAfter"] as? Int == 1_795_262_460_000 + 30 * 86_400_000)
         let attributes = entry?["attributes"] as? [String: [String: Any]]
         #expect(attributes?["userID"]?["value"] as? String == "subscriber-0042")
         #expect(attributes?["upstreamUserID"]?["value"] as? String == "subscriber-0042")
@@ -89,7 +91,8 @@ struct TokenExchangeTests {
         #expect(error.details == "signature.digest-mismatch", "the stable code only, never the message (it names what was found)")
         let json = try JSONSerialization.jsonObject(with: Data(error.json)) as? [String: Any]
         #expect(json?["status"] as? Int == 400)
-        #expect(Set(json?.keys.map { $0 } ?? []) == ["action", "status", "code", "message", "details"])
+        #expect(Set(json?.keys.map { $0 } ?? []) == ["action", "status", "code", "message", "details", "helpUrl"])
+        #expect(json?["helpUrl"] as? String == EnhancedError.helpURL)
     }
 
     @Test("a foreign key, missing fields and a denied permission are each refused with their reason")

@@ -45,13 +45,19 @@ extension LoadHarness {
         }
     }
 
+    /// The Enhanced Error Code a refused kind gets: REST API v1 lists no SAML code, so a v1 refusal is
+    /// `internal_error` (400), its library code in `details`.
+    static func enhancedCode(_ kind: Kind) -> String {
+        kind == .v1Crossover ? "internal_error" : "invalid_parameter_saml_response"
+    }
+
     static func expectation(_ kind: Kind) -> String {
-        expectedCode(kind).map { "400 invalid_parameter_saml_response \($0)" } ?? "201 with the profile"
+        expectedCode(kind).map { "400 \(enhancedCode(kind)) \($0)" } ?? "201 with the profile"
     }
 
     static func isExpected(_ kind: Kind, _ outcome: Outcome) -> Bool {
         guard let code = expectedCode(kind) else { return false }
-        return outcome == .refused(400, "invalid_parameter_saml_response", code)
+        return outcome == .refused(400, enhancedCode(kind), code)
     }
 
     /// What is wrong with a `201` profile body, or nil: it must be `{"profiles": {"<mvpd>": {"notBefore",

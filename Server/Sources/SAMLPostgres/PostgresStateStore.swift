@@ -1,3 +1,4 @@
+import AppleSSO
 import Foundation
 import Logging
 import NIOSSL
@@ -26,7 +27,7 @@ import Synchronization
 ///
 /// Start ``run()`` in a long-running task (or as a swift-service-lifecycle service), then call
 /// ``prepare()`` (or ``prepare(retryingFor:)`` at start-up) once before use.
-public final class PostgresStateStore: SAMLStateStore, Sendable {
+public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
     public struct Configuration: Sendable {
         public var host: String
         public var port: Int
@@ -164,7 +165,7 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
     }
 
     /// The schema version this code writes and reads, and the oldest it still runs beside.
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
 
     public let configuration: Configuration
     private let client: PostgresClient
@@ -258,6 +259,19 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
                     try await connection.query(
                         "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (2, 2)", logger: self.logger)
                 }
+                if current < 3 {
+                    // The profiles of successful exchanges (REST API v2 `profiles`), one per service provider,
+                    // device and MVPD, until their notAfter. Additive: schema-2 code runs beside it.
+                    try await connection.query(
+                        """
+                        CREATE TABLE saml_profiles (
+                            service_provider text NOT NULL, device text NOT NULL, mvpd text NOT NULL, profile text NOT NULL,
+                            expires_at timestamptz NOT NULL, PRIMARY KEY (service_provider, device, mvpd))
+                        """, logger: self.logger)
+                    try await connection.query("CREATE INDEX saml_profiles_expiry ON saml_profiles (expires_at)", logger: self.logger)
+                    try await connection.query(
+                        "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (3, 2)", logger: self.logger)
+                }
             }
         }
     }
@@ -325,6 +339,40 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
         }
     }
 
+    /// Keeps a profile (schema 3's `saml_profiles`), replacing the device's previous one for the MVPD.
+    public func save(_ profile: StoredProfile) async throws {
+        let json = String(decoding: profile.json, as: UTF8.self)
+        let expiry = profile.notAfter.millisecondsSinceEpoch
+        try await bounded("save a profile") {
+            let rows = try await self.client.query(
+                """
+                INSERT INTO saml_profiles (service_provider, device, mvpd, profile, expires_at)
+                VALUES (\(profile.serviceProvider), \(profile.device), \(profile.mvpd), \(json), to_timestamp(\(expiry)::double precision / 1000))
+                ON CONFLICT (service_provider, device, mvpd) DO UPDATE SET profile = EXCLUDED.profile, expires_at = EXCLUDED.expires_at
+                """, logger: self.logger)
+            for try await _ in rows {}
+        }
+    }
+
+    /// The device's profiles still valid by the database's clock.
+    public func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile] {
+        try await bounded("read profiles") {
+            let rows = try await self.client.query(
+                """
+                SELECT mvpd, profile, (extract(epoch FROM expires_at) * 1000)::bigint FROM saml_profiles
+                WHERE service_provider = \(serviceProvider) AND device = \(device) AND expires_at > now() ORDER BY mvpd
+                """, logger: self.logger)
+            var result: [StoredProfile] = []
+            for try await (mvpd, profile, expiry) in rows.decode((String, String, Int64).self) {
+                result.append(
+                    StoredProfile(
+                        serviceProvider: serviceProvider, device: device, mvpd: mvpd, json: Array(profile.utf8),
+                        notAfter: SAMLInstant(millisecondsSinceEpoch: expiry)))
+            }
+            return result
+        }
+    }
+
     /// Whether the database answers within the deadline (`SELECT 1`); throws `store.unavailable` otherwise.
     /// For readiness probes.
     public func checkHealth() async throws {
@@ -386,6 +434,12 @@ public final class PostgresStateStore: SAMLStateStore, Sendable {
                         removed += Int(count)
                         if count < 10_000 { break }
                     }
+                    let profiles = try await connection.query(
+                        """
+                        WITH gone AS (DELETE FROM saml_profiles WHERE ctid IN (SELECT ctid FROM saml_profiles WHERE expires_at <= now() LIMIT 10000) RETURNING 1)
+                        SELECT count(*) FROM gone
+                        """, logger: self.logger)
+                    for try await value in profiles.decode(Int64.self) { removed += Int(value) }
                 } catch {
                     _ = try? await connection.query("SELECT pg_advisory_unlock(7320162)", logger: self.logger)
                     throw error

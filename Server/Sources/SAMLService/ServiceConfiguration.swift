@@ -78,6 +78,16 @@ public struct ServiceConfiguration: Sendable {
     public var assertionConsumerServiceURLs: [String] = []
     /// The certificate (PEM) of the SP's decryption key, published as its encryption key in its metadata.
     public var encryptionCertificatePath: String?
+    /// The basic authentication flow a `sessions/sso` fallback sends the app to (this service does not
+    /// host it): `{serviceProvider}`, `{code}` and `{mvpd}` are filled in, `domainName` and `redirectUrl`
+    /// appended. Default `/api/v2/authenticate/{serviceProvider}/{code}` (Adobe Pass's path).
+    public var authenticationURL = "/api/v2/authenticate/{serviceProvider}/{code}"
+    /// How long a profile is valid after its exchange (`notAfter`): per MVPD, else the default (30 days).
+    public var authenticationTTL: Duration = .seconds(30 * 86_400)
+    public var mvpdAuthenticationTTLs: [String: Duration] = [:]
+    /// The configuration endpoint's `requestor.name` (default: ``serviceProvider``) and `requestor.domains`.
+    public var requestorName: String?
+    public var domains: [String] = []
     /// Default `info`.
     public var logLevel: Logger.Level = .info
     /// The one clock of the service: the instants requests are issued at, the partner-framework header's
@@ -189,6 +199,11 @@ public struct ServiceConfiguration: Sendable {
         var requestSigningCertificate: String?
         var assertionConsumerServiceURLs: [String]?
         var encryptionCertificate: String?
+        var authenticationURL: String?
+        var authenticationTTLSeconds: Double?
+        var mvpdAuthenticationTTLSeconds: [String: Double]?
+        var requestorName: String?
+        var domains: [String]?
         var logLevel: String?
 
         private enum CodingKeys: String, CodingKey, CaseIterable {
@@ -198,7 +213,8 @@ public struct ServiceConfiguration: Sendable {
             case shutdownTimeoutSeconds, storeTimeoutSeconds, storeStartupTimeoutSeconds, storeConnections
             case requestLifetimeSeconds, maximumBodyBytes, maximumHeaderBytes, userMetadataMapping, featuredMVPDs
             case bearerTokens, allowUnsolicited, requestSigningKey, requestSigningCertificate, logLevel
-            case assertionConsumerServiceURLs, encryptionCertificate
+            case assertionConsumerServiceURLs, encryptionCertificate, authenticationURL, authenticationTTLSeconds
+            case mvpdAuthenticationTTLSeconds, requestorName, domains
         }
 
         private struct AnyKey: CodingKey {
@@ -253,6 +269,11 @@ public struct ServiceConfiguration: Sendable {
             logLevel = try container.decodeIfPresent(String.self, forKey: .logLevel)
             assertionConsumerServiceURLs = try container.decodeIfPresent([String].self, forKey: .assertionConsumerServiceURLs)
             encryptionCertificate = try container.decodeIfPresent(String.self, forKey: .encryptionCertificate)
+            authenticationURL = try container.decodeIfPresent(String.self, forKey: .authenticationURL)
+            authenticationTTLSeconds = try container.decodeIfPresent(Double.self, forKey: .authenticationTTLSeconds)
+            mvpdAuthenticationTTLSeconds = try container.decodeIfPresent([String: Double].self, forKey: .mvpdAuthenticationTTLSeconds)
+            requestorName = try container.decodeIfPresent(String.self, forKey: .requestorName)
+            domains = try container.decodeIfPresent([String].self, forKey: .domains)
         }
 
         /// The configuration this file describes, its paths relative to `base`.
@@ -297,6 +318,13 @@ public struct ServiceConfiguration: Sendable {
             configuration.requestSigningCertificatePath = requestSigningCertificate.map(relative)
             if let assertionConsumerServiceURLs { configuration.assertionConsumerServiceURLs = assertionConsumerServiceURLs }
             configuration.encryptionCertificatePath = encryptionCertificate.map(relative)
+            if let authenticationURL { configuration.authenticationURL = authenticationURL }
+            if let value = duration(authenticationTTLSeconds) { configuration.authenticationTTL = value }
+            if let mvpdAuthenticationTTLSeconds {
+                configuration.mvpdAuthenticationTTLs = mvpdAuthenticationTTLSeconds.compactMapValues(duration)
+            }
+            configuration.requestorName = requestorName
+            if let domains { configuration.domains = domains }
             if let logLevel { configuration.logLevel = try level(logLevel) }
             return configuration
         }

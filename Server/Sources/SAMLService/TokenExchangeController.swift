@@ -1,4 +1,5 @@
 import AppleSSO
+import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -37,8 +38,42 @@ struct TokenExchangeController: Sendable {
             }
         }
         router.post("/api/v1/tokens/authn") { request, context in
-            try await answer(request, context, verdictEndpoint: "tokens/authn", admitted: true) { headers, body in
-                await service.legacyAuthentication(headers: headers, body: body)
+            let format = TokenExchangeService.V1Format(
+                accept: request.headers[.accept], format: request.uri.queryParameters.get("format"), path: request.uri.path)
+            return try await answer(request, context, verdictEndpoint: "tokens/authn", admitted: true) { headers, body in
+                await service.legacyAuthentication(headers: headers, body: body, format: format)
+            }
+        }
+        router.get("/api/v1/config/:requestor") { request, context in
+            let path = context.parameters.get("requestor") ?? ""
+            let format = TokenExchangeService.V1Format(
+                accept: request.headers[.accept], format: request.uri.queryParameters.get("format"), path: path)
+            let requestor = path.hasSuffix(".json") ? String(path.dropLast(5)) : path.hasSuffix(".xml") ? String(path.dropLast(4)) : path
+            return try await answer(request, context, form: false) { headers, _ in
+                service.v1Configuration(requestor: requestor, headers: headers, format: format)
+            }
+        }
+        router.get("/api/v1/:requestor/profile-requests/:mvpd") { request, context in
+            let format = TokenExchangeService.V1Format(
+                accept: request.headers[.accept], format: request.uri.queryParameters.get("format"), path: request.uri.path)
+            let deviceType = request.uri.queryParameters.get("deviceType")
+            return try await answer(request, context, form: false) { headers, _ in
+                service.v1ProfileRequest(
+                    requestor: context.parameters.get("requestor") ?? "", mvpd: context.parameters.get("mvpd") ?? "",
+                    deviceType: deviceType,
+                    headers: headers, format: format)
+            }
+        }
+        router.get("/api/v2/:serviceProvider/profiles") { request, context in
+            try await answer(request, context, form: false) { headers, _ in
+                await service.profiles(serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil, headers: headers)
+            }
+        }
+        router.get("/api/v2/:serviceProvider/profiles/:mvpd") { request, context in
+            try await answer(request, context, form: false) { headers, _ in
+                await service.profiles(
+                    serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd") ?? "",
+                    headers: headers)
             }
         }
         router.get("/api/v2/:serviceProvider/saml/metadata") { request, context in
@@ -46,9 +81,36 @@ struct TokenExchangeController: Sendable {
                 service.spMetadata(serviceProvider: context.parameters.get("serviceProvider") ?? "")
             }
         }
+        Self.addMethodNotAllowed(to: router)
         router.get("/api/v2/:serviceProvider/configuration") { request, context in
             try await answer(request, context, form: false) { headers, _ in
                 service.mvpdConfiguration(serviceProvider: context.parameters.get("serviceProvider") ?? "", headers: headers)
+            }
+        }
+    }
+
+    /// The API's paths and the methods each answers: any other method gets `405` with `Allow`.
+    static let methods: [(path: String, allowed: [HTTPRequest.Method])] = [
+        ("/api/v2/:serviceProvider/sessions/sso/:partner", [.post]), ("/api/v2/:serviceProvider/profiles/sso/:partner", [.post]),
+        ("/api/v1/tokens/authn", [.post]), ("/api/v1/config/:requestor", [.get]), ("/api/v1/:requestor/profile-requests/:mvpd", [.get]),
+        ("/api/v2/:serviceProvider/profiles", [.get]), ("/api/v2/:serviceProvider/profiles/:mvpd", [.get]),
+        ("/api/v2/:serviceProvider/configuration", [.get]), ("/api/v2/:serviceProvider/saml/metadata", [.get]),
+    ]
+
+    /// `405 Method Not Allowed` with `Allow` for every method a path does not answer (the Enhanced Error
+    /// Codes list has no code for it: `method_not_allowed`, an extension, docs/service.md).
+    static func addMethodNotAllowed(to router: Router<BasicRequestContext>) {
+        let all: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options]
+        for (path, allowed) in methods {
+            for method in all where !allowed.contains(method) && !(method == .head && allowed.contains(.get)) {
+                router.on(RouterPath(path), method: method) { _, _ in
+                    var error = EnhancedError(
+                        status: 405, code: "method_not_allowed", message: "The HTTP method is not allowed for this resource.", details: nil)
+                    error.trace = UUID().uuidString.lowercased()
+                    var response = json(405, method == .head ? [] : error.json)
+                    response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+                    return response
+                }
             }
         }
     }
@@ -63,7 +125,8 @@ struct TokenExchangeController: Sendable {
         let started = ContinuousClock.now
         let headers = RequestHeaders(
             authorization: request.headers[.authorization], deviceIdentifier: request.headers[Self.deviceIdentifier],
-            deviceInfo: request.headers[Self.deviceInfo], partnerFrameworkStatus: request.headers[Self.partnerFrameworkStatus])
+            deviceInfo: request.headers[Self.deviceInfo], partnerFrameworkStatus: request.headers[Self.partnerFrameworkStatus],
+            accept: request.headers[.accept])
         var result: ServiceAnswer
         if authenticated, let refusal = service.checkAuthorization(headers) {
             // Authentication first: nothing about the path or the body is told to an unauthenticated caller.
@@ -97,6 +160,7 @@ struct TokenExchangeController: Sendable {
             "status": "\(result.status)", "code": "\(result.code)", "latency_us": "\(elapsed.nanoseconds / 1000)",
         ]
         if let mvpd = result.mvpd { metadata["mvpd"] = "\(mvpd)" }
+        if let trace = result.trace { metadata["trace"] = "\(trace)" }
         context.logger.info("\(request.method) \(context.endpointPath ?? "unmatched")", metadata: metadata)
         if let detail = result.detail {
             context.logger.debug("refusal detail", metadata: ["detail": "\(detail)"])

@@ -21,6 +21,8 @@ public struct TokenExchangeService: Sendable {
     /// The trust file as read at start-up (``TrustMaintainer`` keeps it current).
     public let trustContents: TrustFile.Contents
     public let store: any SAMLStateStore
+    /// Where profiles are kept: the store when it keeps them too (PostgreSQL), else in memory.
+    public let profileStore: any ProfileStore
     /// What the MVPD configuration file says, replaced as a whole by ``reloadMVPDConfiguration()``.
     private let current: Current
     /// The SP metadata last written, and when.
@@ -35,12 +37,9 @@ public struct TokenExchangeService: Sendable {
     private struct Snapshot {
         var mvpds: MVPDConfiguration
         var exchange: TokenExchange
-        /// The configuration endpoint's answer.
-        var configurationJSON: [UInt8]
     }
     public var mvpds: MVPDConfiguration { current.snapshot.withLock { $0.mvpds } }
     var exchange: TokenExchange { current.snapshot.withLock { $0.exchange } }
-    var configurationJSON: [UInt8] { current.snapshot.withLock { $0.configurationJSON } }
     let signingKey: SigningKey?
     /// MACs the IDs of the requests `sessions/sso` issues and checks those the responses answer.
     let requests: RequestIDAuthority
@@ -55,6 +54,7 @@ public struct TokenExchangeService: Sendable {
     public init(configuration: ServiceConfiguration, store: any SAMLStateStore, metrics: ServiceMetrics, logger: Logger) throws {
         self.configuration = configuration
         self.store = store
+        profileStore = store as? any ProfileStore ?? InMemoryProfileStore()
         self.metrics = metrics
         self.logger = logger
         let mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
@@ -112,11 +112,11 @@ public struct TokenExchangeService: Sendable {
     private static func snapshot(
         _ mvpds: MVPDConfiguration, configuration: ServiceConfiguration, trust: TrustRegistry, requests: RequestIDAuthority
     ) -> Snapshot {
-        Snapshot(
-            mvpds: mvpds,
-            exchange: TokenExchange(
-                configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping), requests: requests),
-            configurationJSON: mvpds.json(serviceProvider: configuration.serviceProvider, featured: configuration.featuredMVPDs))
+        var exchange = TokenExchange(
+            configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping), requests: requests)
+        exchange.defaultAuthenticationTTL = configuration.authenticationTTL
+        exchange.authenticationTTLs = configuration.mvpdAuthenticationTTLs
+        return Snapshot(mvpds: mvpds, exchange: exchange)
     }
 
     /// Reads the MVPD configuration file again and swaps it in for new requests; a file that does not read
@@ -143,58 +143,116 @@ public struct TokenExchangeService: Sendable {
 
     // MARK: Endpoints
 
-    /// `POST /api/v2/{serviceProvider}/sessions/sso/{partner}`.
+    /// `POST /api/v2/{serviceProvider}/sessions/sso/{partner}` ("Retrieve partner authentication request").
     ///
-    /// Order: authorization, path (service provider, partner), `AP-Device-Identifier`; then the
-    /// `AP-Partner-Framework-Status` header: absent → `missing_parameters_fallback`; not decodable →
-    /// `400 invalid_header_pfs_malformed`; permission not granted or undetermined, provider unknown,
-    /// mismatching the `mvpd` form field, or expired → `pfs_fallback`; the MVPD is not boarded for Apple
-    /// SSO (`boardingStatus` not `SUPPORTED`, or platform services off) or no identity provider is
-    /// trusted for it → `configuration_fallback`. Otherwise a new `AttributeQuery` (Issuer
-    /// ``ServiceConfiguration/spEntityID``, signed when a key is configured) whose ID is MACed for this
-    /// service provider, the MVPD, the device and `v2`, answerable for ``ServiceConfiguration/requestLifetime``,
-    /// answered as `partner_profile`. Nothing is written anywhere.
+    /// After authorization, the path and `AP-Device-Identifier`, every answer is `200` with `actionName`,
+    /// `actionType`, `reasonType`, a fresh `sessionId`, `serviceProvider` and, once known, `mvpd`, decided
+    /// in this order (docs/service.md has the table):
+    /// 1. the `AP-Partner-Framework-Status` header is valid and the device has a valid profile for its MVPD
+    ///    → `authorize` / `direct` / `authenticatedSSO` (`url`: the MVPD's authorization decision path);
+    /// 2. `domainName` or `redirectUrl` is missing or invalid → `resume` / `direct` /
+    ///    `missing_parameters_fallback` with `missingParameters`, `code` and the session's `url`;
+    /// 3. the header is missing, malformed, not `granted`, expired, or names an unknown provider →
+    ///    `authenticate` / `interactive` / `pfs_fallback`;
+    /// 4. the MVPD has no platform services, is not `SUPPORTED` for Apple SSO, or no identity provider is
+    ///    trusted for it → `authenticate` / `interactive` / `configuration_fallback`;
+    /// 5. otherwise `partner_profile` / `direct` / `none` with `authenticationRequest` (a new
+    ///    `AttributeQuery` whose ID is MACed for this service provider, the MVPD, the device and `v2`, nothing
+    ///    stored) and `url` (the profile endpoint).
+    ///
+    /// Fallbacks carry a `code` (7 characters, valid 30 minutes: `notBefore` / `notAfter`, strings) and the
+    /// `url` of the basic authentication flow (``ServiceConfiguration/authenticationURL``, with the code,
+    /// `domainName` and `redirectUrl`): a flow this service does not host itself.
     public func session(serviceProvider: String, partner: String, headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
         if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: partner)
             ?? checkDevice(headers)
         {
             return refusal
         }
-        func fallback(_ reason: String, mvpd: MVPD? = nil) -> ServiceAnswer {
-            metrics.session(action: "authenticate", reason: reason)
-            var object: [String: JSONValue] = ["actionName": "authenticate", "actionType": "interactive", "reasonType": .string(reason)]
-            if let mvpd { object["mvpd"] = .string(mvpd.id) }
-            return .json(200, .object(object), code: reason, mvpd: mvpd?.id)
-        }
+        let mvpds = self.mvpds
+        let now = configuration.clock.now()
+        let device = headers.deviceIdentifier ?? ""
+        let sessionID = UUID().uuidString.lowercased()
         let requested: String?
         do {
             requested = try requestedMVPD(body)
         } catch {
             return error.answer
         }
-        guard let header = headers.partnerFrameworkStatus else { return fallback("missing_parameters_fallback") }
-        let status: PartnerFrameworkStatus
-        do {
-            status = try PartnerFrameworkStatus(headerValue: header)
-        } catch {
-            return .error(.partnerFrameworkStatusMalformed(error))
+        func text(_ name: String) -> String? {
+            guard let value = (try? FormBody.text(named: name, in: body)) ?? nil, !value.isEmpty, value.utf8.count <= 2048 else {
+                return nil
+            }
+            return value
         }
-        let mvpd: MVPD
-        do {
-            mvpd = try status.validate(configuration: mvpds, requestedMVPD: requested, now: configuration.clock.now())
-        } catch {
-            return fallback("pfs_fallback", mvpd: status.providerID.flatMap { mvpds.mvpd(platformMappingId: $0) })
+        let domainName = text("domainName")
+        let redirectURL = text("redirectUrl").flatMap { URL(string: $0)?.scheme != nil ? $0 : nil }
+        // The header: decoded, then validated against the configuration (permission, provider, expiry).
+        var mvpd: MVPD?
+        var frameworkValid = false
+        if let header = headers.partnerFrameworkStatus, let status = try? PartnerFrameworkStatus(headerValue: header) {
+            if let validated = try? status.validate(configuration: mvpds, requestedMVPD: requested, now: now) {
+                mvpd = validated
+                frameworkValid = true
+            } else {
+                mvpd = status.providerID.flatMap { mvpds.mvpd(platformMappingId: $0) }
+            }
         }
+        func answer(_ action: String, _ type: String, _ reason: String, _ extra: [String: JSONValue] = [:]) -> ServiceAnswer {
+            metrics.session(action: action, reason: reason)
+            var object: [String: JSONValue] = [
+                "actionName": .string(action), "actionType": .string(type), "reasonType": .string(reason), "sessionId": .string(sessionID),
+                "serviceProvider": .string(configuration.serviceProvider),
+            ]
+            if let mvpd { object["mvpd"] = .string(mvpd.id) }
+            object.merge(extra) { _, new in new }
+            return .json(200, .object(object), code: action == "partner_profile" ? action : reason, mvpd: mvpd?.id)
+        }
+        func codeFields(url: String) -> [String: JSONValue] {
+            [
+                "url": .string(url), "code": .string(codeOf(sessionID)), "notBefore": .string(String(now.millisecondsSinceEpoch)),
+                "notAfter": .string(String((now + .seconds(1800)).millisecondsSinceEpoch)),
+            ]
+        }
+        func fallback(_ reason: String) -> ServiceAnswer {
+            answer(
+                "authenticate", "interactive", reason,
+                codeFields(url: authenticationURL(code: codeOf(sessionID), mvpd: mvpd, domainName: domainName, redirectURL: redirectURL)))
+        }
+        // 1. A valid profile for this device and MVPD: proceed with decisions.
+        if frameworkValid, let mvpd {
+            do {
+                if try await profileStore.profiles(serviceProvider: configuration.serviceProvider, device: device, now: now)
+                    .contains(where: { $0.mvpd == mvpd.id })
+                {
+                    return answer(
+                        "authorize", "direct", "authenticatedSSO",
+                        ["url": .string("/api/v2/\(configuration.serviceProvider)/decisions/authorize/\(mvpd.id)")])
+                }
+            } catch {
+                metrics.storeError(operation: "profiles")
+                logger.warning("profiles not read: answering as if there were none", metadata: ["mvpd": "\(mvpd.id)"])
+            }
+        }
+        // 2. Missing parameters: the app resumes the session with them.
+        let missing = (domainName == nil ? ["domainName"] : []) + (redirectURL == nil ? ["redirectUrl"] : [])
+        if !missing.isEmpty {
+            var extra = codeFields(url: "/api/v2/\(configuration.serviceProvider)/sessions/\(codeOf(sessionID))")
+            extra["missingParameters"] = .strings(missing)
+            return answer("resume", "direct", "missing_parameters_fallback", extra)
+        }
+        // 3. The partner framework status.
+        guard frameworkValid, let mvpd else { return fallback("pfs_fallback") }
+        // 4. The MVPD's partner SSO configuration.
         guard mvpd.enablePlatformServices, mvpd.boardingStatus == .supported, let idp = trust.identityProvider(for: mvpd.id) else {
-            return fallback("configuration_fallback", mvpd: mvpd)
+            return fallback("configuration_fallback")
         }
+        // 5. The partner authentication request.
         let request: SAMLRequest
         do {
-            let caller = TokenExchange.Caller(
-                serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", api: "v2")
+            let caller = TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: device, api: "v2")
             let issued = try requests.issue(
-                for: caller.binding(mvpd: mvpd.id, identityProvider: idp.entityID), lifetime: configuration.requestLifetime,
-                now: configuration.clock.now())
+                for: caller.binding(mvpd: mvpd.id, identityProvider: idp.entityID), lifetime: configuration.requestLifetime, now: now)
             request = try SAMLRequest(
                 .attributeQuery(attributes: mvpd.requiredMetadataFields), id: issued.id, issuer: configuration.spEntityID,
                 destination: Self.destination(of: idp), signingKey: signingKey)
@@ -202,14 +260,34 @@ public struct TokenExchangeService: Sendable {
             logger.error("cannot build a SAML request", metadata: ["mvpd": "\(mvpd.id)", "error": "\(error)"])
             return .error(EnhancedError.internalError)
         }
-        metrics.session(action: "partner_profile", reason: "none")
-        let object: JSONValue = [
-            "actionName": "partner_profile", "actionType": "direct", "reasonType": "none", "mvpd": .string(mvpd.id),
-            "authenticationRequest": [
-                "type": "saml", "request": .string(request.base64), "attributesNames": .strings(mvpd.requiredMetadataFields),
-            ],
-        ]
-        return .json(200, object, code: "partner_profile", mvpd: mvpd.id)
+        return answer(
+            "partner_profile", "direct", "none",
+            [
+                "url": .string("/api/v2/\(configuration.serviceProvider)/profiles/sso/\(partner)"),
+                "authenticationRequest": [
+                    "type": "saml", "request": .string(request.base64), "attributesNames": .strings(mvpd.requiredMetadataFields),
+                ],
+            ])
+    }
+
+    /// The authentication code of a session: 7 characters of its identifier's digest, `A`-`Z` and `2`-`7`.
+    private func codeOf(_ sessionID: String) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+        return String(BearerToken.digest(Array(sessionID.utf8)).prefix(7).map { alphabet[Int($0 & 31)] })
+    }
+
+    /// The basic authentication flow's URL for a fallback: ``ServiceConfiguration/authenticationURL`` with
+    /// `{serviceProvider}`, `{code}` and `{mvpd}` filled in, and `domainName` and `redirectUrl` as query
+    /// parameters when the request gave them.
+    private func authenticationURL(code: String, mvpd: MVPD?, domainName: String?, redirectURL: String?) -> String {
+        var url = configuration.authenticationURL.replacingOccurrences(of: "{serviceProvider}", with: configuration.serviceProvider)
+            .replacingOccurrences(of: "{code}", with: code).replacingOccurrences(of: "{mvpd}", with: mvpd?.id ?? "")
+        var query: [String] = []
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+        if let domainName { query.append("domainName=" + (domainName.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")) }
+        if let redirectURL { query.append("redirectUrl=" + (redirectURL.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")) }
+        if !query.isEmpty { url += (url.contains("?") ? "&" : "?") + query.joined(separator: "&") }
+        return url
     }
 
     /// `POST /api/v2/{serviceProvider}/profiles/sso/{partner}`: `201` with the profile, or the Enhanced
@@ -233,10 +311,51 @@ public struct TokenExchangeService: Sendable {
         switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller)
         {
         case .success(let profile):
+            // Kept for `profiles` and a later `sessions/sso`; a store failure loses only that (logged).
+            do {
+                try await profileStore.save(
+                    StoredProfile(
+                        serviceProvider: configuration.serviceProvider, device: caller.device, mvpd: profile.mvpd,
+                        json: profile.object.bytes,
+                        notAfter: SAMLInstant(millisecondsSinceEpoch: profile.notAfter)))
+            } catch {
+                metrics.storeError(operation: "profile")
+                logger.warning("profile not kept (the exchange succeeded)", metadata: ["mvpd": "\(profile.mvpd)"])
+            }
             return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
         case .failure(let error):
             return refusal(error)
         }
+    }
+
+    /// `GET /api/v2/{serviceProvider}/profiles` and `.../profiles/{mvpd}`: `200` with `{"profiles": {...}}`,
+    /// the device's profiles still valid (an empty map when there is none), after authorization, the path,
+    /// `AP-Device-Identifier` and, for one MVPD, a known MVPD (`400 invalid_parameter_mvpd`).
+    public func profiles(serviceProvider: String, mvpd: String?, headers: RequestHeaders) async -> ServiceAnswer {
+        if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: nil) ?? checkDevice(headers) {
+            return refusal
+        }
+        if let mvpd, mvpds.mvpd(id: mvpd) == nil {
+            return .error(
+                EnhancedError(
+                    status: 400, code: "invalid_parameter_mvpd", message: "The MVPD parameter value is missing or invalid.", details: nil))
+        }
+        let stored: [StoredProfile]
+        do {
+            stored = try await profileStore.profiles(
+                serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", now: configuration.clock.now())
+        } catch {
+            metrics.storeError(operation: "profiles")
+            return .error(
+                EnhancedError(
+                    status: 503, code: "service_unavailable", message: "The profiles cannot be read now; retry later.", details: nil,
+                    action: "retry"))
+        }
+        var map: [String: JSONValue] = [:]
+        for profile in stored where mvpd == nil || profile.mvpd == mvpd {
+            map[profile.mvpd] = .raw(profile.json)
+        }
+        return .json(200, ["profiles": .object(map)], code: "ok", mvpd: mvpd)
     }
 
     /// An exchange's refusal; a store failure is counted (the exchange failed closed).
@@ -247,14 +366,137 @@ public struct TokenExchangeService: Sendable {
 
     /// `POST /api/v1/tokens/authn`: `204`, or `400` with the error object (`503`/`500` when the service
     /// cannot decide: a failing store, its own configuration).
-    public func legacyAuthentication(headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
-        if let refusal = checkAuthorization(headers) { return refusal }
+    public func legacyAuthentication(headers: RequestHeaders, body: [UInt8], format: V1Format = .json) async -> ServiceAnswer {
+        if let refusal = checkAuthorization(headers) { return Self.v1(refusal, format) }
         switch await exchange.exchangeV1(body: body, requestor: configuration.serviceProvider) {
         case .success(let profile):
             return ServiceAnswer(status: 204, body: [], code: "ok", mvpd: profile.mvpd)
         case .failure(let error):
-            return refusal(error)
+            return Self.v1(refusal(error), format)
         }
+    }
+
+    /// REST API v1's representations: JSON, or XML when the client asks (`Accept: application/xml`, a
+    /// `format=xml` parameter or a `.xml` extension).
+    public enum V1Format: Sendable {
+        case json, xml
+
+        public init(accept: String?, format: String?, path: String) {
+            if format?.lowercased() == "xml" || path.lowercased().hasSuffix(".xml") {
+                self = .xml
+            } else if format?.lowercased() == "json" || path.lowercased().hasSuffix(".json") {
+                self = .json
+            } else {
+                self = accept?.lowercased().contains("application/xml") == true ? .xml : .json
+            }
+        }
+    }
+
+    /// `GET /api/v1/config/{requestorId}` ("Provide MVPD List"): the MVPDs with their platform SSO fields,
+    /// JSON or XML.
+    public func v1Configuration(requestor: String, headers: RequestHeaders, format: V1Format) -> ServiceAnswer {
+        if let refusal = checkAuthorization(headers) ?? checkRequestor(requestor) { return Self.v1(refusal, format) }
+        let mvpds = self.mvpds
+        return format == .xml
+            ? ServiceAnswer(
+                status: 200, body: mvpds.xmlV1(requestor: configuration.serviceProvider), code: "ok", mvpd: nil,
+                contentType: "application/xml;charset=utf-8")
+            : ServiceAnswer(status: 200, body: mvpds.jsonV1(requestor: configuration.serviceProvider), code: "ok", mvpd: nil)
+    }
+
+    /// `GET /api/v1/{requestor}/profile-requests/{mvpd}?deviceType=iOS|tvOS` ("Retrieve Platform SSO
+    /// profile request"): the SAML request (Base64, `application/octet-stream`, opaque to the app, which
+    /// hands it to Apple's framework as the `verificationToken`), MACed for the requestor, the MVPD and `v1`.
+    public func v1ProfileRequest(requestor: String, mvpd id: String, deviceType: String?, headers: RequestHeaders, format: V1Format)
+        -> ServiceAnswer
+    {
+        if let refusal = checkAuthorization(headers) ?? checkRequestor(requestor) { return Self.v1(refusal, format) }
+        guard deviceType == "iOS" || deviceType == "tvOS" else {
+            return Self.v1(
+                .error(
+                    EnhancedError(
+                        status: 400, code: "invalid_device_info", message: "The device type is missing or invalid (iOS or tvOS).",
+                        details: nil)),
+                format)
+        }
+        guard let mvpd = mvpds.mvpd(id: id), mvpd.enablePlatformServices, mvpd.boardingStatus == .supported,
+            let idp = trust.identityProvider(for: mvpd.id)
+        else {
+            return Self.v1(
+                .error(
+                    EnhancedError(
+                        status: 400, code: "unknown_integration",
+                        message: "The integration between the requestor and the mvpd does not exist or is disabled.", details: nil,
+                        action: "configuration")),
+                format)
+        }
+        do {
+            let caller = TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: "", api: "v1")
+            let issued = try requests.issue(
+                for: caller.binding(mvpd: mvpd.id, identityProvider: idp.entityID), lifetime: configuration.requestLifetime,
+                now: configuration.clock.now())
+            let request = try SAMLRequest(
+                .attributeQuery(attributes: mvpd.requiredMetadataFields), id: issued.id, issuer: configuration.spEntityID,
+                destination: Self.destination(of: idp), signingKey: signingKey)
+            return ServiceAnswer(
+                status: 200, body: Array(request.base64.utf8), code: "ok", mvpd: mvpd.id, contentType: "application/octet-stream")
+        } catch {
+            logger.error("cannot build a SAML request", metadata: ["mvpd": "\(mvpd.id)", "error": "\(error)"])
+            return Self.v1(.error(EnhancedError(status: 500, code: "internal_error", message: "The request failed.", details: nil)), format)
+        }
+    }
+
+    private func checkRequestor(_ requestor: String) -> ServiceAnswer? {
+        guard requestor == configuration.serviceProvider else {
+            return .error(
+                EnhancedError(
+                    status: 400, code: "invalid_requestor", message: "The requestor parameter is missing or invalid.", details: nil))
+        }
+        return nil
+    }
+
+    /// A refusal in REST API v1's terms: its codes (a v2 code becomes `invalid_requestor`, `internal_error`
+    /// or stays when v1 lists it), in JSON or XML.
+    static func v1(_ answer: ServiceAnswer, _ format: V1Format) -> ServiceAnswer {
+        guard answer.status >= 400, let object = (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any] else {
+            return answer
+        }
+        let v1Codes: Set<String> = [
+            "invalid_requestor", "invalid_device_info", "invalid_device_id", "unknown_integration", "internal_error", "service_unavailable",
+        ]
+        var code = object["code"] as? String ?? "internal_error"
+        var action = object["action"] as? String ?? "none"
+        if code == "invalid_parameter_service_provider" {
+            code = "invalid_requestor"
+        } else if code.hasPrefix("invalid_access_token") {
+            // v1 has no access-token code; the status (401) says it.
+            code = "internal_error"
+            action = "application-registration"
+        } else if !v1Codes.contains(code) {
+            code = "internal_error"
+        }
+        var fields: [(String, String)] = [
+            ("action", action), ("status", String(answer.status)), ("code", code), ("message", object["message"] as? String ?? ""),
+        ]
+        if let details = object["details"] as? String { fields.append(("details", details)) }
+        fields.append(("helpUrl", EnhancedError.helpURL))
+        if let trace = answer.trace { fields.append(("trace", trace)) }
+        var result = answer
+        switch format {
+        case .xml:
+            var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><error>"
+            for (name, value) in fields {
+                let escaped = value.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                xml += "<\(name)>\(escaped)</\(name)>"
+            }
+            result.body = Array((xml + "</error>").utf8)
+            result.contentType = "application/xml;charset=utf-8"
+        case .json:
+            var members: [String: JSONValue] = [:]
+            for (name, value) in fields { members[name] = name == "status" ? .integer(Int64(answer.status)) : .string(value) }
+            result.body = JSONValue.object(members).bytes
+        }
+        return result
     }
 
     /// `GET /api/v2/{serviceProvider}/saml/metadata`: the SP's own SAML 2.0 metadata (entity ID, assertion
@@ -296,7 +538,21 @@ public struct TokenExchangeService: Sendable {
     /// `GET /api/v2/{serviceProvider}/configuration`.
     public func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
         if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
-        return ServiceAnswer(status: 200, body: configurationJSON, code: "ok", mvpd: nil)
+        let requestor = MVPDConfiguration.Requestor(
+            id: configuration.serviceProvider, name: configuration.requestorName, domains: configuration.domains)
+        let body = mvpds.json(
+            requestor: requestor, featured: configuration.featuredMVPDs, device: Self.deviceType(headers.deviceInfo),
+            time: configuration.clock.now())
+        return ServiceAnswer(status: 200, body: body, code: "ok", mvpd: nil)
+    }
+
+    /// `device` of the configuration: the `X-Device-Info` header's `osName` (or `model`), else `unknown`.
+    static func deviceType(_ header: String?) -> String {
+        guard let header, let data = Data(base64Encoded: header),
+            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        else { return "unknown" }
+        let value = (object["osName"] as? String) ?? (object["model"] as? String) ?? "unknown"
+        return String(value.prefix(64))
     }
 
     /// Where the request is addressed: the IdP's single sign-on endpoint from its metadata (HTTP-POST,
@@ -328,11 +584,16 @@ public struct TokenExchangeService: Sendable {
     private func checkPath(serviceProvider: String, partner: String?) -> ServiceAnswer? {
         guard serviceProvider == configuration.serviceProvider else {
             return .error(
-                EnhancedError(status: 400, code: "invalid_requestor", message: "The service provider is not served here.", details: nil))
+                EnhancedError(
+                    status: 400, code: "invalid_parameter_service_provider",
+                    message: "The service provider parameter value is missing or invalid.",
+                    details: nil))
         }
-        if let partner, partner != "Apple" {
+        if let partner, partner.lowercased() != "apple" {
             return .error(
-                EnhancedError(status: 400, code: "invalid_parameter_partner", message: "The partner must be Apple.", details: nil))
+                EnhancedError(
+                    status: 400, code: "invalid_parameter_partner", message: "The partner parameter value is missing or invalid.",
+                    details: nil))
         }
         return nil
     }
@@ -346,8 +607,8 @@ public struct TokenExchangeService: Sendable {
         }
         return .error(
             EnhancedError(
-                status: 401, code: "invalid_access_token", message: "The Authorization header must carry a valid bearer token.",
-                details: nil, action: "authentication"))
+                status: 401, code: "invalid_access_token_service_provider",
+                message: "The access token is invalid due to invalid service provider.", details: nil, action: "application-registration"))
     }
 
     private func checkDevice(_ headers: RequestHeaders) -> ServiceAnswer? {
@@ -379,10 +640,14 @@ public struct RequestHeaders: Sendable {
     public var deviceIdentifier: String?
     public var deviceInfo: String?
     public var partnerFrameworkStatus: String?
+    /// `Accept` (REST API v1 answers XML when it asks for `application/xml`).
+    public var accept: String?
 
     public init(
-        authorization: String? = nil, deviceIdentifier: String? = nil, deviceInfo: String? = nil, partnerFrameworkStatus: String? = nil
+        authorization: String? = nil, deviceIdentifier: String? = nil, deviceInfo: String? = nil, partnerFrameworkStatus: String? = nil,
+        accept: String? = nil
     ) {
+        self.accept = accept
         self.authorization = authorization
         self.deviceIdentifier = deviceIdentifier
         self.deviceInfo = deviceInfo
@@ -401,10 +666,15 @@ public struct ServiceAnswer: Sendable {
     public var detail: String?
     /// The body's media type; nil: JSON.
     public var contentType: String?
+    /// An error's `trace`.
+    public var trace: String?
 
-    init(status: Int, body: [UInt8], code: String, mvpd: String?, detail: String? = nil, contentType: String? = nil) {
+    init(
+        status: Int, body: [UInt8], trace: String? = nil, code: String, mvpd: String?, detail: String? = nil, contentType: String? = nil
+    ) {
         self.status = status
         self.body = body
+        self.trace = trace
         self.code = code
         self.mvpd = mvpd
         self.detail = detail
@@ -415,9 +685,13 @@ public struct ServiceAnswer: Sendable {
         ServiceAnswer(status: status, body: object.bytes, code: code, mvpd: mvpd)
     }
 
+    /// An error answer, with a fresh `trace` (also the access log's) for support to find the request by.
     static func error(_ error: EnhancedError, mvpd: String? = nil) -> ServiceAnswer {
-        ServiceAnswer(
-            status: error.status, body: error.json, code: error.cause?.code.identifier ?? error.code, mvpd: mvpd ?? error.mvpd,
+        var error = error
+        error.trace = error.trace ?? UUID().uuidString.lowercased()
+        return ServiceAnswer(
+            status: error.status, body: error.json, trace: error.trace, code: error.cause?.code.identifier ?? error.code,
+            mvpd: mvpd ?? error.mvpd,
             detail: error.cause?.message)
     }
 }

@@ -58,7 +58,7 @@ struct LoadHarnessTests {
         #expect(tally.lines.allSatisfy { $0.wrong == 0 })
     }
 
-    @Test("each attacker kind must get its own code, with 400 invalid_parameter_saml_response")
+    @Test("each attacker kind must get its own code, with 400 invalid_parameter_saml_response (v1: internal_error)")
     func attackerKinds() {
         let kinds: [(LoadHarness.Kind, String)] = [
             (.wrongMVPDRequest, "in-response-to.wrong-mvpd"), (.wrongDevice, "in-response-to.wrong-device"),
@@ -71,9 +71,10 @@ struct LoadHarnessTests {
                     $0 + $1.wrong
                 }
             }
-            #expect(wrong(.refused(400, "invalid_parameter_saml_response", code)) == 0, "\(kind)")
+            let enhanced = kind == .v1Crossover ? "internal_error" : "invalid_parameter_saml_response"
+            #expect(wrong(.refused(400, enhanced, code)) == 0, "\(kind)")
             #expect(wrong(.accepted(201)) == 1 && wrong(.accepted(204)) == 1, "\(kind)")
-            #expect(wrong(.refused(400, "invalid_parameter_saml_response", "in-response-to.not-outstanding")) == 1, "\(kind)")
+            #expect(wrong(.refused(400, enhanced, "in-response-to.not-outstanding")) == 1, "\(kind)")
             #expect(wrong(.refused(400, "other_code", code)) == 1, "\(kind)")
         }
     }

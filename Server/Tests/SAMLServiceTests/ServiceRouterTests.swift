@@ -43,7 +43,7 @@ struct ServiceRouterTests {
             let pfs = HTTPField.Name("AP-Partner-Framework-Status")!
             let session = try await client.execute(
                 uri: "/api/v2/REF30/sessions/sso/Apple", method: .post, headers: Self.form([pfs: status.headerValue]),
-                body: ByteBuffer(string: "domainName=app.example"))
+                body: ByteBuffer(string: "domainName=app.example&redirectUrl=https%3A%2F%2Fapp.example"))
             let answer = HTTPConnection.Answer(status: Int(session.status.code), headers: [], body: Array(session.body.readableBytesView))
             let requestID = try #require(answer.partnerRequestID)
             let request = Service.exchange(try Service.response(Service.mvpdA, to: requestID), status)

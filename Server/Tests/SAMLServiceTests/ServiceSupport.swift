@@ -120,14 +120,22 @@ enum Service {
             deviceInfo: Data(#"{"model":"AppleTV"}"#.utf8).base64EncodedString(), partnerFrameworkStatus: status)
     }
 
-    /// A fresh, accepted-to-be exchange for `mvpd` against the service on `port`.
-    static func freshExchange(_ port: Int, _ mvpd: LoadMVPD, nameID: String = "subscriber-\(UInt32.random(in: 0...UInt32.max))")
+    /// A fresh, accepted-to-be exchange for `mvpd` against the service on `port`, from a new device (a
+    /// device that already has a profile for the MVPD is answered `authorize`, with no request).
+    static func freshExchange(
+        _ port: Int, _ mvpd: LoadMVPD, nameID: String = "subscriber-\(UInt32.random(in: 0...UInt32.max))", device: String = newDevice()
+    )
         async throws
         -> HTTPRequestParts
     {
         let status = pfs(mvpd.providerID)
-        let id = try await session(port, status.headerValue).partnerRequestID
-        return exchange(try response(mvpd, to: id, nameID: nameID), status)
+        let id = try await session(port, status.headerValue, device: device).partnerRequestID
+        return exchange(try response(mvpd, to: id, nameID: nameID), status, device: device)
+    }
+
+    /// An `AP-Device-Identifier` fingerprint no test used before.
+    static func newDevice() -> String {
+        Data("device-\(UInt64.random(in: 0...UInt64.max))".utf8).base64EncodedString()
     }
 
     /// A port nothing listens on now.

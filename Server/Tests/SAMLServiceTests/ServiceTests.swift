@@ -67,32 +67,81 @@ struct ServiceTests {
         }
     }
 
-    @Test("sessions/sso: the fallbacks the header and the configuration call for, and path errors")
+    /// REST API v2, "Retrieve partner authentication request" (rest-api-v2-partner-single-sign-on-apis-
+    /// retrieve-partner-authentication-request.md): `actionName` / `actionType` / `reasonType`, `sessionId`
+    /// and `serviceProvider` on every answer, `url` and `code` on the fallbacks, `missingParameters` on
+    /// `resume`, `authenticationRequest` on `partner_profile`, `authorize` once the device has a profile.
+    @Test("sessions/sso: the decision table of the API page, with its fields, and path errors")
     func sessionFallbacks() async throws {
         try await Service.with { port in
-            func reason(_ header: String?, body: String = "domainName=a&redirectUrl=b") async throws -> (String?, String?) {
+            func reason(_ header: String?, body: String = "domainName=a.example&redirectUrl=https%3A%2F%2Fa.example%2Fdone")
+                async throws -> (String?, String?)
+            {
                 let answer = try await Service.session(port, header, body: body)
                 #expect(answer.status == 200)
                 let object = Service.json(answer)
                 #expect(object["actionName"] as? String != "partner_profile" || object["reasonType"] as? String == "none")
+                #expect((object["sessionId"] as? String)?.isEmpty == false)
+                #expect(object["serviceProvider"] as? String == "REF30")
+                switch object["actionName"] as? String {
+                case "authenticate":
+                    #expect(object["actionType"] as? String == "interactive")
+                    let code = try #require(object["code"] as? String)
+                    #expect(code.count == 7)
+                    #expect(
+                        (object["url"] as? String)?.hasPrefix(
+                            "/api/v2/authenticate/REF30/\(code)?domainName=a.example&redirectUrl=https%3A%2F%2Fa.example") == true)
+                    let notBefore = (object["notBefore"] as? String).flatMap { Int64($0) }
+                    let notAfter = (object["notAfter"] as? String).flatMap { Int64($0) }
+                    #expect(notBefore != nil && notAfter.map { $0 - notBefore! } == 1_800_000)
+                case "partner_profile":
+                    #expect(object["actionType"] as? String == "direct")
+                    #expect(object["url"] as? String == "/api/v2/REF30/profiles/sso/Apple")
+                default:
+                    break
+                }
                 return (object["reasonType"] as? String, object["actionName"] as? String)
             }
-            #expect(try await reason(nil) == ("missing_parameters_fallback", "authenticate"))
+            // A missing or malformed header is pfs_fallback, not an error.
+            #expect(try await reason(nil) == ("pfs_fallback", "authenticate"))
+            #expect(try await reason("not base64 json") == ("pfs_fallback", "authenticate"))
             #expect(try await reason(Service.pfs("ProviderA", access: .denied).headerValue) == ("pfs_fallback", "authenticate"))
             #expect(try await reason(Service.pfs("ProviderA", access: .notDetermined).headerValue) == ("pfs_fallback", "authenticate"))
             #expect(try await reason(Service.pfs("ProviderA", access: nil).headerValue) == ("pfs_fallback", "authenticate"))
             #expect(try await reason(Service.pfs("ProviderZ").headerValue) == ("pfs_fallback", "authenticate"))
             #expect(try await reason(Service.pfs("ProviderA", expiresIn: -1000).headerValue) == ("pfs_fallback", "authenticate"))
-            #expect(try await reason(Service.pfs("ProviderA").headerValue, body: "mvpd=MVPD-B") == ("pfs_fallback", "authenticate"))
+            #expect(
+                try await reason(
+                    Service.pfs("ProviderA").headerValue, body: "mvpd=MVPD-B&domainName=a.example&redirectUrl=https%3A%2F%2Fa.example")
+                    == ("pfs_fallback", "authenticate"))
             // MVPD-C has platform SSO but no identity provider in the trust file.
             #expect(try await reason(Service.pfs("ProviderC").headerValue) == ("configuration_fallback", "authenticate"))
             #expect(try await reason(Service.pfs("ProviderB").headerValue) == ("none", "partner_profile"))
 
-            let malformed = try await Service.session(port, "not base64 json")
-            #expect(malformed.status == 400 && Service.json(malformed)["code"] as? String == "invalid_header_pfs_malformed")
+            // Missing or invalid parameters: resume with the missing ones named.
+            let resume = try await Service.session(port, Service.pfs("ProviderB").headerValue, body: "domainName=a.example")
+            let resumed = Service.json(resume)
+            #expect(resumed["actionName"] as? String == "resume" && resumed["actionType"] as? String == "direct")
+            #expect(resumed["reasonType"] as? String == "missing_parameters_fallback")
+            #expect(resumed["missingParameters"] as? [String] == ["redirectUrl"])
+            #expect((resumed["url"] as? String)?.hasPrefix("/api/v2/REF30/sessions/") == true && resumed["code"] is String)
+            let neither = Service.json(try await Service.session(port, Service.pfs("ProviderB").headerValue, body: "redirectUrl=nonsense"))
+            #expect(neither["missingParameters"] as? [String] == ["domainName", "redirectUrl"])
+
+            // A device with a valid profile for the MVPD: authorize.
+            let device = Service.newDevice()
+            let login = try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB, device: device))
+            #expect(login.status == 201)
+            let again = Service.json(try await Service.session(port, Service.pfs("ProviderB").headerValue, device: device))
+            #expect(again["actionName"] as? String == "authorize" && again["actionType"] as? String == "direct")
+            #expect(again["reasonType"] as? String == "authenticatedSSO" && again["mvpd"] as? String == "MVPD-B")
+            #expect(again["url"] as? String == "/api/v2/REF30/decisions/authorize/MVPD-B")
+            // Another device still gets the partner request.
+            #expect(try await reason(Service.pfs("ProviderB").headerValue) == ("none", "partner_profile"))
+
             let form = Service.device + [("Content-Type", "application/x-www-form-urlencoded")]
             let otherSP = try await Service.send(port, "/api/v2/OTHER/sessions/sso/Apple", headers: form)
-            #expect(otherSP.status == 400 && Service.json(otherSP)["code"] as? String == "invalid_requestor")
+            #expect(otherSP.status == 400 && Service.json(otherSP)["code"] as? String == "invalid_parameter_service_provider")
             let otherPartner = try await Service.send(port, "/api/v2/REF30/sessions/sso/Roku", headers: form)
             #expect(otherPartner.status == 400 && Service.json(otherPartner)["code"] as? String == "invalid_parameter_partner")
         }
@@ -133,7 +182,9 @@ struct ServiceTests {
             #expect(
                 try await answer(good, replacing: header, with: Service.pfs("ProviderA", expiresIn: -1).headerValue)
                     == (400, "invalid_header_pfs_provider_info_expired", nil))
-            #expect(try await answer(good, replacing: header, with: "%%%") == (400, "invalid_header_pfs_malformed", "pfs.malformed-base64"))
+            #expect(
+                try await answer(good, replacing: header, with: "%%%")
+                    == (400, "invalid_header_pfs_permission_access_not_present", "pfs.malformed-base64"))
             #expect(
                 try await answer(good, body: good.body + Array("&mvpd=MVPD-B".utf8)) == (
                     400, "invalid_header_pfs_provider_id_mismatch", nil
@@ -144,7 +195,7 @@ struct ServiceTests {
                     == (400, "invalid_parameter_saml_response", "issuer.mismatch"))
             #expect(
                 try await answer(good, replacing: header, with: Service.pfs("ProviderC").headerValue) == (
-                    500, "mvpd_not_trusted", "trust.unknown-mvpd"
+                    500, "invalid_configuration_mvpd_platform_profile_exchange", "trust.unknown-mvpd"
                 ))
             // Altered after signing.
             #expect(xml.contains("hh-7731"))
@@ -237,7 +288,7 @@ struct ServiceTests {
             missing.body = Array(
                 String(decoding: request.body, as: UTF8.self).replacingOccurrences(of: "deviceId=device-1&", with: "").utf8)
             let refused = try await Service.send(port, missing)
-            #expect(refused.status == 400 && Service.json(refused)["code"] as? String == "missing_parameter_deviceId")
+            #expect(refused.status == 400 && Service.json(refused)["code"] as? String == "invalid_device_id")
             let otherRequestor = TokenExchangeRequest.v1(
                 samlAttributeQueryResponse: response, requestor: "OTHER", deviceID: "d", mvpd: "MVPD-B", deviceType: .iOS)
             #expect(Service.json(try await Service.send(port, otherRequestor))["code"] as? String == "invalid_requestor")
@@ -252,7 +303,7 @@ struct ServiceTests {
             var request = try await Service.freshExchange(port, Service.mvpdA)
             request.headers.removeAll { $0.name == "Authorization" }
             let refused = try await Service.send(port, request)
-            #expect(refused.status == 401 && Service.json(refused)["code"] as? String == "invalid_access_token")
+            #expect(refused.status == 401 && Service.json(refused)["code"] as? String == "invalid_access_token_service_provider")
             request.headers.append(HTTPHeader("Authorization", "Bearer token"))
             #expect(try await Service.send(port, request).status == 201)
         }

@@ -5,6 +5,8 @@ public struct MVPD: Sendable, Hashable {
     /// The service's MVPD id.
     public var id: String
     public var displayName: String?
+    /// Where the MVPD's logo is downloaded from.
+    public var logoUrl: String?
     /// Whether the MVPD is integrated through platform SSO.
     public var enablePlatformServices: Bool
     /// Apple SSO boarding: `SUPPORTED`, `PICKER`, or absent (no Apple SSO).
@@ -21,9 +23,10 @@ public struct MVPD: Sendable, Hashable {
     public init(
         id: String, displayName: String? = nil, enablePlatformServices: Bool = false, boardingStatus: BoardingStatus? = nil,
         displayInPlatformPicker: Bool = false, platformMappingId: String? = nil, requiredMetadataFields: [String] = [],
-        enforcePlatformPermissions: Bool = false
+        enforcePlatformPermissions: Bool = false, logoUrl: String? = nil
     ) {
         self.id = id
+        self.logoUrl = logoUrl
         self.displayName = displayName
         self.enablePlatformServices = enablePlatformServices
         self.boardingStatus = boardingStatus

@@ -147,7 +147,8 @@ extension MVPD {
             displayInPlatformPicker: try fields.bool("displayInPlatformPicker") ?? false,
             platformMappingId: try fields.string("platformMappingId").flatMap { $0.isEmpty ? nil : $0 },
             requiredMetadataFields: try fields.strings("requiredMetadataFields") ?? [],
-            enforcePlatformPermissions: try fields.bool("enforcePlatformPermissions") ?? false
+            enforcePlatformPermissions: try fields.bool("enforcePlatformPermissions") ?? false,
+            logoUrl: try fields.string("logoUrl").flatMap { $0.isEmpty ? nil : $0 }
         )
     }
 }

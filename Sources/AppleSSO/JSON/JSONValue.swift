@@ -10,6 +10,8 @@ public enum JSONValue: Sendable, Hashable {
     case array([JSONValue])
     case object([String: JSONValue])
     case null
+    /// JSON already written by this type (a stored profile), embedded as it is.
+    case raw([UInt8])
 
     /// The UTF-8 text.
     public var bytes: [UInt8] {
@@ -29,6 +31,8 @@ public enum JSONValue: Sendable, Hashable {
             out += (value ? "true" : "false").utf8
         case .null:
             out += "null".utf8
+        case .raw(let bytes):
+            out += bytes
         case .array(let values):
             out.append(UInt8(ascii: "["))
             for (index, value) in values.enumerated() {

@@ -25,6 +25,12 @@ public struct TokenExchange: Sendable {
     /// device and API and for the MVPD it is posted as (``SAML/RequestIDAuthority``); the verifiers'
     /// state store then records the request answered, once.
     public var requests: RequestIDAuthority?
+    /// How long a profile is valid from its exchange (`notAfter`), per MVPD: the authentication TTL an
+    /// Adobe Pass integration sets per MVPD, not the assertion's `NotOnOrAfter` (minutes, meant for the
+    /// assertion's delivery). MVPDs not listed get ``defaultAuthenticationTTL``.
+    public var authenticationTTLs: [String: Duration] = [:]
+    /// Default 30 days.
+    public var defaultAuthenticationTTL: Duration = .seconds(30 * 86_400)
 
     public init(
         configuration: MVPDConfiguration, trust: TrustRegistry, mapping: UserMetadataMapping = UserMetadataMapping(),
@@ -113,27 +119,35 @@ public struct TokenExchange: Sendable {
             } catch {
                 return .failure(EnhancedError.internalError)
             }
-            guard let value, !value.isEmpty else {
-                return .failure(
-                    EnhancedError(
-                        status: 400, code: "missing_parameter_\(name)", message: "The \(name) parameter is required.", details: nil))
-            }
-            fields[name] = value
+            fields[name] = value ?? ""
         }
+        // REST API v1's codes (Enhanced Error Codes, "REST API v1").
         guard fields["requestor"] == requestor else {
             return .failure(
-                EnhancedError(status: 400, code: "invalid_requestor", message: "The requestor is not served here.", details: nil))
+                EnhancedError(
+                    status: 400, code: "invalid_requestor", message: "The requestor parameter is missing or invalid.", details: nil))
+        }
+        guard fields["deviceId"]?.isEmpty == false else {
+            return .failure(
+                EnhancedError(status: 400, code: "invalid_device_id", message: "The device identifier is missing or invalid.", details: nil)
+            )
         }
         guard fields["deviceType"] == "iOS" || fields["deviceType"] == "tvOS" else {
             return .failure(
                 EnhancedError(
-                    status: 400, code: "invalid_parameter_deviceType", message: "The deviceType must be iOS or tvOS.", details: nil))
+                    status: 400, code: "invalid_device_info", message: "The device type is missing or invalid (iOS or tvOS).", details: nil)
+            )
         }
         guard let mvpd = fields["mvpd"], let provider = configuration.mvpd(id: mvpd) else {
             return .failure(
-                EnhancedError(status: 400, code: "invalid_parameter_mvpd", message: "The mvpd is not configured.", details: nil))
+                EnhancedError(
+                    status: 400, code: "unknown_integration",
+                    message: "The integration between the requestor and the mvpd does not exist or is disabled.", details: nil,
+                    action: "configuration"))
         }
-        let caller = Caller(serviceProvider: requestor, device: fields["deviceId"] ?? "", api: "v1")
+        // v1's profile request (`GET /api/v1/{requestor}/profile-requests/{mvpd}`) names no device, so a v1
+        // request is bound to the requestor, the MVPD and the API only.
+        let caller = Caller(serviceProvider: requestor, device: "", api: "v1")
         return await verify(body: body, for: provider, caller: caller, expecting: expectations)
     }
 
@@ -173,7 +187,11 @@ public struct TokenExchange: Sendable {
                 provider.requiredMetadataFields.isEmpty
                 ? ["NameID"] + response.assertion.attributes.map(\.name) : provider.requiredMetadataFields
             let fields = try response.fields(names, allowMissing: provider.requiredMetadataFields.isEmpty)
-            return .success(Profile(mvpd: provider.id, response: response, fields: fields, mapping: mapping))
+            let now = trust.template.clock.now()
+            return .success(
+                Profile(
+                    mvpd: provider.id, response: response, fields: fields, mapping: mapping, notBefore: now,
+                    notAfter: now + (authenticationTTLs[provider.id] ?? defaultAuthenticationTTL)))
         } catch let error as SAMLError {
             return .failure(EnhancedError(saml: error))
         } catch {
@@ -186,39 +204,50 @@ public struct TokenExchange: Sendable {
 /// "type": "appleSSO", "attributes": {"<key>": {"value", "state": "plain"}}}}}`.
 public struct Profile: Sendable {
     public let mvpd: String
-    /// `Conditions/@NotBefore` in milliseconds (IssueInstant when absent).
+    /// When the exchange happened, in milliseconds.
     public let notBefore: Int64
-    /// `Conditions/@NotOnOrAfter` in milliseconds.
+    /// `notBefore` plus the MVPD's authentication TTL (``TokenExchange/authenticationTTLs``), in milliseconds.
     public let notAfter: Int64
     /// User-metadata key → values (one value is written as a string, several as an array).
     public let attributes: [(key: String, values: [String])]
     /// The verified response it came from.
     public let response: VerifiedResponse
 
-    init(mvpd: String, response: VerifiedResponse, fields: RequiredFields, mapping: UserMetadataMapping) {
+    init(
+        mvpd: String, response: VerifiedResponse, fields: RequiredFields, mapping: UserMetadataMapping, notBefore: SAMLInstant,
+        notAfter: SAMLInstant
+    ) {
         self.mvpd = mvpd
         self.response = response
-        let assertion = response.assertion
-        notBefore = (assertion.notBefore ?? assertion.issueInstant).millisecondsSinceEpoch
-        notAfter = (assertion.notOnOrAfter ?? assertion.issueInstant).millisecondsSinceEpoch
+        self.notBefore = notBefore.millisecondsSinceEpoch
+        self.notAfter = notAfter.millisecondsSinceEpoch
         attributes = fields.values.map { (mapping.key(for: $0.name), $0.values) }
     }
 
-    /// The JSON body of the `201 Created` answer.
-    public var json: [UInt8] {
+    /// The profile object (`{"notBefore", "notAfter", "issuer": "Apple", "type": "appleSSO", "attributes"}`).
+    public var object: JSONValue {
         var attributeObject: [String: JSONValue] = [:]
         for (key, values) in attributes {
             attributeObject[key] = ["value": values.count == 1 ? .string(values[0]) : .strings(values), "state": "plain"]
         }
-        let profile: JSONValue = [
+        return [
             "notBefore": .integer(notBefore), "notAfter": .integer(notAfter), "issuer": "Apple", "type": "appleSSO",
             "attributes": .object(attributeObject),
         ]
-        return JSONValue.object(["profiles": .object([mvpd: profile])]).bytes
+    }
+
+    /// The JSON body of the `201 Created` answer: `{"profiles": {"<mvpd>": object}}`.
+    public var json: [UInt8] {
+        JSONValue.object(["profiles": .object([mvpd: object])]).bytes
     }
 }
 
-/// An Enhanced Error Code object: `{"action", "status", "code", "message", "details"}`.
+/// An Enhanced Error Code object, as Adobe Pass's Enhanced Error Codes page defines it: `{"action",
+/// "status", "code", "message", "details", "helpUrl", "trace"}`, `details` (the library's code) omitted
+/// when there is none, `trace` the request's identifier when the service sets one. Codes are those the
+/// page lists for REST API v2 (`invalid_parameter_*`, `invalid_header_pfs_*`,
+/// `invalid_access_token_service_provider`, `internal_server_error`, ...); docs/service.md lists the few
+/// extensions and why.
 public struct EnhancedError: Error, Sendable {
     public let action: String
     public let status: Int
@@ -228,6 +257,12 @@ public struct EnhancedError: Error, Sendable {
     public let cause: SAMLError?
     /// The MVPD the request was for, once known (for logs; not part of the JSON).
     public internal(set) var mvpd: String?
+    /// The identifier of the request that got this answer, for support (`trace`).
+    public var trace: String?
+
+    /// The Enhanced Error Codes page, the `helpUrl` of every error.
+    public static let helpURL =
+        "https://experienceleague.adobe.com/docs/pass/authentication/auth-features/error-reportn/enhanced-error-codes.html"
 
     public init(status: Int, code: String, message: String, details: SAMLError?, action: String = "none") {
         self.action = action
@@ -240,30 +275,35 @@ public struct EnhancedError: Error, Sendable {
     /// The answer for a library error, after its HTTP meaning.
     public init(saml error: SAMLError) {
         if error.code == .trustUnknownMVPD {
-            self.init(status: 500, code: "mvpd_not_trusted", message: "No identity provider is configured for this MVPD.", details: error)
+            self.init(
+                status: 500, code: "invalid_configuration_mvpd_platform_profile_exchange",
+                message: "The partner profile exchange is not configured for this MVPD.", details: error, action: "configuration")
             return
         }
         switch error.code.httpStatus {
-        case 413:
-            self.init(status: 413, code: "invalid_parameter_saml_response", message: "The SAML response is too large.", details: error)
         case 503:
+            // An extension (docs/service.md): a store or the MVPD's trust that cannot decide now; the
+            // client retries rather than sending the user through another flow.
             self.init(
                 status: 503, code: "service_unavailable", message: "The service cannot verify the SAML response now; retry later.",
                 details: error, action: "retry")
         case 500..<600:
             self.init(
-                status: error.code.httpStatus, code: "internal_error",
-                message: "The service is not configured to verify this SAML response.", details: error)
+                status: 500, code: "internal_server_error", message: "The service is not configured to verify this SAML response.",
+                details: error)
         default:
-            self.init(status: 400, code: "invalid_parameter_saml_response", message: "The SAML response is not valid.", details: error)
+            // 413 included: a SAML response over the size limit is an invalid parameter value.
+            self.init(
+                status: 400, code: "invalid_parameter_saml_response", message: "The SAML response parameter value is missing or invalid.",
+                details: error)
         }
     }
 
-    /// `400 invalid_header_pfs_malformed`: the `AP-Partner-Framework-Status` header cannot be decoded
-    /// (the library's reason in `details` when `cause` is a ``SAML/SAMLError``).
+    /// `400 invalid_header_pfs_permission_access_not_present`: the `AP-Partner-Framework-Status` header
+    /// cannot be decoded, so it presents no permission access status (the library's reason in `details`).
     public static func partnerFrameworkStatusMalformed(_ cause: (any Error)?) -> EnhancedError {
         EnhancedError(
-            status: 400, code: "invalid_header_pfs_malformed", message: "The AP-Partner-Framework-Status header cannot be decoded.",
+            status: 400, code: PartnerFrameworkOutcome.accessNotPresent.rawValue, message: PartnerFrameworkOutcome.accessNotPresent.message,
             details: cause as? SAMLError)
     }
 
@@ -275,7 +315,7 @@ public struct EnhancedError: Error, Sendable {
 
     /// An error that is not the library's: the server's fault, never the client's.
     public static let internalError = EnhancedError(
-        status: 500, code: "internal_error", message: "The service failed to process the request.", details: nil)
+        status: 500, code: "internal_server_error", message: "The service failed to process the request.", details: nil)
 
     init(pfs outcome: PartnerFrameworkOutcome) {
         self.init(status: 400, code: outcome.rawValue, message: outcome.message, details: nil)
@@ -285,11 +325,16 @@ public struct EnhancedError: Error, Sendable {
     /// names what was found (bytes of the request, signed values): that goes to the debug log only.
     public var details: String? { cause.map { $0.code.identifier } }
 
-    public var json: [UInt8] {
-        let object: JSONValue = [
+    /// The JSON object; `details` and `trace` only when set.
+    public var object: JSONValue {
+        var object: [String: JSONValue] = [
             "action": .string(action), "status": .integer(Int64(status)), "code": .string(code), "message": .string(message),
-            "details": .optional(details),
+            "helpUrl": .string(Self.helpURL),
         ]
-        return object.bytes
+        if let details { object["details"] = .string(details) }
+        if let trace { object["trace"] = .string(trace) }
+        return .object(object)
     }
+
+    public var json: [UInt8] { object.bytes }
 }
