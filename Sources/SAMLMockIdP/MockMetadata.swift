@@ -9,18 +9,7 @@ extension MockIdentityProvider {
         entityID: String, signingCertificates: [[UInt8]], validUntil: SAMLInstant?, cacheDuration: String? = "PT1H",
         singleSignOnLocation: String = "https://idp.example/sso", signed: Bool = true
     ) throws -> [UInt8] {
-        func escaped(_ text: String) -> String {
-            var out = ""
-            for character in text {
-                switch character {
-                case "&": out += "&amp;"
-                case "<": out += "&lt;"
-                case "\"": out += "&quot;"
-                default: out.append(character)
-                }
-            }
-            return out
-        }
+        let escaped = XMLEscaping.escape
         let keys = signingCertificates.map { pem in
             let body = String(decoding: pem, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
             return "<md:KeyDescriptor use=\"signing\"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>\(body)"

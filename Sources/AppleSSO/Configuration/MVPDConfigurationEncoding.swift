@@ -64,7 +64,7 @@ extension MVPDConfiguration {
     /// The same in XML: `<config><requestor><id/></requestor><mvpds><mvpd><id/>...<requiredMetadataFields>
     /// <field/>...</requiredMetadataFields></mvpd></mvpds></config>`. What ``decode(_:)`` reads back.
     public func xmlV1(requestor: String) -> [UInt8] {
-        func element(_ name: String, _ text: String) -> String { "<\(name)>\(XMLText.escaped(text))</\(name)>" }
+        func element(_ name: String, _ text: String) -> String { "<\(name)>\(XMLEscaping.escape(text))</\(name)>" }
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><config><requestor>" + element("id", requestor) + "</requestor><mvpds>"
         for mvpd in mvpds {
             xml += "<mvpd>" + element("id", mvpd.id) + element("displayName", mvpd.displayName ?? mvpd.id)
@@ -79,22 +79,5 @@ extension MVPDConfiguration {
             xml += element("enforcePlatformPermissions", "\(mvpd.enforcePlatformPermissions)") + "</mvpd>"
         }
         return Array((xml + "</mvpds></config>").utf8)
-    }
-}
-
-/// Text escaped for XML content and attribute values.
-enum XMLText {
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }
