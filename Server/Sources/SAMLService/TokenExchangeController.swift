@@ -102,7 +102,7 @@ struct TokenExchangeController: Sendable {
     static func addMethodNotAllowed(to router: Router<BasicRequestContext>) {
         let all: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options]
         for (path, allowed) in methods {
-            for method in all where !allowed.contains(method) && !(method == .head && allowed.contains(.get)) {
+            for method in all where !allowed.contains(method) {
                 router.on(RouterPath(path), method: method) { _, _ in
                     var error = EnhancedError(
                         status: 405, code: "method_not_allowed", message: "The HTTP method is not allowed for this resource.", details: nil)

@@ -185,8 +185,21 @@ public struct TokenExchangeService: Sendable {
             }
             return value
         }
-        let domainName = text("domainName")
-        let redirectURL = text("redirectUrl").flatMap { URL(string: $0)?.scheme != nil ? $0 : nil }
+        // A host name, and an absolute http(s) URL with a host: what the basic flow can send a browser to.
+        let domainName = text("domainName").flatMap { name in
+            name.utf8.count <= 253
+                && name.utf8.allSatisfy({
+                    $0 == 0x2D || $0 == 0x2E || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+                })
+                ? name : nil
+        }
+        let redirectURL = text("redirectUrl").flatMap { value -> String? in
+            guard !value.utf8.contains(where: { $0 < 0x21 || $0 == 0x7F }), let components = URLComponents(string: value),
+                let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http", let host = components.host,
+                !host.isEmpty
+            else { return nil }
+            return value
+        }
         // The header: decoded, then validated against the configuration (permission, provider, expiry).
         var mvpd: MVPD?
         var frameworkValid = false
@@ -351,8 +364,13 @@ public struct TokenExchangeService: Sendable {
                     status: 503, code: "service_unavailable", message: "The profiles cannot be read now; retry later.", details: nil,
                     action: "retry"))
         }
+        // Every kept profile is an appleSSO one: returned only with a valid AP-Partner-Framework-Status for
+        // its MVPD (the cookbook: the app sends it "such that the retrieved response may include an
+        // 'appleSSO' type profile"); the user may have signed out of the provider on the device since.
+        let signedIn = headers.partnerFrameworkStatus.flatMap { try? PartnerFrameworkStatus(headerValue: $0) }
+            .flatMap { try? $0.validate(configuration: mvpds, requestedMVPD: nil, now: configuration.clock.now()) }?.id
         var map: [String: JSONValue] = [:]
-        for profile in stored where mvpd == nil || profile.mvpd == mvpd {
+        for profile in stored where (mvpd == nil || profile.mvpd == mvpd) && profile.mvpd == signedIn {
             map[profile.mvpd] = .raw(profile.json)
         }
         return .json(200, ["profiles": .object(map)], code: "ok", mvpd: mvpd)
@@ -474,6 +492,7 @@ public struct TokenExchangeService: Sendable {
             action = "application-registration"
         } else if !v1Codes.contains(code) {
             code = "internal_error"
+            action = "none"
         }
         var fields: [(String, String)] = [
             ("action", action), ("status", String(answer.status)), ("code", code), ("message", object["message"] as? String ?? ""),
@@ -542,7 +561,7 @@ public struct TokenExchangeService: Sendable {
             id: configuration.serviceProvider, name: configuration.requestorName, domains: configuration.domains)
         let body = mvpds.json(
             requestor: requestor, featured: configuration.featuredMVPDs, device: Self.deviceType(headers.deviceInfo),
-            time: configuration.clock.now())
+            time: configuration.clock.now(), completesSSO: { trust.identityProvider(for: $0) != nil })
         return ServiceAnswer(status: 200, body: body, code: "ok", mvpd: nil)
     }
 

@@ -38,6 +38,9 @@ struct AdobePassContractTests {
             #expect(
                 a["displayName"] is String && a["boardingStatus"] as? String == "SUPPORTED"
                     && a["platformMappingId"] as? String == "ProviderA")
+            // MVPD-C has no identity provider here: not offered in Apple's picker.
+            #expect((object["supportedAccountProviderIdentifiers"] as? [String])?.contains("ProviderC") == false)
+            #expect((object["supportedAccountProviderIdentifiers"] as? [String])?.contains("ProviderA") == true)
             // What the cookbook's code reads back: the MVPD list under requestor, through the library's decoder.
             #expect(try MVPDConfiguration.decode(answer.body).mvpds.map(\.id).contains("MVPD-A"))
         }
@@ -63,12 +66,12 @@ struct AdobePassContractTests {
             for (method, path, allowed) in [
                 ("POST", "/api/v2/REF30/configuration", "GET"), ("GET", "/api/v2/REF30/sessions/sso/Apple", "POST"),
                 ("DELETE", "/api/v2/REF30/profiles", "GET"), ("PUT", "/api/v2/REF30/profiles/sso/Apple", "POST"),
-                ("GET", "/api/v1/tokens/authn", "POST"),
+                ("GET", "/api/v1/tokens/authn", "POST"), ("HEAD", "/api/v2/REF30/configuration", "GET"),
             ] {
                 let answer = try await Service.send(port, path, method: method, headers: bearer)
                 #expect(answer.status == 405, "\(method) \(path)")
                 #expect(answer.header("Allow") == allowed)
-                #expect(Service.json(answer)["status"] as? Int == 405)
+                #expect(method == "HEAD" || Service.json(answer)["status"] as? Int == 405)
             }
         }
     }
@@ -88,7 +91,10 @@ struct AdobePassContractTests {
             #expect(profile["notAfter"] as? Int == notBefore + 7_200_000)
             #expect(profile["issuer"] as? String == "Apple" && profile["type"] as? String == "appleSSO")
             #expect(profile["attributes"] is [String: Any])
-            let headers = [("AP-Device-Identifier", "fingerprint \(device)")]
+            // The appleSSO profile comes with a valid partner framework status for its MVPD only.
+            let headers = [
+                ("AP-Device-Identifier", "fingerprint \(device)"), ("AP-Partner-Framework-Status", Service.pfs("ProviderB").headerValue),
+            ]
             for path in ["/api/v2/REF30/profiles", "/api/v2/REF30/profiles/MVPD-B"] {
                 let answer = try await Service.send(port, path, method: "GET", headers: headers)
                 #expect(answer.status == 200)
@@ -98,6 +104,12 @@ struct AdobePassContractTests {
             }
             let none = try await Service.send(port, "/api/v2/REF30/profiles/MVPD-A", method: "GET", headers: headers)
             #expect(none.status == 200 && (Service.json(none)["profiles"] as? [String: Any])?.isEmpty == true)
+            for status in [nil, Service.pfs("ProviderB", access: .denied).headerValue, Service.pfs("ProviderA").headerValue, "garbage"] {
+                var signedOut = [("AP-Device-Identifier", "fingerprint \(device)")]
+                if let status { signedOut.append(("AP-Partner-Framework-Status", status)) }
+                let answer = try await Service.send(port, "/api/v2/REF30/profiles", method: "GET", headers: signedOut)
+                #expect(answer.status == 200 && (Service.json(answer)["profiles"] as? [String: Any])?.isEmpty == true)
+            }
             let other = try await Service.send(port, "/api/v2/REF30/profiles", method: "GET", headers: Self.headers)
             #expect((Service.json(other)["profiles"] as? [String: Any])?.isEmpty == true)
             let unknown = try await Service.send(port, "/api/v2/REF30/profiles/NOPE", method: "GET", headers: headers)

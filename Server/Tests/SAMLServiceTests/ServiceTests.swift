@@ -15,7 +15,8 @@ struct ServiceTests {
             let answer = try await Service.send(port, "/api/v2/REF30/configuration", method: "GET")
             #expect(answer.status == 200)
             let object = Service.json(answer)
-            #expect(object["supportedAccountProviderIdentifiers"] as? [String] == ["ProviderA", "ProviderB", "ProviderC"])
+            // MVPD-C has platform SSO but no identity provider here: not offered in Apple's picker.
+            #expect(object["supportedAccountProviderIdentifiers"] as? [String] == ["ProviderA", "ProviderB"])
             #expect(object["featuredAccountProviderIdentifiers"] as? [String] == ["ProviderB"])
             #expect((object["mvpds"] as? [[String: Any]])?.map { $0["id"] as? String } == ["MVPD-A", "MVPD-B", "MVPD-C"])
             // What it answers reads back as the same configuration.
@@ -127,6 +128,20 @@ struct ServiceTests {
             #expect((resumed["url"] as? String)?.hasPrefix("/api/v2/REF30/sessions/") == true && resumed["code"] is String)
             let neither = Service.json(try await Service.session(port, Service.pfs("ProviderB").headerValue, body: "redirectUrl=nonsense"))
             #expect(neither["missingParameters"] as? [String] == ["domainName", "redirectUrl"])
+            // Only an http(s) URL with a host can be where the basic flow sends a browser.
+            for value in [
+                "javascript%3Aalert(1)", "data%3Atext%2Fhtml%2Cx", "file%3A%2F%2F%2Fetc%2Fpasswd", "https%3A%2F%2F",
+                "https%3A%2F%2Fa.example%2F%0D%0AX",
+            ] {
+                let invalid = Service.json(
+                    try await Service.session(port, Service.pfs("ProviderB").headerValue, body: "domainName=a.example&redirectUrl=\(value)")
+                )
+                #expect(invalid["missingParameters"] as? [String] == ["redirectUrl"], "\(value)")
+            }
+            let badDomain = Service.json(
+                try await Service.session(
+                    port, Service.pfs("ProviderB").headerValue, body: "domainName=a%20b&redirectUrl=https%3A%2F%2Fa.example"))
+            #expect(badDomain["missingParameters"] as? [String] == ["domainName"])
 
             // A device with a valid profile for the MVPD: authorize.
             let device = Service.newDevice()

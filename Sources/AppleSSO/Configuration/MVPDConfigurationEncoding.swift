@@ -38,16 +38,24 @@ extension MVPDConfiguration {
     /// lists an app hands to Apple's picker: `supportedAccountProviderIdentifiers`
     /// (``supportedProviderIdentifiers``) and `featuredAccountProviderIdentifiers`
     /// (``featuredProviderIdentifiers(_:)`` of `featured`). What ``decode(_:)`` reads back.
-    public func json(requestor: Requestor, featured: [String] = [], device: String = "unknown", time: SAMLInstant = .now()) -> [UInt8] {
+    ///
+    /// - Parameter completesSSO: whether an MVPD's Apple SSO can complete here (an identity provider is
+    ///   trusted for it); the picker lists leave out those that cannot, so that Apple's picker does not
+    ///   offer a provider whose login would fall back anyway.
+    public func json(
+        requestor: Requestor, featured: [String] = [], device: String = "unknown", time: SAMLInstant = .now(),
+        completesSSO: (String) -> Bool = { _ in true }
+    ) -> [UInt8] {
         let list = JSONValue.array(mvpds.map { .object(Self.object($0)) })
+        let supported = Set(mvpds.filter { completesSSO($0.id) }.compactMap(\.platformMappingId))
         let object: JSONValue = [
             "requestor": [
                 "id": .string(requestor.id), "name": .string(requestor.name),
                 "domains": .array(requestor.domains.map { ["name": .string($0), "mvpdInitiated": false] }), "mvpds": list,
             ],
             "mvpds": list, "device": .string(device), "clientType": "native", "time": .integer(time.millisecondsSinceEpoch),
-            "supportedAccountProviderIdentifiers": .strings(supportedProviderIdentifiers),
-            "featuredAccountProviderIdentifiers": .strings(featuredProviderIdentifiers(featured)),
+            "supportedAccountProviderIdentifiers": .strings(supportedProviderIdentifiers.filter(supported.contains)),
+            "featuredAccountProviderIdentifiers": .strings(featuredProviderIdentifiers(featured).filter(supported.contains)),
         ]
         return object.bytes
     }

@@ -89,7 +89,11 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
         let first = bytes.firstIndex { $0 != 0x20 && $0 != 0x09 } ?? bytes.endIndex
         let last = bytes.lastIndex { $0 != 0x20 && $0 != 0x09 }.map { bytes.index(after: $0) } ?? first
         let trimmed = Substring(headerValue.utf8[first..<max(first, last)])
-        guard let data = Data(base64Encoded: String(trimmed)) else {
+        // Standard Base64; the header page says only "Base64-encoded", so the URL-safe alphabet and
+        // missing padding are read too.
+        var normalized = String(trimmed).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        if normalized.utf8.count % 4 != 0 { normalized += String(repeating: "=", count: 4 - normalized.utf8.count % 4) }
+        guard normalized.utf8.count <= 16 * 1024, let data = Data(base64Encoded: normalized) else {
             throw SAMLError(
                 .pfsMalformedBase64, "expected standard Base64 in AP-Partner-Framework-Status, found \(SAMLError.quote(String(trimmed)))")
         }
