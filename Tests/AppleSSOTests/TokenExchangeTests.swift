@@ -168,3 +168,29 @@ extension Result {
         if case .failure(let error) = self { error } else { nil }
     }
 }
+
+@Suite("Profile store in memory")
+struct InMemoryProfileStoreTests {
+    static func profile(_ device: String, _ mvpd: String, expiresIn seconds: Int64) -> StoredProfile {
+        StoredProfile(
+            serviceProvider: "REF30", device: device, mvpd: mvpd, json: Array("{}".utf8), notAfter: .now() + .seconds(seconds))
+    }
+
+    @Test("one profile per device and MVPD, only valid ones read, bounded: expired ones go first, then the soonest to expire")
+    func bounded() async throws {
+        let store = InMemoryProfileStore(capacity: 3)
+        try await store.save(Self.profile("d1", "A", expiresIn: 60))
+        try await store.save(Self.profile("d1", "A", expiresIn: 120))  // replaces
+        try await store.save(Self.profile("d1", "B", expiresIn: -1))  // already expired
+        try await store.save(Self.profile("d2", "A", expiresIn: 30))
+        #expect(store.count == 3)
+        #expect(try await store.profiles(serviceProvider: "REF30", device: "d1", now: .now()).map(\.mvpd) == ["A"])
+        try await store.save(Self.profile("d3", "A", expiresIn: 90))  // full: the expired one goes
+        #expect(store.count == 3)
+        try await store.save(Self.profile("d4", "A", expiresIn: 90))  // full: d2's (30 s) goes
+        #expect(store.count == 3)
+        #expect(try await store.profiles(serviceProvider: "REF30", device: "d2", now: .now()).isEmpty)
+        #expect(try await store.profiles(serviceProvider: "REF30", device: "d1", now: .now()).count == 1)
+        #expect(try await store.profiles(serviceProvider: "OTHER", device: "d1", now: .now()).isEmpty)
+    }
+}
