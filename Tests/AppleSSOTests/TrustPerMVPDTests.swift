@@ -146,10 +146,14 @@ struct TrustPerMVPDTests {
         #expect(throws: SAMLError(.configurationInvalid, "")) { try read(#""metadata": "idp.xml", "requireValidUntil": "yes""#) }
         let contents = try read(#""metadataURL": "http://127.0.0.1:9/md", "signer": "signer.pem", "backingFile": "idp.xml""#)
         let source = try #require(contents.sources["A"])
-        #expect(source.requiresValidUntil && source.maximumValidity == .seconds(30 * 86_400))
+        #expect(source.requiresValidUntil && source.maximumValidity == nil)
         #expect(source.backingFile == folder.appendingPathComponent("idp.xml").path)
-        // The bundled document is valid until 2036: further than 30 days, so a URL source refuses it.
-        let error = #expect(throws: SAMLError.self) { try source.read(try source.storedDocument(), now: Self.now) }
+        // The bundled document is valid until 2036: read without a maximum, refused with one of 30 days.
+        #expect(try source.read(try source.storedDocument(), now: Self.now).entityID == "https://idp.mvpd.example.com")
+        let bounded = try read(
+            #""metadataURL": "http://127.0.0.1:9/md", "signer": "signer.pem", "backingFile": "idp.xml", "maximumValiditySeconds": 2592000"#)
+        let boundedSource = try #require(bounded.sources["A"])
+        let error = #expect(throws: SAMLError.self) { try boundedSource.read(try boundedSource.storedDocument(), now: Self.now) }
         #expect(error?.code == .metadataValidUntilTooFar)
         let relaxed = try read(
             #""metadataURL": "http://127.0.0.1:9/md", "signer": "signer.pem", "backingFile": "idp.xml", "maximumValiditySeconds": 310000000"#

@@ -364,13 +364,15 @@ public struct TokenExchangeService: Sendable {
                     status: 503, code: "service_unavailable", message: "The profiles cannot be read now; retry later.", details: nil,
                     action: "retry"))
         }
-        // Every kept profile is an appleSSO one: returned only with a valid AP-Partner-Framework-Status for
-        // its MVPD (the cookbook: the app sends it "such that the retrieved response may include an
-        // 'appleSSO' type profile"); the user may have signed out of the provider on the device since.
-        let signedIn = headers.partnerFrameworkStatus.flatMap { try? PartnerFrameworkStatus(headerValue: $0) }
+        // Every kept profile is an appleSSO one. With an AP-Partner-Framework-Status header (the cookbook:
+        // the app sends it "such that the retrieved response may include an 'appleSSO' type profile"), only
+        // the profile of the MVPD a valid header names: the user may have signed out of the provider on the
+        // device since. Without the header, the device's profiles as kept.
+        let header = headers.partnerFrameworkStatus
+        let signedIn: String? = header.flatMap { try? PartnerFrameworkStatus(headerValue: $0) }
             .flatMap { try? $0.validate(configuration: mvpds, requestedMVPD: nil, now: configuration.clock.now()) }?.id
         var map: [String: JSONValue] = [:]
-        for profile in stored where (mvpd == nil || profile.mvpd == mvpd) && profile.mvpd == signedIn {
+        for profile in stored where (mvpd == nil || profile.mvpd == mvpd) && (header == nil || profile.mvpd == signedIn) {
             map[profile.mvpd] = .raw(profile.json)
         }
         return .json(200, ["profiles": .object(map)], code: "ok", mvpd: mvpd)

@@ -104,12 +104,15 @@ struct AdobePassContractTests {
             }
             let none = try await Service.send(port, "/api/v2/REF30/profiles/MVPD-A", method: "GET", headers: headers)
             #expect(none.status == 200 && (Service.json(none)["profiles"] as? [String: Any])?.isEmpty == true)
-            for status in [nil, Service.pfs("ProviderB", access: .denied).headerValue, Service.pfs("ProviderA").headerValue, "garbage"] {
-                var signedOut = [("AP-Device-Identifier", "fingerprint \(device)")]
-                if let status { signedOut.append(("AP-Partner-Framework-Status", status)) }
+            for status in [Service.pfs("ProviderB", access: .denied).headerValue, Service.pfs("ProviderA").headerValue, "garbage"] {
+                let signedOut = [("AP-Device-Identifier", "fingerprint \(device)"), ("AP-Partner-Framework-Status", status)]
                 let answer = try await Service.send(port, "/api/v2/REF30/profiles", method: "GET", headers: signedOut)
                 #expect(answer.status == 200 && (Service.json(answer)["profiles"] as? [String: Any])?.isEmpty == true)
             }
+            // Without the header: the device's profiles as kept.
+            let plain = try await Service.send(
+                port, "/api/v2/REF30/profiles", method: "GET", headers: [("AP-Device-Identifier", "fingerprint \(device)")])
+            #expect((Service.json(plain)["profiles"] as? [String: Any])?.keys.sorted() == ["MVPD-B"])
             let other = try await Service.send(port, "/api/v2/REF30/profiles", method: "GET", headers: Self.headers)
             #expect((Service.json(other)["profiles"] as? [String: Any])?.isEmpty == true)
             let unknown = try await Service.send(port, "/api/v2/REF30/profiles/NOPE", method: "GET", headers: headers)

@@ -245,7 +245,7 @@ struct TrustMaintenanceTests {
         }
     }
 
-    @Test("a URL source must be signed and carry validUntil within the maximum")
+    @Test("a URL source must be signed and carry validUntil, within the maximum the operator sets")
     func sourceRules() throws {
         #expect(throws: SAMLError.self) { try MetadataSource(location: .url("http://idp.example/md")).validate() }
         #expect(throws: SAMLError.self) { try MetadataSource(location: .url("http://idp.example/md")).validate(allowingUnsigned: true) }
@@ -257,8 +257,12 @@ struct TrustMaintenanceTests {
         let unbounded = try Self.signer.metadata(
             entityID: Service.mvpdA.issuer, signingCertificates: [Self.certificateA], validUntil: nil)
         #expect(throws: SAMLError.self) { try source.read(unbounded, now: now) }
+        // No maximum validity unless the operator sets one.
         let tooFar = try Self.metadata([Self.certificateA], validFor: .seconds(40 * 86_400))
-        let error = #expect(throws: SAMLError.self) { try source.read(tooFar, now: now) }
+        #expect(try source.read(tooFar, now: now).validUntil != nil)
+        var bounded = source
+        bounded.maximumValidity = .seconds(30 * 86_400)
+        let error = #expect(throws: SAMLError.self) { try bounded.read(tooFar, now: now) }
         #expect(error?.code == .metadataValidUntilTooFar)
         let unsigned = try Self.signer.metadata(
             entityID: Service.mvpdA.issuer, signingCertificates: [Self.certificateA], validUntil: now + .seconds(3600), signed: false)

@@ -20,7 +20,7 @@ import SAML
 /// concerns that metadata's signature only, never the MVPD's responses). `metadataURL` fetches it (the
 /// service refreshes it; see ``MetadataSource``): a `signer` is required unless `allowUnsignedMetadata` is
 /// `true` (then only over `https://`), `validUntil` is required (`requireValidUntil`) and at most
-/// `maximumValiditySeconds` away (30 days by default), the refresh interval follows `cacheDuration` within
+/// `maximumValiditySeconds` away when the operator sets it, the refresh interval follows `cacheDuration` within
 /// `minimumRefreshSeconds` (5) and `maximumRefreshSeconds` (14,400), and every good document is kept in
 /// `backingFile` (by default `<MVPD>.metadata.xml` beside the trust file), which is read at start-up when
 /// the URL does not answer. `issuer` with `certificates` pins PEM keys for an IdP without metadata.

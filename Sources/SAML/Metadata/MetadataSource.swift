@@ -41,7 +41,9 @@ public struct MetadataSource: Sendable {
     public var maximumRefresh: Duration
 
     /// Defaults: a URL must be signed (``signers`` non-empty, checked by ``validate()``) and carry a
-    /// `validUntil` at most 30 days away; a file is read as before (its `validUntil` enforced when present).
+    /// `validUntil` (as far away as the operator allows with `maximumValidity`: none by default, since
+    /// IdPs publish anything from hours to years); a file is read as before (its `validUntil` enforced when
+    /// present).
     /// Refreshes between 5 seconds (what a document's `cacheDuration` may ask for, at one conditional request each) and 4 hours.
     public init(
         location: Location, entityID: String? = nil, signers: [TrustedKey] = [], algorithms: AlgorithmPolicy = .strict,
@@ -54,7 +56,7 @@ public struct MetadataSource: Sendable {
         self.algorithms = algorithms
         let remote = if case .url = location { true } else { false }
         self.requiresValidUntil = requiresValidUntil ?? remote
-        self.maximumValidity = maximumValidity ?? (remote ? .seconds(30 * 86400) : nil)
+        self.maximumValidity = maximumValidity
         self.backingFile = backingFile
         self.minimumRefresh = minimumRefresh
         self.maximumRefresh = maximumRefresh
