@@ -173,6 +173,7 @@ public struct TokenExchangeService: Sendable {
         let now = configuration.clock.now()
         let device = headers.deviceIdentifier ?? ""
         let sessionID = UUID().uuidString.lowercased()
+        let code = codeOf(sessionID)
         let requested: String?
         do {
             requested = try requestedMVPD(body)
@@ -223,14 +224,14 @@ public struct TokenExchangeService: Sendable {
         }
         func codeFields(url: String) -> [String: JSONValue] {
             [
-                "url": .string(url), "code": .string(codeOf(sessionID)), "notBefore": .string(String(now.millisecondsSinceEpoch)),
+                "url": .string(url), "code": .string(code), "notBefore": .string(String(now.millisecondsSinceEpoch)),
                 "notAfter": .string(String((now + .seconds(1800)).millisecondsSinceEpoch)),
             ]
         }
         func fallback(_ reason: String) -> ServiceAnswer {
             answer(
                 "authenticate", "interactive", reason,
-                codeFields(url: authenticationURL(code: codeOf(sessionID), mvpd: mvpd, domainName: domainName, redirectURL: redirectURL)))
+                codeFields(url: authenticationURL(code: code, mvpd: mvpd, domainName: domainName, redirectURL: redirectURL)))
         }
         // 1. A valid profile for this device and MVPD: proceed with decisions.
         if frameworkValid, let mvpd {
@@ -250,7 +251,7 @@ public struct TokenExchangeService: Sendable {
         // 2. Missing parameters: the app resumes the session with them.
         let missing = (domainName == nil ? ["domainName"] : []) + (redirectURL == nil ? ["redirectUrl"] : [])
         if !missing.isEmpty {
-            var extra = codeFields(url: "/api/v2/\(configuration.serviceProvider)/sessions/\(codeOf(sessionID))")
+            var extra = codeFields(url: "/api/v2/\(configuration.serviceProvider)/sessions/\(code)")
             extra["missingParameters"] = .strings(missing)
             return answer("resume", "direct", "missing_parameters_fallback", extra)
         }
@@ -475,47 +476,16 @@ public struct TokenExchangeService: Sendable {
         return nil
     }
 
-    /// A refusal in REST API v1's terms: its codes (a v2 code becomes `invalid_requestor`, `internal_error`
-    /// or stays when v1 lists it), in JSON or XML.
+    /// A refusal in REST API v1's terms (``AppleSSO/EnhancedError/v1``), in JSON or XML.
     static func v1(_ answer: ServiceAnswer, _ format: V1Format) -> ServiceAnswer {
-        guard answer.status >= 400, let object = (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any] else {
-            return answer
-        }
-        let v1Codes: Set<String> = [
-            "invalid_requestor", "invalid_device_info", "invalid_device_id", "unknown_integration", "internal_error", "service_unavailable",
-        ]
-        var code = object["code"] as? String ?? "internal_error"
-        var action = object["action"] as? String ?? "none"
-        if code == "invalid_parameter_service_provider" {
-            code = "invalid_requestor"
-        } else if code.hasPrefix("invalid_access_token") {
-            // v1 has no access-token code; the status (401) says it.
-            code = "internal_error"
-            action = "application-registration"
-        } else if !v1Codes.contains(code) {
-            code = "internal_error"
-            action = "none"
-        }
-        var fields: [(String, String)] = [
-            ("action", action), ("status", String(answer.status)), ("code", code), ("message", object["message"] as? String ?? ""),
-        ]
-        if let details = object["details"] as? String { fields.append(("details", details)) }
-        fields.append(("helpUrl", EnhancedError.helpURL))
-        if let trace = answer.trace { fields.append(("trace", trace)) }
+        guard let error = answer.error?.v1 else { return answer }
         var result = answer
         switch format {
         case .xml:
-            var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><error>"
-            for (name, value) in fields {
-                let escaped = value.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-                xml += "<\(name)>\(escaped)</\(name)>"
-            }
-            result.body = Array((xml + "</error>").utf8)
+            result.body = error.xml
             result.contentType = "application/xml;charset=utf-8"
         case .json:
-            var members: [String: JSONValue] = [:]
-            for (name, value) in fields { members[name] = name == "status" ? .integer(Int64(answer.status)) : .string(value) }
-            result.body = JSONValue.object(members).bytes
+            result.body = error.json
         }
         return result
     }
@@ -689,6 +659,8 @@ public struct ServiceAnswer: Sendable {
     public var contentType: String?
     /// An error's `trace`.
     public var trace: String?
+    /// The error this answer carries, if it is one.
+    public var error: EnhancedError?
 
     init(
         status: Int, body: [UInt8], trace: String? = nil, code: String, mvpd: String?, detail: String? = nil, contentType: String? = nil
@@ -710,10 +682,12 @@ public struct ServiceAnswer: Sendable {
     static func error(_ error: EnhancedError, mvpd: String? = nil) -> ServiceAnswer {
         var error = error
         error.trace = error.trace ?? UUID().uuidString.lowercased()
-        return ServiceAnswer(
+        var answer = ServiceAnswer(
             status: error.status, body: error.json, trace: error.trace, code: error.cause?.code.identifier ?? error.code,
             mvpd: mvpd ?? error.mvpd,
             detail: error.cause?.message)
+        answer.error = error
+        return answer
     }
 }
 

@@ -188,11 +188,12 @@ public final class TrustMaintainer: Service, Sendable {
         do {
             let document: [UInt8]?
             switch source.location {
-            case .file(let path):
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw Failure(reason: "unreachable", message: "expected a readable metadata file, found none")
+            case .file:
+                do {
+                    document = try source.storedDocument()
+                } catch let error as SAMLError {
+                    throw Failure(reason: "unreachable", message: error.message)
                 }
-                document = Array(data)
             case .url(let url):
                 document = try await fetch(url, mvpd: mvpd)
             }

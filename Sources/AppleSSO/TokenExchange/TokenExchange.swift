@@ -337,4 +337,38 @@ public struct EnhancedError: Error, Sendable {
     }
 
     public var json: [UInt8] { object.bytes }
+
+    /// The same error in REST API v1's terms (Enhanced Error Codes, "REST API v1"): a code v1 lists stays,
+    /// `invalid_parameter_service_provider` is `invalid_requestor`, an access-token code is `internal_error`
+    /// with action `application-registration` (v1 has none; the status says it), anything else is
+    /// `internal_error` with action `none`.
+    public var v1: EnhancedError {
+        var mapped = self
+        switch code {
+        case "invalid_requestor", "invalid_device_info", "invalid_device_id", "unknown_integration", "internal_error",
+            "service_unavailable":
+            return self
+        case "invalid_parameter_service_provider":
+            mapped = EnhancedError(status: status, code: "invalid_requestor", message: message, details: cause, action: action)
+        case _ where code.hasPrefix("invalid_access_token"):
+            mapped = EnhancedError(
+                status: status, code: "internal_error", message: message, details: cause, action: "application-registration")
+        default:
+            mapped = EnhancedError(status: status, code: "internal_error", message: message, details: cause, action: "none")
+        }
+        mapped.mvpd = mvpd
+        mapped.trace = trace
+        return mapped
+    }
+
+    /// The XML representation REST API v1 answers when asked: `<error><action/><status/><code/><message/>
+    /// <details/><helpUrl/><trace/></error>`, `details` and `trace` only when set.
+    public var xml: [UInt8] {
+        var fields = [("action", action), ("status", String(status)), ("code", code), ("message", message)]
+        if let details { fields.append(("details", details)) }
+        fields.append(("helpUrl", Self.helpURL))
+        if let trace { fields.append(("trace", trace)) }
+        let elements = fields.map { "<\($0)>\(XMLEscaping.escape($1))</\($0)>" }.joined()
+        return Array(("<?xml version=\"1.0\" encoding=\"UTF-8\"?><error>" + elements + "</error>").utf8)
+    }
 }
