@@ -1,174 +1,40 @@
 import AppleSSO
 import Foundation
 import Logging
-import NIOSSL
 import PostgresNIO
 import SAML
-import Synchronization
 
 /// A ``SAMLStateStore`` in PostgreSQL, shared by every instance of a service: outstanding requests and
-/// used assertion IDs.
+/// used assertion IDs, and the profiles of successful exchanges.
 ///
-/// - Every operation is one atomic statement (consuming a request and recording the assertion are one
-///   transaction that is rolled back unless both happen): two instances can never both accept.
+/// - Consuming a request and recording its assertion happen together or not at all, in one statement:
+///   two instances can never both accept. Concurrent consumes and profile saves share one transaction
+///   (group commit, ``GroupCommit``): one commit, and with a synchronous standby one wait for it, carries
+///   up to ``Configuration/maximumBatch`` logins, and each is answered only after `COMMIT` returns.
+/// - A replay this process has seen recorded is refused without a round trip (``Configuration/recentlyUsedCapacity``).
 /// - The schema is created and versioned by ``prepare()`` (a transaction under an advisory lock, so that
-///   instances starting together do not race); `saml_schema_version` records the applied version.
+///   instances starting together do not race); `saml_schema_migrations` records the applied versions.
 /// - Expired rows are deleted in short batches by a background loop inside ``run()``; requests never
 ///   wait for it.
-/// - A pool of connections (postgres-nio's `PostgresClient`); every operation has a deadline
-///   (``Configuration/timeout``). When the database is unreachable, slow past the deadline or fails,
-///   the operation throws ``SAMLError/Code/storeUnavailable`` (HTTP 503), so verification fails closed;
-///   the pool reconnects by itself when the database is back. The same deadline is every connection's
-///   `statement_timeout`: postgres-nio does not cancel a statement whose task is cancelled (its
-///   connection stays busy until the server answers), so the server ends a statement the client gave up
-///   on, and the connection returns to the pool.
+/// - ``Configuration/maximumConnections`` connections (``StoreLanes``), each to the first server of the
+///   URL's host list that accepts writes (libpq's `target_session_attrs`), replaced after any failure:
+///   after a failover they reach the promoted server without a restart. Every operation has a deadline
+///   (``Configuration/timeout``), its wait for a connection included. When the database is
+///   unreachable, read-only, slow past the deadline or failing, the operation throws
+///   ``SAMLError/Code/storeUnavailable`` (HTTP 503), so verification fails closed. The same deadline is
+///   every connection's `statement_timeout`.
 /// - TLS as libpq's `sslmode` (``Configuration/SSLMode``; `verify-full` with `sslrootcert` across any
 ///   network you do not control).
 ///
 /// Start ``run()`` in a long-running task (or as a swift-service-lifecycle service), then call
 /// ``prepare()`` (or ``prepare(retryingFor:)`` at start-up) once before use.
 public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
-    public struct Configuration: Sendable {
-        public var host: String
-        public var port: Int
-        public var username: String
-        public var password: String?
-        public var database: String?
-        /// The deadline of one operation, connection wait included. Default 2 s.
-        public var timeout: Duration = .seconds(2)
-        /// The most connections in the pool. Default 10.
-        public var maximumConnections = 10
-        /// How often expired rows are deleted. Default 60 s.
-        public var cleanupInterval: Duration = .seconds(60)
-        /// TLS to the database, as libpq's `sslmode`. Default ``SSLMode/prefer`` (libpq's default).
-        public var sslMode: SSLMode = .prefer
-        /// A PEM file of the certificate authorities that may sign the server's certificate (libpq's
-        /// `sslrootcert`), for ``SSLMode/verifyCA`` and ``SSLMode/verifyFull``; nil: the system's trust roots.
-        public var sslRootCertificatePath: String?
-
-        /// libpq's `sslmode` values that postgres-nio can honour (`allow`, plaintext first, cannot be).
-        public enum SSLMode: String, Sendable, CaseIterable {
-            /// Plaintext only.
-            case disable
-            /// TLS when the server offers it, else plaintext; the certificate is not checked (protects
-            /// against a passive eavesdropper only).
-            case prefer
-            /// TLS or no connection; the certificate is not checked (as libpq, unless a root certificate is
-            /// given: then as ``verifyCA``).
-            case require
-            /// TLS, the certificate signed by a trusted authority; any host name.
-            case verifyCA = "verify-ca"
-            /// TLS, the certificate signed by a trusted authority and naming the host (DNS name, or IP
-            /// address for an IP host). Use this across any network you do not control.
-            case verifyFull = "verify-full"
-        }
-
-        public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String? = nil) {
-            self.host = host
-            self.port = port
-            self.username = username
-            self.password = password
-            self.database = database
-        }
-
-        /// `postgres://user[:password]@host[:port]/database[?sslmode=...&sslrootcert=/path/ca.pem]` (also
-        /// `postgresql://`). `sslmode` is one of libpq's `disable`, `prefer` (default), `require`,
-        /// `verify-ca`, `verify-full`; `sslrootcert` (a readable PEM file, or `system`) needs `require`
-        /// or stronger. Any other parameter, a repeated one or another value is a configuration error,
-        /// never ignored. Messages never quote the URL.
-        public init(url: String) throws {
-            guard let components = URLComponents(string: url), components.scheme == "postgres" || components.scheme == "postgresql",
-                let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty
-            else {
-                throw SAMLError(.configurationInvalid, "expected postgres://user[:password]@host[:port]/database, found another form")
-            }
-            let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-            self.init(
-                host: host, port: components.port ?? 5432, username: user, password: components.password,
-                database: database.isEmpty ? nil : database)
-            var seen: Set<String> = []
-            var rootCertificate: String?
-            var mode: SSLMode?
-            for item in components.queryItems ?? [] {
-                guard seen.insert(item.name).inserted else {
-                    throw SAMLError(.configurationInvalid, "expected each URL parameter of the store at most once, found one repeated")
-                }
-                switch item.name {
-                case "sslmode":
-                    guard let value = item.value.flatMap(SSLMode.init(rawValue:)) else {
-                        throw SAMLError(
-                            .configurationInvalid,
-                            "expected sslmode disable, prefer, require, verify-ca or verify-full in the store URL, found another value")
-                    }
-                    mode = value
-                case "sslrootcert":
-                    guard let value = item.value, !value.isEmpty else {
-                        throw SAMLError(
-                            .configurationInvalid, "expected a file path or system for sslrootcert in the store URL, found none")
-                    }
-                    rootCertificate = value
-                default:
-                    throw SAMLError(
-                        .configurationInvalid,
-                        "expected only sslmode and sslrootcert as parameters of the store URL, found another (not ignored: it could weaken the connection)"
-                    )
-                }
-            }
-            sslMode = mode ?? .prefer
-            if let rootCertificate {
-                guard sslMode != .disable && sslMode != .prefer else {
-                    throw SAMLError(
-                        .configurationInvalid,
-                        "expected sslmode require, verify-ca or verify-full with sslrootcert, found \(sslMode.rawValue) (the certificate would not be checked)"
-                    )
-                }
-                // libpq: require with a root certificate verifies the chain, as verify-ca.
-                if sslMode == .require { sslMode = .verifyCA }
-                if rootCertificate != "system" {
-                    guard let certificates = try? NIOSSLCertificate.fromPEMFile(rootCertificate), !certificates.isEmpty else {
-                        throw SAMLError(
-                            .configurationInvalid,
-                            "expected a readable PEM file of CA certificates for sslrootcert, found none at that path")
-                    }
-                    sslRootCertificatePath = rootCertificate
-                }
-            }
-        }
-
-        /// postgres-nio's TLS setting for ``sslMode`` (NIOSSL client configuration: TLS 1.2 or later).
-        package var clientTLS: PostgresClient.Configuration.TLS {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            if let sslRootCertificatePath { tls.trustRoots = .file(sslRootCertificatePath) }
-            switch sslMode {
-            case .disable:
-                return .disable
-            case .prefer:
-                tls.certificateVerification = .none
-                return .prefer(tls)
-            case .require:
-                tls.certificateVerification = .none
-                return .require(tls)
-            case .verifyCA:
-                tls.certificateVerification = .noHostnameVerification
-                return .require(tls)
-            case .verifyFull:
-                tls.certificateVerification = .fullVerification
-                return .require(tls)
-            }
-        }
-
-        /// The server-side `statement_timeout` (ms) for the deadline: at least 1 (0 would mean none).
-        package var statementTimeoutMilliseconds: Int64 {
-            let (seconds, attoseconds) = timeout.components
-            return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-        }
-    }
-
     /// The schema version this code writes and reads, and the oldest it still runs beside.
     public static let schemaVersion = 3
 
     public let configuration: Configuration
-    private let client: PostgresClient
+    private let lanes: StoreLanes
+    private let recentlyUsed: RecentlyUsedAssertions
     private let logger: Logger
 
     public init(
@@ -176,26 +42,14 @@ public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
     ) {
         self.configuration = configuration
         self.logger = logger
-        var clientConfiguration = PostgresClient.Configuration(
-            host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database, tls: configuration.clientTLS)
-        // The deadline on the server too: postgres-nio never cancels a running statement (a query whose
-        // task is cancelled still holds its connection until the server answers), so a statement that
-        // outlives the deadline is ended by the server, and its connection returns to the pool.
-        clientConfiguration.options.additionalStartupParameters = [
-            ("statement_timeout", "\(configuration.statementTimeoutMilliseconds)"),
-            ("idle_in_transaction_session_timeout", "\(configuration.statementTimeoutMilliseconds * 2)"),
-        ]
-        clientConfiguration.options.maximumConnections = configuration.maximumConnections
-        clientConfiguration.options.connectTimeout = configuration.timeout
-        clientConfiguration.options.keepAliveBehavior = .init(frequency: .seconds(10))
-        client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        lanes = StoreLanes(configuration: configuration, logger: logger)
+        recentlyUsed = RecentlyUsedAssertions(capacity: configuration.recentlyUsedCapacity)
     }
 
-    /// Runs the connection pool and the clean-up of expired rows until the task is cancelled.
+    /// Runs the connections and the clean-up of expired rows until the task is cancelled.
     public func run() async {
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.client.run() }
+            group.addTask { await self.lanes.run() }
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: self.configuration.cleanupInterval)
@@ -222,8 +76,10 @@ public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
     /// accepted twice, and a login whose session and exchange reach different releases is refused once
     /// and retried by the app.
     public func prepare() async throws {
-        try await bounded("prepare the schema") {
-            try await self.client.withTransaction(logger: self.logger) { connection in
+        try await withConnection("prepare the schema") { connection in
+            // One transaction; a failure closes the connection, which rolls it back.
+            try await connection.query("BEGIN", logger: self.logger)
+            do {
                 try await connection.query("SELECT pg_advisory_xact_lock(7320161)", logger: self.logger)
                 try await connection.query(
                     """
@@ -273,6 +129,7 @@ public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
                         "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (3, 2)", logger: self.logger)
                 }
             }
+            try await connection.query("COMMIT", logger: self.logger)
         }
     }
 
@@ -310,54 +167,29 @@ public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
         }
     }
 
-    /// One statement, committed on its own: the row is inserted only if the request's expiry is after
-    /// the database's clock and neither the request nor the assertion is recorded (an expired row not
-    /// yet removed still counts: refused, never accepted twice). A refusal then reads why.
+    /// Recorded with the other consumes of the moment in one transaction (``GroupCommit``): the row is
+    /// inserted only if the request's expiry is after the database's clock and neither the request nor
+    /// the assertion is recorded (an expired row not yet removed still counts: refused, never accepted
+    /// twice); answered after the commit. A replay this process has seen recorded is refused at once.
     public func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
-        let requestExpiry = request?.expiry.millisecondsSinceEpoch
-        let rowExpiry = max(assertion.expiry.millisecondsSinceEpoch, requestExpiry ?? 0)
-        let requestID = request?.id
-        return try await bounded("record an accepted response") {
-            let rows = try await self.client.query(
-                """
-                INSERT INTO saml_consumed (issuer, assertion_id, request_id, expires_at)
-                SELECT \(assertion.issuer), \(assertion.id), \(requestID), to_timestamp(\(rowExpiry)::double precision / 1000)
-                WHERE \(requestExpiry)::bigint IS NULL OR to_timestamp(\(requestExpiry)::double precision / 1000) > now()
-                ON CONFLICT DO NOTHING RETURNING 1
-                """, logger: self.logger)
-            for try await _ in rows { return StateStoreOutcome.accepted }
-            let reasons = try await self.client.query(
-                """
-                SELECT EXISTS (SELECT 1 FROM saml_consumed WHERE issuer = \(assertion.issuer) AND assertion_id = \(assertion.id)),
-                       \(requestExpiry)::bigint IS NOT NULL AND to_timestamp(\(requestExpiry)::double precision / 1000) <= now()
-                """, logger: self.logger)
-            for try await (used, expired) in reasons.decode((Bool, Bool).self) {
-                if used { return .replayed }
-                if expired { return .requestExpired }
-            }
-            return .requestAnswered
+        if recentlyUsed.contains(assertion, now: now) { return .replayed }
+        guard case .outcome(let outcome) = try await perform("record an accepted response", .consume(assertion, request)) else {
+            throw SAMLError(.storeUnavailable, "expected an outcome from the PostgreSQL store, found another answer: refused, not accepted")
         }
+        if outcome == .accepted || outcome == .replayed { recentlyUsed.insert(assertion) }
+        return outcome
     }
 
-    /// Keeps a profile (schema 3's `saml_profiles`), replacing the device's previous one for the MVPD.
+    /// Keeps a profile (schema 3's `saml_profiles`), replacing the device's previous one for the MVPD;
+    /// saved with the other writes of the moment in one transaction.
     public func save(_ profile: StoredProfile) async throws {
-        let json = String(decoding: profile.json, as: UTF8.self)
-        let expiry = profile.notAfter.millisecondsSinceEpoch
-        try await bounded("save a profile") {
-            let rows = try await self.client.query(
-                """
-                INSERT INTO saml_profiles (service_provider, device, mvpd, profile, expires_at)
-                VALUES (\(profile.serviceProvider), \(profile.device), \(profile.mvpd), \(json), to_timestamp(\(expiry)::double precision / 1000))
-                ON CONFLICT (service_provider, device, mvpd) DO UPDATE SET profile = EXCLUDED.profile, expires_at = EXCLUDED.expires_at
-                """, logger: self.logger)
-            for try await _ in rows {}
-        }
+        _ = try await perform("save a profile", .save(profile))
     }
 
     /// The device's profiles still valid by the database's clock.
     public func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile] {
-        try await bounded("read profiles") {
-            let rows = try await self.client.query(
+        try await withConnection("read profiles") { connection in
+            let rows = try await connection.query(
                 """
                 SELECT mvpd, profile, (extract(epoch FROM expires_at) * 1000)::bigint FROM saml_profiles
                 WHERE service_provider = \(serviceProvider) AND device = \(device) AND expires_at > now() ORDER BY mvpd
@@ -376,16 +208,16 @@ public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
     /// Whether the database answers within the deadline (`SELECT 1`); throws `store.unavailable` otherwise.
     /// For readiness probes.
     public func checkHealth() async throws {
-        try await bounded("check the connection") {
-            let rows = try await self.client.query("SELECT 1", logger: self.logger)
+        try await withConnection("check the connection") { connection in
+            let rows = try await connection.query("SELECT 1", logger: self.logger)
             for try await _ in rows {}
         }
     }
 
     /// How many accepted responses are recorded (expired ones included until the clean-up removes them).
     public func count() async throws -> Int {
-        try await bounded("count rows") {
-            let rows = try await self.client.query("SELECT count(*) FROM saml_consumed", logger: self.logger)
+        try await withConnection("count rows") { connection in
+            let rows = try await connection.query("SELECT count(*) FROM saml_consumed", logger: self.logger)
             var result = 0
             for try await value in rows.decode(Int64.self) { result = Int(value) }
             return result
@@ -395,9 +227,9 @@ public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
     /// Runs one SQL statement of the caller's under the store's deadline; returns the first column of
     /// the first row as text, if any. For tests (a slow statement, the connection's TLS state).
     package func firstValue(unsafeSQL sql: String) async throws -> String? {
-        try await bounded("run a statement") {
+        try await withConnection("run a statement") { connection in
             var result: String?
-            for try await value in try await self.client.query(PostgresQuery(unsafeSQL: sql), logger: self.logger).decode(String?.self)
+            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: self.logger).decode(String?.self)
             where result == nil {
                 result = value
             }
@@ -410,8 +242,8 @@ public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
     /// clean-up lock (a session advisory lock) taken skips the round.
     @discardableResult
     public func removeExpired() async throws -> Int {
-        try await bounded("remove expired rows") {
-            try await self.client.withConnection { connection in
+        try await withConnection("remove expired rows") { connection in
+            do {
                 var locked = false
                 for try await value in try await connection.query("SELECT pg_try_advisory_lock(7320162)", logger: self.logger)
                     .decode(Bool.self)
@@ -450,62 +282,31 @@ public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
         }
     }
 
-    /// Runs `body` with the configured deadline; anything but a `SAMLError` becomes `store.unavailable`.
-    private func bounded<T: Sendable>(_ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// Runs `body` on one of the store's connections, as a job of its own.
+    private func withConnection<T: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        guard case .value(let value) = try await perform(what, .job(body)), let result = value as? T else {
+            throw SAMLError(.storeUnavailable, "expected PostgreSQL to \(what), found another answer: refused, not accepted")
+        }
+        return result
+    }
+
+    /// Queues an operation and waits for its answer within the configured deadline (the wait for a
+    /// connection included); anything but a `SAMLError` becomes `store.unavailable`.
+    private func perform(_ what: String, _ kind: StoreOperation.Kind) async throws -> StoreOperation.Answer {
         let timeout = configuration.timeout
+        let queue = lanes.queue
         do {
-            // A race between the operation and the deadline that returns as soon as either ends: a query
-            // stuck on a dead connection is abandoned (and cancelled), not waited for.
-            return try await Deadline.race(timeout, body) {
+            // A race between the operation and the deadline that returns as soon as either ends: an
+            // operation stuck behind a dead connection is abandoned (and skipped by the lanes).
+            return try await Deadline.race(timeout, { try await StoreOperation(kind).wait(submittingTo: queue) }) {
                 SAMLError(.storeUnavailable, "expected PostgreSQL to \(what) within \(timeout), found no answer: refused, not accepted")
             }
-        } catch let error as SAMLError {
-            logger.debug("state store failed", metadata: ["code": "\(error.code)"])
-            throw error
         } catch {
-            let kind = (error as? PSQLError).map { "\($0.code)" } ?? String(reflecting: type(of: error))
-            logger.debug("state store failed", metadata: ["error": "\(kind)"])
-            throw SAMLError(.storeUnavailable, "expected PostgreSQL to \(what), found it failing (\(kind)): refused, not accepted")
+            let failure = StoreLanes.storeError(error)
+            logger.debug("state store failed", metadata: ["operation": "\(what)", "code": "\(failure.code)"])
+            throw failure
         }
-    }
-}
-
-/// Runs an operation against a deadline.
-enum Deadline {
-    static func race<T: Sendable>(
-        _ timeout: Duration, _ body: @escaping @Sendable () async throws -> T, onTimeout: @escaping @Sendable () -> Error
-    ) async throws -> T {
-        let race = Race<T>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                race.state.withLock { $0.0 = continuation }
-                let work = Task {
-                    do { race.finish(.success(try await body())) } catch { race.finish(.failure(error)) }
-                }
-                let timer = Task {
-                    try? await Task.sleep(for: timeout)
-                    race.finish(.failure(onTimeout()))
-                }
-                race.state.withLock { $0.1 = [work, timer] }
-            }
-        } onCancel: {
-            race.finish(.failure(CancellationError()))
-        }
-    }
-}
-
-/// The state of one race: the continuation, resumed once, and the two tasks to cancel then.
-private final class Race<T: Sendable>: Sendable {
-    let state = Mutex<(CheckedContinuation<T, Error>?, [Task<Void, Never>])>((nil, []))
-
-    func finish(_ result: Result<T, Error>) {
-        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, Error>?, [Task<Void, Never>]) in
-            let taken = state.0
-            state.0 = nil
-            return (taken, state.1)
-        }
-        guard let continuation else { return }
-        continuation.resume(with: result)
-        tasks.forEach { $0.cancel() }
     }
 }

@@ -394,7 +394,7 @@ struct PostgresConfigurationTests {
         let configuration = try Configuration(url: "postgresql://saml:secret@db.example.com/tokens?sslmode=\(mode.rawValue)")
         #expect(configuration.sslMode == mode)
         #expect(configuration.sslRootCertificatePath == nil)
-        _ = configuration.clientTLS
+        _ = try configuration.makeClientTLS()
     }
 
     @Test("sslrootcert: a PEM file for require (then verify-ca, as libpq), verify-ca and verify-full; system: the system's roots")

@@ -1,0 +1,91 @@
+import AppleSSO
+import Logging
+import PostgresNIO
+import SAML
+
+/// Consumes and profile saves of many requests in one transaction: one statement records them all and
+/// says, per consume, whether it was recorded and why not; the operations are answered only after
+/// `COMMIT` returns, so nothing is acknowledged before its commit (with a synchronous standby: before the
+/// standby has it too).
+///
+/// The commit is an explicit `COMMIT`: postgres-nio ends a statement's rows at `CommandComplete`, before
+/// an implicit transaction commits at `Sync`, so the rows alone would acknowledge an uncommitted write.
+/// The batch's operations share no key (``OperationQueue`` keeps duplicates for the next batch), so
+/// each recorded row answers exactly one operation. Rows are written in key order, so that two batches
+/// sharing keys wait for each other instead of deadlocking.
+enum GroupCommit {
+    static func run(_ operations: [StoreOperation], on connection: PostgresConnection, logger: Logger) async throws {
+        var consumes: [(operation: StoreOperation, assertion: UsedAssertion, request: IssuedRequestID?)] = []
+        var saves: [(operation: StoreOperation, profile: StoredProfile)] = []
+        for operation in operations {
+            switch operation.kind {
+            case .consume(let assertion, let request): consumes.append((operation, assertion, request))
+            case .save(let profile): saves.append((operation, profile))
+            case .job: continue
+            }
+        }
+        let query: PostgresQuery = """
+            WITH input AS (
+                SELECT * FROM unnest(\(consumes.map(\.assertion.issuer))::text[], \(consumes.map(\.assertion.id))::text[],
+                    \(consumes.map { $0.request?.id ?? "" })::text[], \(consumes.map { $0.request?.expiry.millisecondsSinceEpoch ?? 0 })::int8[],
+                    \(consumes.map { max($0.assertion.expiry.millisecondsSinceEpoch, $0.request?.expiry.millisecondsSinceEpoch ?? 0) })::int8[])
+                    WITH ORDINALITY AS i(issuer, assertion_id, request_id, request_expiry, row_expiry, n)),
+            inserted AS (
+                INSERT INTO saml_consumed (issuer, assertion_id, request_id, expires_at)
+                SELECT issuer, assertion_id, nullif(request_id, ''), to_timestamp(row_expiry::float8 / 1000) FROM input
+                WHERE request_id = '' OR to_timestamp(request_expiry::float8 / 1000) > now()
+                ORDER BY issuer, assertion_id
+                ON CONFLICT DO NOTHING RETURNING issuer, assertion_id),
+            saved AS (
+                INSERT INTO saml_profiles (service_provider, device, mvpd, profile, expires_at)
+                SELECT sp, device, mvpd, profile, to_timestamp(expiry::float8 / 1000)
+                FROM unnest(\(saves.map(\.profile.serviceProvider))::text[], \(saves.map(\.profile.device))::text[],
+                    \(saves.map(\.profile.mvpd))::text[], \(saves.map { String(decoding: $0.profile.json, as: UTF8.self) })::text[],
+                    \(saves.map(\.profile.notAfter.millisecondsSinceEpoch))::int8[]) AS p(sp, device, mvpd, profile, expiry)
+                ORDER BY sp, device, mvpd
+                ON CONFLICT (service_provider, device, mvpd) DO UPDATE SET profile = EXCLUDED.profile, expires_at = EXCLUDED.expires_at)
+            SELECT i.n, ins.issuer IS NOT NULL,
+                EXISTS (SELECT 1 FROM saml_consumed c WHERE c.issuer = i.issuer AND c.assertion_id = i.assertion_id),
+                i.request_id <> '' AND to_timestamp(i.request_expiry::float8 / 1000) <= now(),
+                i.request_id <> '' AND EXISTS (SELECT 1 FROM saml_consumed c WHERE c.request_id = i.request_id)
+            FROM input i LEFT JOIN inserted ins ON ins.issuer = i.issuer AND ins.assertion_id = i.assertion_id
+            ORDER BY i.n
+            """
+        try await connection.query("BEGIN", logger: logger)
+        var outcomes = [StateStoreOutcome?](repeating: nil, count: consumes.count)
+        var recorded = 0
+        for try await (n, inserted, used, expired, answered) in try await connection.query(query, logger: logger).decode(
+            (Int64, Bool, Bool, Bool, Bool).self)
+        {
+            let index = Int(n) - 1
+            guard consumes.indices.contains(index), outcomes[index] == nil else { continue }
+            // The statement reads the table as it was when it started: a row another transaction
+            // committed meanwhile can refuse an insert that none of these explain (nil: read again below).
+            outcomes[index] =
+                inserted ? .accepted : used ? .replayed : expired ? .requestExpired : answered ? .requestAnswered : nil
+            if inserted { recorded += 1 }
+        }
+        try await connection.query("COMMIT", logger: logger)
+        // Refused by a row committed while the statement ran: why, read now (refused either way).
+        for index in consumes.indices where outcomes[index] == nil {
+            outcomes[index] = try await reason(consumes[index].assertion, consumes[index].request, on: connection, logger: logger)
+        }
+        for (index, consume) in consumes.enumerated() {
+            consume.operation.finish(.success(.outcome(outcomes[index] ?? .requestAnswered)))
+        }
+        saves.forEach { $0.operation.finish(.success(.saved)) }
+        logger.trace("batch committed", metadata: ["consumes": "\(consumes.count)", "recorded": "\(recorded)", "saves": "\(saves.count)"])
+    }
+
+    /// Why a consume was refused, read after the fact: the assertion recorded, or the request.
+    private static func reason(
+        _ assertion: UsedAssertion, _ request: IssuedRequestID?, on connection: PostgresConnection, logger: Logger
+    ) async throws -> StateStoreOutcome {
+        let rows = try await connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM saml_consumed WHERE issuer = \(assertion.issuer) AND assertion_id = \(assertion.id))
+            """, logger: logger)
+        for try await used in rows.decode(Bool.self) where used { return .replayed }
+        return request == nil ? .replayed : .requestAnswered
+    }
+}

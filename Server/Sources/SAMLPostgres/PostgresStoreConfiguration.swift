@@ -1,0 +1,305 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+import SAML
+
+extension PostgresStateStore {
+    /// Where the store connects and how: one PostgreSQL server, or several of which one is the primary
+    /// (libpq's multi-host URL and `target_session_attrs`), and the store's deadlines, pool and batching.
+    public struct Configuration: Sendable {
+        /// One server of the URL's host list.
+        public struct Endpoint: Sendable, Hashable {
+            public var host: String
+            public var port: Int
+
+            public init(host: String, port: Int = 5432) {
+                self.host = host
+                self.port = port
+            }
+        }
+
+        /// libpq's `target_session_attrs` values a store that writes can use.
+        public enum TargetSessionAttributes: String, Sendable, CaseIterable {
+            /// The first server that accepts the connection (libpq's default). With several hosts, writes
+            /// fail on a standby: use ``readWrite``.
+            case any
+            /// A server that accepts writes (`SHOW transaction_read_only` is `off`): after a failover,
+            /// whichever node was promoted. The default when the URL lists several hosts.
+            case readWrite = "read-write"
+            /// A server not in recovery (`pg_is_in_recovery()` is false).
+            case primary
+        }
+
+        /// The servers, tried in order for each new connection; the first one that matches
+        /// ``targetSessionAttributes`` is used.
+        public var endpoints: [Endpoint]
+        public var username: String
+        public var password: String?
+        public var database: String?
+        /// Which server of ``endpoints`` a connection must reach.
+        public var targetSessionAttributes: TargetSessionAttributes
+        /// The deadline of one operation, its wait in the queue included. Default 2 s.
+        public var timeout: Duration = .seconds(2)
+        /// The most connections to the database, each running one batch at a time. Default 4: with
+        /// group commit, a few connections carry thousands of logins a second (BENCHMARKS.md), and fewer
+        /// connections make larger batches.
+        public var maximumConnections = 4
+        /// The most consumes and profile saves one transaction carries. Default 64.
+        public var maximumBatch = 64
+        /// The most operations waiting for a connection; beyond it an operation fails closed at once
+        /// (``SAMLError/Code/storeUnavailable``) instead of queueing past its deadline. Default 4096.
+        public var maximumQueue = 4096
+        /// How many assertion IDs this process remembers as used (accepted or refused as replays by the
+        /// database), to refuse a known replay without a round trip. 0 turns it off. Default 65,536.
+        public var recentlyUsedCapacity = 65_536
+        /// How often expired rows are deleted. Default 60 s.
+        public var cleanupInterval: Duration = .seconds(60)
+        /// TLS to the database, as libpq's `sslmode`. Default ``SSLMode/prefer`` (libpq's default).
+        public var sslMode: SSLMode = .prefer
+        /// A PEM file of the certificate authorities that may sign the server's certificate (libpq's
+        /// `sslrootcert`), for ``SSLMode/verifyCA`` and ``SSLMode/verifyFull``; nil: the system's trust roots.
+        public var sslRootCertificatePath: String?
+
+        /// The first server's host (a URL with one host: its host).
+        public var host: String {
+            get { endpoints[0].host }
+            set { endpoints[0].host = newValue }
+        }
+        /// The first server's port.
+        public var port: Int {
+            get { endpoints[0].port }
+            set { endpoints[0].port = newValue }
+        }
+
+        /// libpq's `sslmode` values that postgres-nio can honour (`allow`, plaintext first, cannot be).
+        public enum SSLMode: String, Sendable, CaseIterable {
+            /// Plaintext only.
+            case disable
+            /// TLS when the server offers it, else plaintext; the certificate is not checked (protects
+            /// against a passive eavesdropper only).
+            case prefer
+            /// TLS or no connection; the certificate is not checked (as libpq, unless a root certificate is
+            /// given: then as ``verifyCA``).
+            case require
+            /// TLS, the certificate signed by a trusted authority; any host name.
+            case verifyCA = "verify-ca"
+            /// TLS, the certificate signed by a trusted authority and naming the host (DNS name, or IP
+            /// address for an IP host). Use this across any network you do not control.
+            case verifyFull = "verify-full"
+        }
+
+        public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String? = nil) {
+            self.init(endpoints: [Endpoint(host: host, port: port)], username: username, password: password, database: database)
+        }
+
+        /// Several servers, of which the store uses the one that matches `targetSessionAttributes` (default:
+        /// ``TargetSessionAttributes/readWrite`` with several servers, ``TargetSessionAttributes/any`` with one).
+        public init(
+            endpoints: [Endpoint], username: String, password: String? = nil, database: String? = nil,
+            targetSessionAttributes: TargetSessionAttributes? = nil
+        ) {
+            precondition(!endpoints.isEmpty, "a PostgreSQL store needs at least one server")
+            self.endpoints = endpoints
+            self.username = username
+            self.password = password
+            self.database = database
+            self.targetSessionAttributes = targetSessionAttributes ?? (endpoints.count > 1 ? .readWrite : .any)
+        }
+
+        /// libpq's URL: `postgres://user[:password]@host[:port][,host[:port]...]/database[?parameters]` (also
+        /// `postgresql://`; an IPv6 host in brackets). Parameters:
+        /// - `target_session_attrs`: `any`, `read-write` or `primary` (default `read-write` with several
+        ///   hosts, `any` with one); `standby`, `read-only` and `prefer-standby` are refused (the store writes);
+        /// - `sslmode`: one of libpq's `disable`, `prefer` (default), `require`, `verify-ca`, `verify-full`;
+        /// - `sslrootcert`: a readable PEM file, or `system`; needs `require` or stronger.
+        ///
+        /// Any other parameter, a repeated one or another value is a configuration error, never ignored.
+        /// Messages never quote the URL.
+        public init(url: String) throws {
+            let parsed = try PostgresURL(url)
+            self.init(
+                endpoints: parsed.endpoints, username: parsed.username, password: parsed.password, database: parsed.database)
+            var rootCertificate: String?
+            var mode: SSLMode?
+            for (name, value) in parsed.parameters {
+                switch name {
+                case "sslmode":
+                    guard let value = SSLMode(rawValue: value) else {
+                        throw SAMLError(
+                            .configurationInvalid,
+                            "expected sslmode disable, prefer, require, verify-ca or verify-full in the store URL, found another value")
+                    }
+                    mode = value
+                case "sslrootcert":
+                    guard !value.isEmpty else {
+                        throw SAMLError(
+                            .configurationInvalid, "expected a file path or system for sslrootcert in the store URL, found none")
+                    }
+                    rootCertificate = value
+                case "target_session_attrs":
+                    guard let value = TargetSessionAttributes(rawValue: value) else {
+                        throw SAMLError(
+                            .configurationInvalid,
+                            "expected target_session_attrs any, read-write or primary in the store URL (the store writes), found another value"
+                        )
+                    }
+                    targetSessionAttributes = value
+                default:
+                    throw SAMLError(
+                        .configurationInvalid,
+                        "expected only sslmode, sslrootcert and target_session_attrs as parameters of the store URL, found another (not ignored: it could weaken the connection)"
+                    )
+                }
+            }
+            sslMode = mode ?? .prefer
+            if let rootCertificate {
+                guard sslMode != .disable && sslMode != .prefer else {
+                    throw SAMLError(
+                        .configurationInvalid,
+                        "expected sslmode require, verify-ca or verify-full with sslrootcert, found \(sslMode.rawValue) (the certificate would not be checked)"
+                    )
+                }
+                // libpq: require with a root certificate verifies the chain, as verify-ca.
+                if sslMode == .require { sslMode = .verifyCA }
+                if rootCertificate != "system" {
+                    guard let certificates = try? NIOSSLCertificate.fromPEMFile(rootCertificate), !certificates.isEmpty else {
+                        throw SAMLError(
+                            .configurationInvalid,
+                            "expected a readable PEM file of CA certificates for sslrootcert, found none at that path")
+                    }
+                    sslRootCertificatePath = rootCertificate
+                }
+            }
+        }
+
+        /// postgres-nio's TLS setting for ``sslMode`` (NIOSSL client configuration: TLS 1.2 or later).
+        package func makeClientTLS() throws -> PostgresConnection.Configuration.TLS {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let sslRootCertificatePath { tls.trustRoots = .file(sslRootCertificatePath) }
+            switch sslMode {
+            case .disable:
+                return .disable
+            case .prefer:
+                tls.certificateVerification = .none
+                return .prefer(try NIOSSLContext(configuration: tls))
+            case .require:
+                tls.certificateVerification = .none
+                return .require(try NIOSSLContext(configuration: tls))
+            case .verifyCA:
+                tls.certificateVerification = .noHostnameVerification
+                return .require(try NIOSSLContext(configuration: tls))
+            case .verifyFull:
+                tls.certificateVerification = .fullVerification
+                return .require(try NIOSSLContext(configuration: tls))
+            }
+        }
+
+        /// The server-side `statement_timeout` (ms) for the deadline: at least 1 (0 would mean none).
+        package var statementTimeoutMilliseconds: Int64 {
+            let (seconds, attoseconds) = timeout.components
+            return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        }
+
+        /// postgres-nio's configuration of a connection to `endpoint`: TLS, and the deadline on the server
+        /// too (postgres-nio never cancels a running statement, so a statement that outlives the deadline
+        /// is ended by the server).
+        package func connection(to endpoint: Endpoint, tls: PostgresConnection.Configuration.TLS) -> PostgresConnection.Configuration {
+            var configuration = PostgresConnection.Configuration(
+                host: endpoint.host, port: endpoint.port, username: username, password: password, database: database, tls: tls)
+            configuration.options.connectTimeout = .init(timeout)
+            configuration.options.additionalStartupParameters = [
+                ("statement_timeout", "\(statementTimeoutMilliseconds)"),
+                ("idle_in_transaction_session_timeout", "\(statementTimeoutMilliseconds * 2)"),
+                ("application_name", "swift-saml"),
+            ]
+            return configuration
+        }
+    }
+}
+
+/// A libpq connection URL taken apart: user, password, the host list, database and parameters (each at
+/// most once), percent-decoded.
+struct PostgresURL {
+    var username: String
+    var password: String?
+    var endpoints: [PostgresStateStore.Configuration.Endpoint]
+    var database: String?
+    var parameters: [(String, String)]
+
+    init(_ url: String) throws {
+        let form = SAMLError(
+            .configurationInvalid, "expected postgres://user[:password]@host[:port][,host[:port]...]/database, found another form")
+        var rest = Substring(url)
+        if rest.hasPrefix("postgres://") {
+            rest = rest.dropFirst("postgres://".count)
+        } else if rest.hasPrefix("postgresql://") {
+            rest = rest.dropFirst("postgresql://".count)
+        } else {
+            throw form
+        }
+        var query: Substring?
+        if let mark = rest.firstIndex(of: "?") {
+            query = rest[rest.index(after: mark)...]
+            rest = rest[..<mark]
+        }
+        var path: Substring = ""
+        if let slash = rest.firstIndex(of: "/") {
+            path = rest[rest.index(after: slash)...]
+            rest = rest[..<slash]
+        }
+        guard let at = rest.lastIndex(of: "@") else { throw form }
+        let userInfo = rest[..<at]
+        let hostList = rest[rest.index(after: at)...]
+        func decode(_ text: Substring) throws -> String {
+            guard let decoded = String(text).removingPercentEncoding else { throw form }
+            return decoded
+        }
+        if let colon = userInfo.firstIndex(of: ":") {
+            username = try decode(userInfo[..<colon])
+            password = try decode(userInfo[userInfo.index(after: colon)...])
+        } else {
+            username = try decode(userInfo)
+        }
+        guard !username.isEmpty else { throw form }
+        endpoints = []
+        for item in hostList.split(separator: ",", omittingEmptySubsequences: false) {
+            var host: Substring
+            var portText: Substring?
+            if item.hasPrefix("[") {
+                guard let close = item.firstIndex(of: "]") else { throw form }
+                host = item[item.index(after: item.startIndex)..<close]
+                let after = item[item.index(after: close)...]
+                if !after.isEmpty {
+                    guard after.hasPrefix(":") else { throw form }
+                    portText = after.dropFirst()
+                }
+            } else if let colon = item.firstIndex(of: ":") {
+                host = item[..<colon]
+                portText = item[item.index(after: colon)...]
+            } else {
+                host = item
+            }
+            guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || "-._:".contains($0) }) else { throw form }
+            var port = 5432
+            if let portText {
+                guard let value = Int(portText), (1...65535).contains(value) else { throw form }
+                port = value
+            }
+            endpoints.append(.init(host: String(host), port: port))
+        }
+        guard !endpoints.isEmpty, endpoints.count <= 16 else { throw form }
+        database = path.isEmpty ? nil : try decode(path)
+        parameters = []
+        var seen: Set<String> = []
+        for pair in (query ?? "").split(separator: "&", omittingEmptySubsequences: false) where query != nil {
+            let name = try decode(pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0])
+            guard seen.insert(name).inserted else {
+                throw SAMLError(.configurationInvalid, "expected each URL parameter of the store at most once, found one repeated")
+            }
+            guard let equals = pair.firstIndex(of: "=") else {
+                throw SAMLError(.configurationInvalid, "expected name=value parameters in the store URL, found a name alone")
+            }
+            parameters.append((name, try decode(pair[pair.index(after: equals)...])))
+        }
+    }
+}

@@ -1,0 +1,84 @@
+# Sourced by scripts/postgres-failover and scripts/service-bench: a throw-away PostgreSQL primary with a
+# streaming, synchronous standby on loopback (never as root: as the postgres user), fsync on and
+# synchronous_commit on, as a production pair runs. Installs Debian's PostgreSQL when it is missing.
+#   cluster_start PRIMARY_PORT STANDBY_PORT   start both; sets $cluster_url (the multi-host URL, libpq's
+#                                             target_session_attrs=read-write) and $primary_url
+#   cluster_kill_primary                      SIGKILL the primary's postmaster (no shutdown, no checkpoint)
+#   cluster_promote                           promote the standby (pg_ctl promote, waits until it writes)
+#   cluster_stop                              stop both and delete their files (also on exit)
+cluster_sudo=""
+[ "$(id -u)" -eq 0 ] || cluster_sudo="sudo"
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    echo "installing: postgresql" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    $cluster_sudo apt-get update -qq
+    $cluster_sudo apt-get install -y -qq postgresql >/dev/null
+fi
+cluster_bin=$(dirname "$(ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
+cluster_dir=""
+cluster_as=()
+[ "$(id -u)" -ne 0 ] || cluster_as=(runuser -u postgres --)
+
+cluster_stop() {
+    [ -n "$cluster_dir" ] || return 0
+    for node in primary standby; do
+        [ -d "$cluster_dir/$node" ] && "${cluster_as[@]}" "$cluster_bin/pg_ctl" -D "$cluster_dir/$node" -m immediate stop >/dev/null 2>&1
+    done
+    rm -rf "$cluster_dir"
+    cluster_dir=""
+}
+
+cluster_start() {
+    cluster_primary_port=$1
+    cluster_standby_port=$2
+    cluster_dir=$(mktemp -d /tmp/saml-cluster.XXXXXX)
+    chmod 755 "$cluster_dir"
+    [ "$(id -u)" -ne 0 ] || chown postgres:postgres "$cluster_dir"
+    "${cluster_as[@]}" "$cluster_bin/initdb" -D "$cluster_dir/primary" -A trust -U saml >/dev/null
+    # Replication connections from loopback (initdb's pg_hba.conf has them for 127.0.0.1 already; stated
+    # here so that the script does not depend on the package's template).
+    echo "host replication all 127.0.0.1/32 trust" | "${cluster_as[@]}" tee -a "$cluster_dir/primary/pg_hba.conf" >/dev/null
+    local common="-h 127.0.0.1 -k $cluster_dir -c max_connections=200 -c fsync=on -c synchronous_commit=on -c wal_level=replica"
+    common="$common -c max_wal_senders=5 -c hot_standby=on -c shared_buffers=128MB"
+    # synchronous_standby_names in postgresql.auto.conf, not on the command line (which would override
+    # ALTER SYSTEM): after a promotion the new primary has no standby and must not wait for one.
+    cluster_primary_options="$common -p $cluster_primary_port"
+    cluster_standby_options="$common -p $cluster_standby_port"
+    echo "synchronous_standby_names = 'standby'" | "${cluster_as[@]}" tee -a "$cluster_dir/primary/postgresql.auto.conf" >/dev/null
+    "${cluster_as[@]}" "$cluster_bin/pg_ctl" -D "$cluster_dir/primary" -o "$cluster_primary_options" -l "$cluster_dir/primary.log" -w start >/dev/null
+    # The standby: a base backup with standby.signal and primary_conninfo (-R), named "standby" so that the
+    # primary's synchronous_standby_names waits for its flush before a commit returns.
+    "${cluster_as[@]}" "$cluster_bin/pg_basebackup" -h 127.0.0.1 -p "$cluster_primary_port" -U saml -D "$cluster_dir/standby" -R -X stream >/dev/null
+    # The copy carries the primary's synchronous_standby_names: the standby, once promoted, must not wait.
+    "${cluster_as[@]}" sed -i "/^synchronous_standby_names/d" "$cluster_dir/standby/postgresql.auto.conf"
+    echo "primary_conninfo = 'host=127.0.0.1 port=$cluster_primary_port user=saml application_name=standby'" |
+        "${cluster_as[@]}" tee -a "$cluster_dir/standby/postgresql.auto.conf" >/dev/null
+    "${cluster_as[@]}" "$cluster_bin/pg_ctl" -D "$cluster_dir/standby" -o "$cluster_standby_options" -l "$cluster_dir/standby.log" -w start >/dev/null
+    # Until the standby streams synchronously, a commit on the primary would wait: wait for it here.
+    for _ in $(seq 100); do
+        state=$(cluster_sql "$cluster_primary_port" "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'" 2>/dev/null || true)
+        [ "$state" = sync ] && break
+        sleep 0.1
+    done
+    [ "$state" = sync ] || { echo "the standby did not become synchronous" >&2; return 1; }
+    primary_url="postgres://saml@127.0.0.1:$cluster_primary_port/postgres"
+    cluster_url="postgres://saml@127.0.0.1:$cluster_primary_port,127.0.0.1:$cluster_standby_port/postgres?target_session_attrs=read-write"
+}
+
+cluster_kill_primary() {
+    local pid
+    pid=$(head -1 "$cluster_dir/primary/postmaster.pid")
+    kill -KILL "$pid"
+    # The postmaster's children end once they notice it gone; wait until the port is free.
+    for _ in $(seq 100); do
+        "$cluster_bin/pg_isready" -q -h 127.0.0.1 -p "$cluster_primary_port" || break
+        sleep 0.1
+    done
+}
+
+cluster_promote() {
+    "${cluster_as[@]}" "$cluster_bin/pg_ctl" -D "$cluster_dir/standby" -w promote >/dev/null
+}
+
+# Runs SQL on the node at PORT; prints the first column.
+cluster_sql() { "$cluster_bin/psql" -h 127.0.0.1 -p "$1" -U saml -d postgres -Atc "$2"; }
