@@ -111,6 +111,7 @@ let package = Package(
             dependencies: [
                 "SAMLPostgres",
                 .product(name: "SAML", package: "swift-saml"),
+                .product(name: "AppleSSO", package: "swift-saml"),
                 .product(name: "SAMLMockIdP", package: "swift-saml"),
             ]
         ),
