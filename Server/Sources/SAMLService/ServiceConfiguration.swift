@@ -49,8 +49,9 @@ public struct ServiceConfiguration: Sendable {
     /// How long the service waits at start-up for the database to answer (preparing the schema, retried
     /// with backoff) before it stops. Default 60 s.
     public var storeStartupTimeout: Duration = .seconds(60)
-    /// Connections in the PostgreSQL pool. Default 10.
-    public var storeConnections = 10
+    /// Connections to PostgreSQL, each carrying one transaction (a batch of logins) at a time. Default 4
+    /// (docs/service.md: what it costs).
+    public var storeConnections = 4
     /// How long a SAML request issued by `sessions/sso` can be answered. Default 300 s.
     public var requestLifetime: Duration = .seconds(300)
     /// The largest request body accepted (413 above it). Default 256 KiB: a SAMLResponse is a few KiB;
