@@ -13,8 +13,9 @@ import Synchronization
 /// acceptance of every assertion.
 ///
 /// One job per file: the options (`LoadOptions.swift`), the preparation (`LoadPlan.swift`), the timed
-/// phase (`LoadRunner.swift`), the settle phase (`LoadSettle.swift`), the audit (`LoadTally.swift`)
-/// and the report (`LoadReport.swift`).
+/// phase (`LoadRunner.swift`), the settle phase (`LoadSettle.swift`), the audit (`LoadTally.swift`),
+/// the latency histogram (`LoadLatency.swift`), the timeline and the outage (`LoadTimeline.swift`), the
+/// report (`LoadReport.swift`) and its HTML page (`LoadReportPage.swift`).
 public enum LoadHarness {
     /// Prepares the requests, then runs them.
     public static func run(_ options: LoadOptions, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> LoadReport {
@@ -27,13 +28,29 @@ public enum LoadHarness {
         let timed = await runTimed(plan)
         let settled = options.settle ? await settle(options, items: items, outcomes: timed.outcomes) : SettlePhase()
         let audit = tally(
-            items: items, outcomes: timed.outcomes, profileProblems: timed.profileProblems, settleAcceptances: settled.acceptances)
-        let sorted = timed.latencies.sorted()
-        func percentile(_ q: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))] }
+            items: items, outcomes: timed.outcomes, profileProblems: timed.profileProblems, settleAcceptances: settled.acceptances,
+            tolerateUnavailable: options.tolerateUnavailable)
+        let latency = LoadLatency(timed.timings.lazy.compactMap { $0?.latency })
+        var events: [LoadTimeline.Event] = []
+        for index in items.indices {
+            if let timing = timed.timings[index], let answerClass = audit.classes[index] {
+                events.append(LoadTimeline.Event(at: timing.at, answerClass: answerClass, latency: timing.latency))
+            }
+        }
         var report = LoadReport(
-            generationSeconds: plan.generationSeconds, timedSeconds: timed.seconds, answered: sorted.count, p50: percentile(0.5),
-            p90: percentile(0.9), p99: percentile(0.99), maximum: sorted.last ?? 0, lines: audit.lines,
+            generationSeconds: plan.generationSeconds, timedSeconds: timed.seconds, answered: latency.count, p50: latency.at(50),
+            p90: latency.at(90), p99: latency.at(99), maximum: latency.maximum, lines: audit.lines,
             wrongAnswers: audit.descriptions + settled.descriptions)
+        report.p999 = latency.at(99.9)
+        report.latencyDistribution = latency.distribution
+        report.answers = audit.answers
+        report.timeline = LoadTimeline(events: events, seconds: timed.seconds)
+        report.availability = LoadTimeline.availability(events, end: timed.seconds)
+        report.parameters = LoadReport.Parameters(
+            targets: options.loadTargets.map(\.description), connections: options.connections, rate: options.rate,
+            requests: options.requests,
+            duration: options.duration.map(seconds), seed: options.seed, tolerateUnavailable: options.tolerateUnavailable,
+            settle: options.settle, killed: options.killedTargets.map(\.description).sorted())
         report.notSent = audit.notSent
         report.deadlineReached = timed.deadlineReached
         report.settleChecked = settled.checked

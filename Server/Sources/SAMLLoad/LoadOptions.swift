@@ -84,6 +84,11 @@ public struct LoadOptions: Sendable {
     /// Connection attempts per target before a connection (of the timed or settle phase) gives up; the
     /// waits between them double from 50 ms up to 1 s.
     public var connectAttempts = 5
+    /// A failover run: the service fails closed while its database is away. A `503` answer (to any kind
+    /// of request) then counts as unavailable, not wrong, as an unanswered request does; its response
+    /// is re-posted by the settle phase like one whose answer was lost, and a replay of it is withheld.
+    /// Without it a `503` is a wrong answer.
+    public var tolerateUnavailable = false
     public var seed: UInt64 = 42
 
     public init(targets: [(host: String, port: Int)], serviceProvider: String, mvpds: [LoadMVPD]) {

@@ -7,7 +7,8 @@ extension LoadHarness {
         var outcomes: [Outcome?]
         /// Per item: what is wrong with an accepted fresh item's profile.
         var profileProblems: [String?]
-        var latencies: [Double]
+        /// Per item: when it completed and its latency; nil when it was never sent or was withheld.
+        var timings: [Timing?]
         var seconds: Double
         /// `duration` ended the phase before every request was sent.
         var deadlineReached: Bool
@@ -15,22 +16,31 @@ extension LoadHarness {
         var failures: [String]
     }
 
+    /// When a request completed (its answer came, or its connection closed), in seconds into the timed
+    /// phase, and its latency in microseconds (nil: no answer).
+    struct Timing: Sendable {
+        var at: Double
+        var latency: Double?
+    }
+
     /// The state the connections of the timed phase share.
     final class TimedState: Sendable {
         let outcomes: Shared<[Outcome?]>
         let inFlight: Shared<[Bool]>
         let profileProblems: Shared<[String?]>
-        let latencies = Shared([Double]())
+        let timings: Shared<[Timing?]>
         let failures = Shared([String]())
 
         init(count: Int) {
             outcomes = Shared([Outcome?](repeating: nil, count: count))
             inFlight = Shared([Bool](repeating: false, count: count))
             profileProblems = Shared([String?](repeating: nil, count: count))
+            timings = Shared([Timing?](repeating: nil, count: count))
         }
 
         func outcome(_ index: Int) -> Outcome? { outcomes.withLock { $0[index] } }
-        func record(_ index: Int, _ outcome: Outcome) {
+        func record(_ index: Int, _ outcome: Outcome, timing: Timing? = nil) {
+            if let timing { timings.withLock { $0[index] = timing } }
             outcomes.withLock { $0[index] = outcome }
             inFlight.withLock { $0[index] = false }
         }
@@ -78,11 +88,15 @@ extension LoadHarness {
         }
         let timedSeconds = seconds(clock.now - start)
         var outcomes = state.outcomes.withLock { $0 }
+        var timings = state.timings.withLock { $0 }
         let inFlight = state.inFlight.withLock { $0 }
-        // Requests abandoned by the watchdog were sent: their answers are lost.
-        for index in outcomes.indices where outcomes[index] == nil && inFlight[index] { outcomes[index] = .unanswered }
+        // Requests abandoned by the watchdog were sent: their answers are lost (when the phase ended).
+        for index in outcomes.indices where outcomes[index] == nil && inFlight[index] {
+            outcomes[index] = .unanswered
+            timings[index] = Timing(at: timedSeconds)
+        }
         return TimedPhase(
-            outcomes: outcomes, profileProblems: state.profileProblems.withLock { $0 }, latencies: state.latencies.withLock { $0 },
+            outcomes: outcomes, profileProblems: state.profileProblems.withLock { $0 }, timings: timings,
             seconds: timedSeconds, deadlineReached: (deadline.map { clock.now >= $0 } ?? false) && outcomes.contains(nil),
             failures: state.failures.withLock { $0 })
     }
@@ -112,7 +126,9 @@ extension LoadHarness {
                             if due > clock.now { try await clock.sleep(until: due) }
                         }
                         let item = items[index]
-                        if let original = item.original, !(await originalAnswered(original, state: state, deadline: deadline)) {
+                        if let original = item.original,
+                            !(await originalAnswered(original, state: state, deadline: deadline, tolerating: options.tolerateUnavailable))
+                        {
                             // Its original's answer was lost or never came: whether it was committed is
                             // unknown, so no answer to the replay could be judged. The settle phase
                             // re-posts the original instead.
@@ -125,18 +141,19 @@ extension LoadHarness {
                         do {
                             answer = try await connection.send(item.request)
                         } catch {
-                            state.record(index, .unanswered)
+                            state.record(index, .unanswered, timing: Timing(at: seconds(clock.now - start)))
                             mine.removeFirst()
                             throw error
                         }
+                        let now = clock.now
                         served += 1
-                        state.latencies.withLock { $0.append(seconds(clock.now - due) * 1_000_000) }
+                        let timing = Timing(at: seconds(now - start), latency: seconds(now - due) * 1_000_000)
                         let outcome = classify(answer)
                         if outcome.isAcceptance && item.kind == .fresh {
                             let problem = profileProblem(mvpd: item.mvpd, expected: item.profile, body: answer.body)
                             state.profileProblems.withLock { $0[index] = problem }
                         }
-                        state.record(index, outcome)
+                        state.record(index, outcome, timing: timing)
                         mine.removeFirst()
                     }
                 }
@@ -163,18 +180,16 @@ extension LoadHarness {
     }
 
     /// Waits (at most 10 s, and not past the deadline) for a replay's original to be answered. False
-    /// when it never was (lost, withheld, or never sent); true when it was, or is still in flight (the
-    /// replay then races it, and a double acceptance is caught by the tally).
-    static func originalAnswered(_ original: Int, state: TimedState, deadline: ContinuousClock.Instant?) async -> Bool {
+    /// when it never was (lost, withheld, never sent, or `tolerating` unavailability a `503`); true when
+    /// it was, or is still in flight (the replay then races it, and a double acceptance is caught by the
+    /// tally).
+    static func originalAnswered(_ original: Int, state: TimedState, deadline: ContinuousClock.Instant?, tolerating: Bool) async -> Bool {
         let clock = ContinuousClock()
         let limit = min(clock.now + .seconds(10), deadline ?? clock.now + .seconds(10))
         while state.outcome(original) == nil && clock.now < limit && !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(1))
         }
-        switch state.outcome(original) {
-        case nil: return state.inFlight.withLock { $0[original] }
-        case .unanswered?, .withheld?: return false
-        default: return true
-        }
+        guard let outcome = state.outcome(original) else { return state.inFlight.withLock { $0[original] } }
+        return !outcome.isLost(tolerating: tolerating)
     }
 }

@@ -1,3 +1,4 @@
+import AppleSSO
 import Foundation
 
 extension LoadHarness {
@@ -24,10 +25,25 @@ extension LoadHarness {
 
     /// Checks that every instance is reachable (but those declared killed, which must not be), then
     /// re-posts each response whose answer was lost to a live instance (accepted at most once), then
-    /// every accepted response to every live instance (each must answer `replay.detected`).
+    /// every accepted response to every live instance (each must answer `replay.detected`). With
+    /// ``LoadOptions/tolerateUnavailable`` a response answered `503` counts as lost, and a re-post answered
+    /// `503` is sent again (backoff 50 ms doubling to 1 s) while the phase is younger than 10 s: the
+    /// database may still be coming back.
     static func settle(_ options: LoadOptions, items: [Item], outcomes: [Outcome?]) async -> SettlePhase {
         var phase = SettlePhase()
         let killed = options.killedTargets
+        let retryUntil = ContinuousClock.now + .seconds(10)
+        func post(_ request: HTTPRequestParts, on connection: inout HTTPConnection) async throws -> Outcome {
+            var attempts = 0
+            while true {
+                let outcome = classify(try await connection.send(request))
+                attempts += 1
+                guard options.tolerateUnavailable, outcome.isServiceUnavailable, ContinuousClock.now + backoff(attempts) < retryUntil else {
+                    return outcome
+                }
+                try await Task.sleep(for: backoff(attempts))
+            }
+        }
         var live: [LoadTarget] = []
         for target in options.loadTargets {
             let reachable = await answersHealth(target, attempts: options.connectAttempts)
@@ -55,14 +71,14 @@ extension LoadHarness {
         for (assertion, members) in groups.sorted(by: { $0.key < $1.key }) {
             if let winner = members.first(where: { outcomes[$0]?.isAcceptance == true }) {
                 accepted[assertion] = winner
-            } else if members.contains(where: { outcomes[$0] == .unanswered || outcomes[$0] == .withheld }) {
+            } else if members.contains(where: { outcomes[$0]?.isLost(tolerating: options.tolerateUnavailable) == true }) {
                 lost.append(assertion)
             }
         }
         let lostFailure = await withConnection(first, what: "re-posting lost answers") { connection in
             for assertion in lost {
                 let item = items[assertion]
-                let outcome = classify(try await connection.send(item.request))
+                let outcome = try await post(item.request, on: &connection)
                 switch outcome {
                 case .accepted:
                     phase.acceptances[assertion, default: 0] += 1
@@ -90,7 +106,7 @@ extension LoadHarness {
         for target in live {
             let failure = await withConnection(target, what: "re-posting accepted responses") { connection in
                 for (assertion, winner) in accepted.sorted(by: { $0.key < $1.key }) {
-                    let outcome = classify(try await connection.send(items[winner].request))
+                    let outcome = try await post(items[winner].request, on: &connection)
                     phase.checked += 1
                     if outcome.isAcceptance { phase.acceptances[assertion, default: 0] += 1 }
                     if outcome != .refused(400, "invalid_parameter_saml_response", "replay.detected") {

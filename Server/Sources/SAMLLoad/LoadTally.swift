@@ -17,6 +17,22 @@ extension LoadHarness {
             return false
         }
 
+        /// A `503` answer: the service refused to decide (its database away, or overloaded).
+        var isServiceUnavailable: Bool {
+            if case .refused(503, _, _) = self { return true }
+            return false
+        }
+
+        /// Whether the service's decision is unknown: no answer, not sent, or (`tolerating` unavailability)
+        /// a `503`. The settle phase re-posts such a response, and a replay of it is withheld.
+        func isLost(tolerating: Bool) -> Bool {
+            switch self {
+            case .unanswered, .withheld: true
+            case .refused(503, _, _): tolerating
+            case .accepted, .refused: false
+            }
+        }
+
         var description: String {
             switch self {
             case .accepted(let status): "\(status) (accepted)"
@@ -108,18 +124,27 @@ extension LoadHarness {
         var multiplyAccepted: Int
         /// Prepared requests never sent (the deadline, or no instance).
         var notSent: Int
+        /// Per item, how it counts in the timeline; nil when it was not sent.
+        var classes: [LoadAnswerClass?]
+        /// The requests sent by the answer they got, most frequent first.
+        var answers: [LoadReport.Answer]
     }
 
     /// Judges every item's outcome and counts each assertion's acceptances over the timed phase and
     /// the settle phase: a replay must never be accepted (not even when its original's answer is still
     /// unknown or lost: the service cannot be shown to have refused the original), and no assertion may
-    /// be accepted twice.
-    static func tally(items: [Item], outcomes: [Outcome?], profileProblems: [String?], settleAcceptances: [Int: Int]) -> Tally {
+    /// be accepted twice. An unanswered request is not wrong (its response is re-posted by the settle
+    /// phase); neither is a `503` when `tolerateUnavailable` (a failover run): both count as unavailable.
+    static func tally(
+        items: [Item], outcomes: [Outcome?], profileProblems: [String?], settleAcceptances: [Int: Int], tolerateUnavailable: Bool = false
+    ) -> Tally {
         var lines = Kind.allCases.map { LoadReport.Line(kind: $0.rawValue) }
         var descriptions: [String] = []
         var acceptances = settleAcceptances
         var acceptedBy: [Int: [Int]] = [:]
         var notSent = 0
+        var classes = [LoadAnswerClass?](repeating: nil, count: items.count)
+        var answers: [String: LoadReport.Answer] = [:]
         for (index, item) in items.enumerated() {
             let line = Kind.allCases.firstIndex(of: item.kind)!
             guard let outcome = outcomes[index] else {
@@ -130,16 +155,18 @@ extension LoadHarness {
                 acceptances[item.assertion, default: 0] += 1
                 acceptedBy[item.assertion, default: []].append(index)
             }
-            switch outcome {
-            case .withheld:
+            if outcome == .withheld {
                 lines[line].withheld += 1
                 continue
-            case .unanswered:
-                lines[line].sent += 1
-                lines[line].unanswered += 1
+            }
+            lines[line].sent += 1
+            let key = outcome.description
+            answers[key, default: LoadReport.Answer(answer: key)].count += 1
+            if outcome == .unanswered || (tolerateUnavailable && outcome.isServiceUnavailable) {
+                if outcome == .unanswered { lines[line].unanswered += 1 } else { lines[line].unavailable += 1 }
+                answers[key]!.unavailable += 1
+                classes[index] = .unavailable
                 continue
-            default:
-                lines[line].sent += 1
             }
             var problem: String?
             if item.kind == .fresh && outcome.isAcceptance {
@@ -152,9 +179,13 @@ extension LoadHarness {
             }
             if let problem {
                 lines[line].wrong += 1
+                answers[key]!.wrong += 1
+                classes[index] = .wrong
                 if descriptions.count < 20 { descriptions.append("#\(index) \(item.kind.rawValue): \(problem)") }
             } else {
                 lines[line].asExpected += 1
+                answers[key]!.asExpected += 1
+                classes[index] = outcome.isAcceptance ? .accepted : .refused
             }
         }
         var multiplyAccepted = 0
@@ -167,6 +198,8 @@ extension LoadHarness {
                 )
             }
         }
-        return Tally(lines: lines, descriptions: descriptions, multiplyAccepted: multiplyAccepted, notSent: notSent)
+        return Tally(
+            lines: lines, descriptions: descriptions, multiplyAccepted: multiplyAccepted, notSent: notSent, classes: classes,
+            answers: answers.values.sorted { ($0.count, $1.answer) > ($1.count, $0.answer) })
     }
 }

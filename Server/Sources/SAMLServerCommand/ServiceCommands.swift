@@ -51,8 +51,10 @@ struct LoadCommand: AsyncParsableCommand {
         discussion: """
             Plays the devices (one per response) and the MVPDs of the bundled TestVectors/exchange/ (MVPD-A, \
             MVPD-B with the test keys). Before the timed phase it obtains a SAML request from sessions/sso \
-            for each response and signs the MVPD's answer to it. Exit status 1 when any answer is wrong, \
-            an assertion is accepted twice, or an instance not declared --killed cannot be reached.
+            for each response and signs the MVPD's answer to it. The report gives the latency percentiles \
+            (HDR histogram), a timeline of the answers by class and the longest stretch without an acceptance; \
+            --report writes it as an HTML page. Exit status 1 when any answer is wrong, an assertion is \
+            accepted twice, an instance not declared --killed cannot be reached, or the page cannot be written.
             """)
 
     @Option(name: .customLong("target"), help: "A service instance, host:port. Repeatable.") var targets: [String] = ["127.0.0.1:8080"]
@@ -82,7 +84,16 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Connection attempts per instance before giving up (backoff 50 ms doubling to 1 s).") var connectAttempts = 5
     @Option(help: "The seed of the mix and of the device identifiers.") var seed: UInt64 = 42
     @Flag(help: "Skip the settle phase (re-posting accepted and lost responses after the run).") var noSettle = false
+    @Flag(
+        help:
+            "A failover run: a 503 answer (the service failing closed while its database is away) counts as unavailable, not wrong, and its response is re-posted by the settle phase like a lost one."
+    ) var tolerateUnavailable = false
     @Flag(help: "Print JSON.") var json = false
+    @Option(
+        help:
+            "Also write the report as a self-contained HTML page (charts of requests/s over time by class and of the latency distribution) to this file."
+    ) var report: String?
+    @Option(help: "The title of the --report page.") var reportTitle: String?
 
     func run() async throws {
         func parse(_ target: String) throws -> (host: String, port: Int) {
@@ -108,13 +119,23 @@ struct LoadCommand: AsyncParsableCommand {
         options.connectAttempts = max(1, connectAttempts)
         options.seed = seed
         options.settle = !noSettle
-        let report = try await LoadHarness.run(options) { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
+        options.tolerateUnavailable = tolerateUnavailable
+        let result = try await LoadHarness.run(options) { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
         if json {
             FileHandle.standardOutput.write(
-                try JSONSerialization.data(withJSONObject: report.jsonObject, options: [.sortedKeys]) + Data("\n".utf8))
+                try JSONSerialization.data(withJSONObject: result.jsonObject, options: [.sortedKeys]) + Data("\n".utf8))
         } else {
-            FileHandle.standardOutput.write(Data(report.table.utf8))
+            FileHandle.standardOutput.write(Data(result.table.utf8))
         }
-        if !report.passed { throw ExitCode(1) }
+        if let report {
+            do {
+                try Data(result.htmlPage(title: reportTitle).utf8).write(to: URL(fileURLWithPath: report))
+                FileHandle.standardError.write(Data("report page written to \(report)\n".utf8))
+            } catch {
+                FileHandle.standardError.write(Data("--report: expected to write \(report), found \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
+        if !result.passed { throw ExitCode(1) }
     }
 }

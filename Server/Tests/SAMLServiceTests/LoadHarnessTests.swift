@@ -1,6 +1,8 @@
 import AppleSSO
 import Foundation
+import SAML
 import SAMLMockIdP
+import Synchronization
 import Testing
 
 @testable import SAMLLoad
@@ -200,5 +202,213 @@ struct LoadHarnessTests {
         #expect(settled.failures == ["settle: expected a live instance, found none"])
         let undeclared = await LoadHarness.settle(plan.options, items: plan.items, outcomes: plan.items.map { _ in nil })
         #expect(undeclared.failures.count == 1 && undeclared.failures[0].contains("unreachable"), "\(undeclared.failures)")
+    }
+
+    @Test("a 503 to any kind is unavailable when tolerated (a failover run), and wrong otherwise; no answer is never wrong")
+    func tolerateUnavailable() {
+        let unavailable = LoadHarness.Outcome.refused(503, "service_unavailable", nil)
+        let items = [
+            Self.item(.fresh, assertion: 0), Self.item(.replay, assertion: 0), Self.item(.fresh, assertion: 2),
+            Self.item(.tampered, assertion: 3),
+        ]
+        let outcomes: [LoadHarness.Outcome?] = [unavailable, .withheld, .unanswered, .refused(503, "", nil)]
+        let tolerated = LoadHarness.tally(
+            items: items, outcomes: outcomes, profileProblems: [nil, nil, nil, nil], settleAcceptances: [:], tolerateUnavailable: true)
+        #expect(tolerated.lines.allSatisfy { $0.wrong == 0 }, "\(tolerated.descriptions)")
+        #expect(tolerated.lines[0].sent == 2 && tolerated.lines[0].unavailable == 1 && tolerated.lines[0].unanswered == 1)
+        #expect(tolerated.lines[1].withheld == 1 && tolerated.lines[1].sent == 0)
+        #expect(tolerated.lines[2].unavailable == 1)
+        #expect(tolerated.classes == [.unavailable, nil, .unavailable, .unavailable])
+        #expect(tolerated.answers.first { $0.answer == "503 service_unavailable" }?.unavailable == 1)
+        let strict = LoadHarness.tally(items: items, outcomes: outcomes, profileProblems: [nil, nil, nil, nil], settleAcceptances: [:])
+        #expect(strict.lines[0].wrong == 1 && strict.lines[0].unavailable == 0 && strict.lines[0].unanswered == 1)
+        #expect(strict.lines[2].wrong == 1)
+        #expect(strict.classes == [.wrong, nil, .unavailable, .wrong])
+        #expect(
+            strict.descriptions.first == "#0 fresh: expected 201 with the profile, found 503 service_unavailable", "\(strict.descriptions)")
+        // The settle phase and a replay's wait treat a tolerated 503 as a lost answer.
+        #expect(unavailable.isLost(tolerating: true) && !unavailable.isLost(tolerating: false))
+        #expect(LoadHarness.Outcome.unanswered.isLost(tolerating: false) && !Self.replayDetected.isLost(tolerating: true))
+    }
+
+    static func events(_ list: [(Double, LoadAnswerClass)]) -> [LoadTimeline.Event] {
+        list.map { LoadTimeline.Event(at: $0.0, answerClass: $0.1, latency: $0.1 == .unavailable ? nil : 1000) }
+    }
+
+    static func close(_ a: Double?, _ b: Double) -> Bool { a.map { abs($0 - b) < 1e-9 } ?? false }
+
+    @Test("the outage: the longest stretch without an acceptance, from the acceptance before the failures to the one after")
+    func outage() {
+        let run = Self.events([
+            (0.0, .accepted), (0.1, .accepted), (0.2, .accepted), (0.3, .unavailable), (0.5, .unavailable), (0.6, .refused),
+            (1.0, .unavailable), (1.5, .accepted), (1.6, .accepted), (2.0, .unavailable), (2.1, .accepted), (2.2, .wrong),
+        ])
+        // Given out of order: the instants order them.
+        let figures = LoadTimeline.availability(run.reversed(), end: 3)
+        #expect(Self.close(figures.outageStart, 0.2) && Self.close(figures.outageSeconds, 1.3), "\(figures)")
+        #expect(figures.outageUnavailable == 3 && figures.outageRecovered)
+        #expect(Self.close(figures.firstUnavailable, 0.3) && Self.close(figures.lastUnavailable, 2.0), "\(figures)")
+        #expect(Self.close(figures.recoveredAfter, 1.8), "\(figures)")
+        #expect(figures.outageWindow.map { Self.close($0.lowerBound, 0.2) && Self.close($0.upperBound, 1.5) } == true)
+
+        // Failures before any acceptance: from the first failure.
+        let early = LoadTimeline.availability(Self.events([(0.5, .unavailable), (2.0, .accepted), (2.1, .accepted)]), end: 3)
+        #expect(Self.close(early.outageStart, 0.5) && Self.close(early.outageSeconds, 1.5) && Self.close(early.recoveredAfter, 1.5))
+
+        // Never accepted again: to the end of the timed phase, not recovered.
+        let never = LoadTimeline.availability(Self.events([(0, .accepted), (0.5, .accepted), (1, .unavailable), (1.2, .refused)]), end: 4)
+        #expect(Self.close(never.outageStart, 0.5) && Self.close(never.outageSeconds, 3.5) && !never.outageRecovered, "\(never)")
+        #expect(never.recoveredAfter == nil && Self.close(never.firstUnavailable, 1))
+
+        // Nothing unavailable: the longest pause between acceptances, no outage window.
+        let healthy = LoadTimeline.availability(
+            Self.events([(0, .accepted), (0.1, .accepted), (0.3, .accepted), (0.35, .refused)]), end: 1)
+        #expect(Self.close(healthy.outageStart, 0.1) && Self.close(healthy.outageSeconds, 0.2) && healthy.outageUnavailable == 0)
+        #expect(healthy.outageWindow == nil && healthy.firstUnavailable == nil && healthy.recoveredAfter == nil)
+        #expect(LoadTimeline.availability([], end: 1) == LoadTimeline.Availability())
+    }
+
+    @Test("the timeline: at most 300 buckets, 100 ms for a short run; each completion in the bucket of its instant")
+    func timeline() {
+        #expect(LoadTimeline.bucketSeconds(for: 5) == 0.1 && LoadTimeline.bucketSeconds(for: 30) == 0.1)
+        #expect(LoadTimeline.bucketSeconds(for: 31) == 0.2 && LoadTimeline.bucketSeconds(for: 300) == 1)
+        #expect(LoadTimeline.bucketSeconds(for: 3600) == 30)
+        let events = Self.events([(0.0, .accepted), (0.05, .refused), (0.15, .unavailable), (0.25, .wrong), (0.26, .accepted)])
+        let timeline = LoadTimeline(events: events, seconds: 0.25)
+        #expect(timeline.bucketSeconds == 0.1 && timeline.buckets.count == 3)
+        #expect(timeline.buckets.map(\.completed) == [2, 1, 2] && timeline.buckets.map(\.answered) == [2, 0, 2])
+        #expect(timeline.buckets[0].accepted == 1 && timeline.buckets[0].refused == 1 && timeline.buckets[1].unavailable == 1)
+        #expect(timeline.buckets[0].p99 == 1000 && timeline.buckets[1].p99 == nil)
+        #expect(Self.close(timeline.buckets[2].seconds, 0.05) && Self.close(timeline.buckets[2].requestsPerSecond, 40))
+    }
+
+    /// A report made up, with a hostile answer and description (they come from the network).
+    static var syntheticReport: LoadReport {
+        var report = LoadReport(
+            generationSeconds: 1.5, timedSeconds: 3, answered: 6, p50: 900, p90: 2000, p99: 5000, maximum: 7000,
+            lines: [LoadReport.Line(kind: "fresh", sent: 7, asExpected: 4, wrong: 1, unanswered: 1, unavailable: 1)],
+            wrongAnswers: ["#4 fresh: expected 201 with the profile, found 400 <script>alert(1)</script>"])
+        report.p999 = 7000
+        report.latencyDistribution = [
+            .init(percentile: 0, microseconds: 500, count: 1), .init(percentile: 50, microseconds: 900, count: 3),
+            .init(percentile: 90, microseconds: 2000, count: 5), .init(percentile: 100, microseconds: 7000, count: 6),
+        ]
+        report.answers = [
+            .init(answer: "201 (accepted)", count: 4, asExpected: 4), .init(answer: "400 <script>alert(2)</script>", count: 1, wrong: 1),
+            .init(answer: "503 service_unavailable", count: 1, unavailable: 1), .init(answer: "no answer", count: 1, unavailable: 1),
+        ]
+        let events = Self.events([
+            (0.1, .accepted), (0.4, .accepted), (1.0, .unavailable), (1.2, .unavailable), (1.4, .wrong), (2.0, .accepted), (2.5, .accepted),
+        ])
+        report.timeline = LoadTimeline(events: events, seconds: 3)
+        report.availability = LoadTimeline.availability(events, end: 3)
+        report.parameters = .init(targets: ["127.0.0.1:8080"], connections: 8, rate: 500, requests: 10, duration: 3, seed: 7)
+        report.failures = ["connection 1: expected \"an instance\" & found <none>"]
+        return report
+    }
+
+    @Test("the HTML page: self-contained, with its charts, and every text from the network escaped")
+    func reportPage() throws {
+        let report = Self.syntheticReport
+        let page = report.htmlPage(title: "Failover <b>run</b> & co")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("load-report-\(UUID().uuidString).html")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(page.utf8).write(to: file)
+        let written = try String(contentsOf: file, encoding: .utf8)
+        #expect(written.hasPrefix("<!DOCTYPE html>") && written.hasSuffix("</html>\n"))
+        #expect(written.components(separatedBy: "<svg ").count - 1 == 3, "expected three charts")
+        #expect(!written.contains("<script") && !written.contains("<b>"), "expected no markup from the report's texts")
+        #expect(written.contains("found 400 &lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(written.contains("400 &lt;script&gt;alert(2)&lt;/script&gt;"))
+        #expect(written.contains("<title>Failover &lt;b&gt;run&lt;/b&gt; &amp; co</title>"))
+        #expect(written.contains("expected &quot;an instance&quot; &amp; found &lt;none&gt;"))
+        #expect(
+            !written.contains("http://") || written.components(separatedBy: "http://").count - 1 == 3,
+            "expected no link but the SVG namespace")
+        // The timeline's classes, the outage shaded, the percentile axis.
+        for text in ["Audit FAILED", "refused as expected", "outage 1.60 s", "99.99%", "p99.9", "127.0.0.1:8080", "500 requests/s"] {
+            #expect(written.contains(text), "expected \(text) in the page")
+        }
+        #expect(LoadReportPage.escape("a&b<c>\"d'e") == "a&amp;b&lt;c&gt;&quot;d&#39;e")
+    }
+
+    @Test("a real run: the timeline counts every request sent, the HDR percentiles are ordered, the page and JSON are written")
+    func reportOfARun() async throws {
+        let report = try await Service.with { port in
+            var options = LoadOptions(targets: [("127.0.0.1", port)], serviceProvider: "REF30", mvpds: Service.mvpds)
+            options.requests = 200
+            options.connections = 4
+            return try await LoadHarness.run(options)
+        }
+        #expect(report.passed, "\(report.table)")
+        let buckets = report.timeline.buckets
+        #expect(!buckets.isEmpty && buckets.count <= 300 && report.timeline.bucketSeconds == 0.1, "\(report.table)")
+        #expect(buckets.reduce(0) { $0 + $1.completed } == report.lines.reduce(0) { $0 + $1.sent }, "\(report.table)")
+        #expect(buckets.reduce(0) { $0 + $1.answered } == report.answered && report.answered == 200, "\(report.table)")
+        #expect(buckets.reduce(0) { $0 + $1.accepted } == report.lines[0].asExpected)
+        #expect(buckets.reduce(0) { $0 + $1.wrong + $1.unavailable } == 0)
+        #expect(report.answers.reduce(0) { $0 + $1.count } == 200 && report.answers.first?.answer == "201 (accepted)")
+        #expect(report.p50 > 0 && report.p50 <= report.p90 && report.p90 <= report.p99 && report.p99 <= report.p999)
+        #expect(report.p999 <= report.maximum && report.latencyDistribution.last?.count == 200)
+        #expect(report.latencyDistribution.last?.microseconds == report.maximum)
+        #expect(report.firstUnavailable == nil && report.recoveredAfter == nil && report.availability.outageWindow == nil)
+        #expect(report.table.contains("unavailable: none") && report.table.contains("| unavailable | withheld |"))
+        let json = try JSONSerialization.jsonObject(with: JSONSerialization.data(withJSONObject: report.jsonObject)) as? [String: Any]
+        #expect(json?["p999_us"] as? Double == report.p999.rounded() && json?["outage_seconds"] != nil)
+        #expect(((json?["timeline"] as? [String: Any])?["buckets"] as? [Any])?.count == buckets.count)
+        #expect(json?["first_unavailable_s"] is NSNull)
+        let page = report.htmlPage()
+        #expect(page.components(separatedBy: "<svg ").count - 1 == 3 && page.contains("Audit passed"))
+    }
+
+    /// An in-memory store whose consumptions fail (the database away) from the `from`th to the
+    /// `to`th, then answer again.
+    final class OutageStore: SAMLStateStore {
+        let store = InMemoryStateStore()
+        let calls = Mutex(0)
+        let failing: Range<Int>
+        init(failing: Range<Int>) { self.failing = failing }
+
+        func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
+            let call = calls.withLock {
+                $0 += 1
+                return $0
+            }
+            if failing.contains(call) { throw SAMLError(.storeUnavailable, "expected the store to answer, found it away (call \(call))") }
+            return try await store.consume(request: request, assertion: assertion, now: now)
+        }
+    }
+
+    @Test("a failover run: 503s are unavailable, their responses re-posted and accepted once, their replays withheld; the outage measured")
+    func failover() async throws {
+        let tolerated = try await Service.with(store: OutageStore(failing: 40..<100)) { port in
+            var options = LoadOptions(targets: [("127.0.0.1", port)], serviceProvider: "REF30", mvpds: Service.mvpds)
+            options.requests = 200
+            options.connections = 2
+            options.replayShare = 0.2
+            options.tolerateUnavailable = true
+            return try await LoadHarness.run(options)
+        }
+        let table = tolerated.table
+        #expect(tolerated.passed && tolerated.wrong == 0, "\(table)")
+        let unavailable = tolerated.lines.reduce(0) { $0 + $1.unavailable }
+        #expect(
+            unavailable > 0 && tolerated.answers.contains { $0.answer.hasPrefix("503 service_unavailable") && $0.unavailable > 0 },
+            "\(table)")
+        #expect(tolerated.lostThenAccepted > 0 && tolerated.lostThenAccepted <= tolerated.lines[0].unavailable, "\(table)")
+        #expect(tolerated.timeline.buckets.reduce(0) { $0 + $1.unavailable } == unavailable, "\(table)")
+        #expect(
+            tolerated.firstUnavailable != nil && tolerated.recoveredAfter != nil && tolerated.availability.outageUnavailable > 0, "\(table)"
+        )
+        #expect(table.contains("recovered after"), "\(table)")
+
+        let strict = try await Service.with(store: OutageStore(failing: 40..<100)) { port in
+            var options = LoadOptions(targets: [("127.0.0.1", port)], serviceProvider: "REF30", mvpds: Service.mvpds)
+            options.requests = 150
+            options.connections = 2
+            return try await LoadHarness.run(options)
+        }
+        #expect(!strict.passed && strict.lines.reduce(0) { $0 + $1.unavailable } == 0, "\(strict.table)")
+        #expect(strict.wrongAnswers.contains { $0.contains("found 503 service_unavailable") }, "\(strict.table)")
     }
 }
