@@ -19,12 +19,13 @@ import Synchronization
 public enum LoadHarness {
     /// Prepares the requests, then runs them.
     public static func run(_ options: LoadOptions, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> LoadReport {
-        try await run(try await prepare(options, progress: progress))
+        try await run(try await prepare(options, progress: progress), progress: progress)
     }
 
     /// The timed phase, then the settle phase, then the audit.
-    public static func run(_ plan: LoadPlan) async throws -> LoadReport {
+    public static func run(_ plan: LoadPlan, progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> LoadReport {
         let options = plan.options, items = plan.items
+        progress("timed phase: \(items.count) requests")
         let timed = await runTimed(plan)
         let settled = options.settle ? await settle(options, items: items, outcomes: timed.outcomes) : SettlePhase()
         let audit = tally(
@@ -59,6 +60,10 @@ public enum LoadHarness {
         report.lostButCommitted = settled.lostButCommitted
         report.multiplyAccepted = audit.multiplyAccepted
         report.failures = timed.failures + settled.failures
+        // Every assertion acknowledged (a 2xx in the timed phase or the settle phase), as the store keys it.
+        var acknowledged = Set(settled.acceptances.keys)
+        for (index, outcome) in timed.outcomes.enumerated() where outcome?.isAcceptance == true { acknowledged.insert(items[index].assertion) }
+        report.acknowledged = acknowledged.sorted().map { (items[$0].issuer, items[$0].assertionID) }
         return report
     }
 

@@ -32,6 +32,9 @@ extension LoadHarness {
         var assertion: Int
         /// fresh: the profile attributes the `201` must carry (user-metadata key → values), exactly.
         var profile: [String: [String]] = [:]
+        /// The signed assertion's issuer and ID (what the store records when it is accepted).
+        var issuer = ""
+        var assertionID = ""
 
         /// A replay's original.
         var original: Int? { kind == .replay ? assertion : nil }
@@ -92,12 +95,16 @@ extension LoadHarness {
         var random = SplitMix(seed: options.seed)
         // Plan kinds first (deterministic for a seed), then fetch requests and sign in parallel.
         let kinds = planKinds(options, random: &random)
+        // Devices of this run only: a shared store keeps each device's profile, and a device that has one
+        // is told to authorize (no SAML request) by sessions/sso, so a second run with the same seed would
+        // find the first run's devices signed in. The seed still fixes the mix.
+        let run = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let choices = kinds.indices.map { index in
             let device = random.next(), other = random.next()
             return Choice(
                 mvpd: Int(random.next() % UInt64(options.mvpds.count)), salt: Int(random.next() % 1_000_000),
-                device: deviceIdentifier("load-\(index)-\(String(device, radix: 16))"),
-                otherDevice: deviceIdentifier("load-\(index)-other-\(String(other, radix: 16))"))
+                device: deviceIdentifier("load-\(run)-\(index)-\(String(device, radix: 16))"),
+                otherDevice: deviceIdentifier("load-\(run)-\(index)-other-\(String(other, radix: 16))"))
         }
         let built = Shared([Item?](repeating: nil, count: kinds.count))
         let workers = max(1, min(options.connections, 8))
@@ -218,7 +225,12 @@ extension LoadHarness {
                 deviceIdentifier: kind == .wrongDevice ? choice.otherDevice : choice.device,
                 deviceInfo: Data(#"{"model":"load"}"#.utf8).base64EncodedString(), partnerFrameworkStatus: posted)
         }
-        return Item(kind: kind, request: request, mvpd: postedAs.id, assertion: index, profile: expectedProfile(postedAs, template))
+        var item = Item(kind: kind, request: request, mvpd: postedAs.id, assertion: index, profile: expectedProfile(postedAs, template))
+        item.issuer = signer.issuer
+        if let start = response.range(of: "<saml:Assertion ID=\"")?.upperBound, let end = response[start...].firstIndex(of: "\"") {
+            item.assertionID = String(response[start..<end])
+        }
+        return item
     }
 
     /// The attributes the profile of `mvpd` carries for a response signed from `template`: its

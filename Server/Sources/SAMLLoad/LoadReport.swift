@@ -91,6 +91,10 @@ public struct LoadReport: Sendable {
     /// From the first unavailable request to the first acceptance after the last one.
     public var recoveredAfter: Double? { availability.recoveredAfter }
 
+    /// The assertions acknowledged (accepted in the timed or the settle phase): issuer and ID, as the
+    /// store records them. A failover test checks each is on the promoted server.
+    public var acknowledged: [(issuer: String, id: String)] = []
+
     public var requestsPerSecond: Double { timedSeconds > 0 ? Double(answered) / timedSeconds : 0 }
     public var wrong: Int { lines.reduce(0) { $0 + $1.wrong } + settleWrong + multiplyAccepted }
     /// No wrong answer and no failure.

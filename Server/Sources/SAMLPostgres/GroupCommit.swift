@@ -24,39 +24,16 @@ enum GroupCommit {
             case .job: continue
             }
         }
-        let query: PostgresQuery = """
-            WITH input AS (
-                SELECT * FROM unnest(\(consumes.map(\.assertion.issuer))::text[], \(consumes.map(\.assertion.id))::text[],
-                    \(consumes.map { $0.request?.id ?? "" })::text[], \(consumes.map { $0.request?.expiry.millisecondsSinceEpoch ?? 0 })::int8[],
-                    \(consumes.map { max($0.assertion.expiry.millisecondsSinceEpoch, $0.request?.expiry.millisecondsSinceEpoch ?? 0) })::int8[])
-                    WITH ORDINALITY AS i(issuer, assertion_id, request_id, request_expiry, row_expiry, n)),
-            inserted AS (
-                INSERT INTO saml_consumed (issuer, assertion_id, request_id, expires_at)
-                SELECT issuer, assertion_id, nullif(request_id, ''), to_timestamp(row_expiry::float8 / 1000) FROM input
-                WHERE request_id = '' OR to_timestamp(request_expiry::float8 / 1000) > now()
-                ORDER BY issuer, assertion_id
-                ON CONFLICT DO NOTHING RETURNING issuer, assertion_id),
-            saved AS (
-                INSERT INTO saml_profiles (service_provider, device, mvpd, profile, expires_at)
-                SELECT sp, device, mvpd, profile, to_timestamp(expiry::float8 / 1000)
-                FROM unnest(\(saves.map(\.profile.serviceProvider))::text[], \(saves.map(\.profile.device))::text[],
-                    \(saves.map(\.profile.mvpd))::text[], \(saves.map { String(decoding: $0.profile.json, as: UTF8.self) })::text[],
-                    \(saves.map(\.profile.notAfter.millisecondsSinceEpoch))::int8[]) AS p(sp, device, mvpd, profile, expiry)
-                ORDER BY sp, device, mvpd
-                ON CONFLICT (service_provider, device, mvpd) DO UPDATE SET profile = EXCLUDED.profile, expires_at = EXCLUDED.expires_at)
-            SELECT i.n, ins.issuer IS NOT NULL,
-                EXISTS (SELECT 1 FROM saml_consumed c WHERE c.issuer = i.issuer AND c.assertion_id = i.assertion_id),
-                i.request_id <> '' AND to_timestamp(i.request_expiry::float8 / 1000) <= now(),
-                i.request_id <> '' AND EXISTS (SELECT 1 FROM saml_consumed c WHERE c.request_id = i.request_id)
-            FROM input i LEFT JOIN inserted ins ON ins.issuer = i.issuer AND ins.assertion_id = i.assertion_id
-            ORDER BY i.n
-            """
+        let statement = Statement(
+            issuers: consumes.map(\.assertion.issuer), assertionIDs: consumes.map(\.assertion.id),
+            requestIDs: consumes.map { $0.request?.id ?? "" }, requestExpiries: consumes.map { $0.request?.expiry.millisecondsSinceEpoch ?? 0 },
+            rowExpiries: consumes.map { max($0.assertion.expiry.millisecondsSinceEpoch, $0.request?.expiry.millisecondsSinceEpoch ?? 0) },
+            serviceProviders: saves.map(\.profile.serviceProvider), devices: saves.map(\.profile.device), mvpds: saves.map(\.profile.mvpd),
+            profiles: saves.map { String(decoding: $0.profile.json, as: UTF8.self) }, profileExpiries: saves.map(\.profile.notAfter.millisecondsSinceEpoch))
         try await connection.query("BEGIN", logger: logger)
         var outcomes = [StateStoreOutcome?](repeating: nil, count: consumes.count)
         var recorded = 0
-        for try await (n, inserted, used, expired, answered) in try await connection.query(query, logger: logger).decode(
-            (Int64, Bool, Bool, Bool, Bool).self)
-        {
+        for try await (n, inserted, used, expired, answered) in try await connection.execute(statement, logger: logger) {
             let index = Int(n) - 1
             guard consumes.indices.contains(index), outcomes[index] == nil else { continue }
             // The statement reads the table as it was when it started: a row another transaction
@@ -75,6 +52,59 @@ enum GroupCommit {
         }
         saves.forEach { $0.operation.finish(.success(.saved)) }
         logger.trace("batch committed", metadata: ["consumes": "\(consumes.count)", "recorded": "\(recorded)", "saves": "\(saves.count)"])
+    }
+
+    /// The batch's statement, prepared once per connection (parsed and planned once): arrays of the
+    /// consumes' and the saves' columns in, one row per consume out (its ordinal, recorded, assertion
+    /// used before, request expired, request answered before).
+    struct Statement: PostgresPreparedStatement {
+        typealias Row = (Int64, Bool, Bool, Bool, Bool)
+        static let name = "swift_saml_group_commit_v1"
+        static let sql = """
+            WITH input AS (
+                SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[])
+                    WITH ORDINALITY AS i(issuer, assertion_id, request_id, request_expiry, row_expiry, n)),
+            inserted AS (
+                INSERT INTO saml_consumed (issuer, assertion_id, request_id, expires_at)
+                SELECT issuer, assertion_id, nullif(request_id, ''), to_timestamp(row_expiry::float8 / 1000) FROM input
+                WHERE request_id = '' OR to_timestamp(request_expiry::float8 / 1000) > now()
+                ORDER BY issuer, assertion_id
+                ON CONFLICT DO NOTHING RETURNING issuer, assertion_id),
+            saved AS (
+                INSERT INTO saml_profiles (service_provider, device, mvpd, profile, expires_at)
+                SELECT sp, device, mvpd, profile, to_timestamp(expiry::float8 / 1000)
+                FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::int8[]) AS p(sp, device, mvpd, profile, expiry)
+                ORDER BY sp, device, mvpd
+                ON CONFLICT (service_provider, device, mvpd) DO UPDATE SET profile = EXCLUDED.profile, expires_at = EXCLUDED.expires_at)
+            SELECT i.n, ins.issuer IS NOT NULL,
+                EXISTS (SELECT 1 FROM saml_consumed c WHERE c.issuer = i.issuer AND c.assertion_id = i.assertion_id),
+                i.request_id <> '' AND to_timestamp(i.request_expiry::float8 / 1000) <= now(),
+                i.request_id <> '' AND EXISTS (SELECT 1 FROM saml_consumed c WHERE c.request_id = i.request_id)
+            FROM input i LEFT JOIN inserted ins ON ins.issuer = i.issuer AND ins.assertion_id = i.assertion_id
+            ORDER BY i.n
+            """
+
+        var issuers, assertionIDs, requestIDs: [String]
+        var requestExpiries, rowExpiries: [Int64]
+        var serviceProviders, devices, mvpds, profiles: [String]
+        var profileExpiries: [Int64]
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 10)
+            bindings.append(issuers)
+            bindings.append(assertionIDs)
+            bindings.append(requestIDs)
+            bindings.append(requestExpiries)
+            bindings.append(rowExpiries)
+            bindings.append(serviceProviders)
+            bindings.append(devices)
+            bindings.append(mvpds)
+            bindings.append(profiles)
+            bindings.append(profileExpiries)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
     /// Why a consume was refused, read after the fact: the assertion recorded, or the request.

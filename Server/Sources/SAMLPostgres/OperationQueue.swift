@@ -5,6 +5,11 @@ import Synchronization
 /// The operations waiting for a connection, oldest first, and the lanes waiting for work. Consumes and
 /// profile saves are taken together, up to a batch, for one transaction; jobs are taken one at a time.
 /// Bounded: beyond ``capacity`` waiting operations, a new one fails closed at once.
+///
+/// Group commit: while one batch is in flight, the writes that arrive wait for it and go together in
+/// the next one, unless half a batch is already waiting (then another lane takes them at once). So a
+/// quiet store answers each write with one transaction without delay, and a busy one spends one commit
+/// on many writes instead of one connection's commit on each.
 final class OperationQueue: Sendable {
     /// What a lane takes: a batch of writes for one transaction, or one job.
     enum Work: Sendable {
@@ -18,6 +23,7 @@ final class OperationQueue: Sendable {
         var sequence: UInt64 = 0
         var idleLanes: [CheckedContinuation<Void, Never>] = []
         var closed = false
+        var writeBatchesInFlight = 0
         var count: Int { writes.count + jobs.count }
     }
 
@@ -48,9 +54,24 @@ final class OperationQueue: Sendable {
             } else {
                 state.writes.append((state.sequence, operation))
             }
-            return state.idleLanes.popLast()
+            return canTake(state) ? state.idleLanes.popLast() : nil
         }
         lane?.resume()
+    }
+
+    /// A batch of writes taken by ``next()`` is over (committed or failed): the writes that waited for it
+    /// can go.
+    func batchFinished() {
+        let lane = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.writeBatchesInFlight -= 1
+            return canTake(state) ? state.idleLanes.popLast() : nil
+        }
+        lane?.resume()
+    }
+
+    /// Whether a lane would find work: a job, or writes that may go now.
+    private func canTake(_ state: State) -> Bool {
+        !state.jobs.isEmpty || (!state.writes.isEmpty && (state.writeBatchesInFlight == 0 || state.writes.count >= max(1, maximumBatch / 2)))
     }
 
     /// The oldest work: a batch of writes starting with the oldest write (duplicates of a key already in
@@ -73,7 +94,7 @@ final class OperationQueue: Sendable {
             case .wait:
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let resumeNow = state.withLock { state -> Bool in
-                        if state.closed || state.count > 0 { return true }
+                        if state.closed || canTake(state) { return true }
                         state.idleLanes.append(continuation)
                         return false
                     }
@@ -101,11 +122,26 @@ final class OperationQueue: Sendable {
         }
     }
 
+    /// Answers every queued operation past its deadline (`store.unavailable`) and drops it.
+    func expire(now: ContinuousClock.Instant, _ failure: SAMLError) {
+        let expired = state.withLock { state -> [StoreOperation] in
+            var expired: [StoreOperation] = []
+            for queue in [\State.writes, \State.jobs] where state[keyPath: queue].contains(where: { $0.operation.deadline <= now }) {
+                expired += state[keyPath: queue].filter { $0.operation.deadline <= now }.map(\.operation)
+                state[keyPath: queue].removeAll { $0.operation.deadline <= now }
+            }
+            return expired
+        }
+        expired.forEach { $0.finish(.failure(failure)) }
+    }
+
     private func take(_ state: inout State) -> Work? {
         // Operations whose callers gave up are dropped, not run.
         while let first = state.writes.first, first.operation.isFinished { state.writes.removeFirst() }
         while let first = state.jobs.first, first.operation.isFinished { state.jobs.removeFirst() }
-        switch (state.writes.first, state.jobs.first) {
+        // Writes wait for the batch in flight unless half a batch is waiting.
+        let writesMayGo = state.writeBatchesInFlight == 0 || state.writes.count >= max(1, maximumBatch / 2)
+        switch (writesMayGo ? state.writes.first : nil, state.jobs.first) {
         case (nil, nil):
             return nil
         case (let write?, let job?) where job.sequence < write.sequence:
@@ -130,7 +166,9 @@ final class OperationQueue: Sendable {
                 batch.append(entry.operation)
             }
             for entry in deferred.reversed() { state.writes.prepend(entry) }
-            return batch.isEmpty ? nil : .batch(batch)
+            guard !batch.isEmpty else { return nil }
+            state.writeBatchesInFlight += 1
+            return .batch(batch)
         }
     }
 }

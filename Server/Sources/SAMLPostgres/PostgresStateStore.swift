@@ -295,14 +295,9 @@ public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
     /// Queues an operation and waits for its answer within the configured deadline (the wait for a
     /// connection included); anything but a `SAMLError` becomes `store.unavailable`.
     private func perform(_ what: String, _ kind: StoreOperation.Kind) async throws -> StoreOperation.Answer {
-        let timeout = configuration.timeout
-        let queue = lanes.queue
         do {
-            // A race between the operation and the deadline that returns as soon as either ends: an
-            // operation stuck behind a dead connection is abandoned (and skipped by the lanes).
-            return try await Deadline.race(timeout, { try await StoreOperation(kind).wait(submittingTo: queue) }) {
-                SAMLError(.storeUnavailable, "expected PostgreSQL to \(what) within \(timeout), found no answer: refused, not accepted")
-            }
+            // Answered by a lane, or at the deadline by the lanes' sweep (queued or running).
+            return try await StoreOperation(kind, deadline: .now + configuration.timeout).wait(submittingTo: lanes.queue)
         } catch {
             let failure = StoreLanes.storeError(error)
             logger.debug("state store failed", metadata: ["operation": "\(what)", "code": "\(failure.code)"])

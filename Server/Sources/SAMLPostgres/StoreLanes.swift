@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import NIOPosix
 import PostgresNIO
 import SAML
 import Synchronization
@@ -11,19 +12,27 @@ import Synchronization
 /// `target_session_attrs` (libpq's rule), and keeps the connection until anything fails on it: then it
 /// closes it, and its next work connects again, going through the host list from the start. So after
 /// a failover the lanes find the promoted server by themselves, and in between every operation fails
-/// closed (``SAMLError/Code/storeUnavailable``). A piece of work that outlives the deadline closes its
-/// connection (postgres-nio would otherwise wait for the server's answer).
+/// closed (``SAMLError/Code/storeUnavailable``).
+///
+/// Deadlines are kept by one sweep (every tenth of the deadline, at most 100 ms), not a timer per
+/// operation: it answers `store.unavailable` to every operation past its deadline, queued or running,
+/// and closes the connection of a lane whose work has run past the deadline (postgres-nio would
+/// otherwise wait for the server's answer).
 final class StoreLanes: Sendable {
     let configuration: PostgresStateStore.Configuration
     let queue: OperationQueue
     private let logger: Logger
     private let connectionIDs = Atomic<Int>(0)
     private let tls: Result<PostgresConnection.Configuration.TLS, SAMLError>
+    private let lanes: [Lane]
 
     init(configuration: PostgresStateStore.Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
         queue = OperationQueue(capacity: configuration.maximumQueue, maximumBatch: configuration.maximumBatch)
+        lanes = (0..<max(1, configuration.maximumConnections)).map { _ in
+            Lane(executor: LaneExecutor(MultiThreadedEventLoopGroup.singleton.next()))
+        }
         do {
             tls = .success(try configuration.makeClientTLS())
         } catch {
@@ -31,62 +40,85 @@ final class StoreLanes: Sendable {
         }
     }
 
-    /// Runs the lanes until the task is cancelled; then queued operations fail closed.
+    /// The failure of an operation past its deadline.
+    var timeoutFailure: SAMLError {
+        SAMLError(.storeUnavailable, "expected PostgreSQL to answer within \(configuration.timeout), found no answer: refused, not accepted")
+    }
+
+    /// Runs the lanes and the deadline sweep until the task is cancelled; then queued operations fail closed.
     func run() async {
         await withTaskCancellationHandler {
             await withDiscardingTaskGroup { group in
-                for lane in 0..<max(1, configuration.maximumConnections) {
-                    group.addTask { await self.lane(lane) }
+                for (number, lane) in lanes.enumerated() {
+                    group.addTask(executorPreference: lane.executor) { await self.work(lane, number: number) }
                 }
+                group.addTask { await self.sweep() }
             }
         } onCancel: {
             queue.close()
         }
     }
 
-    /// One lane: takes work, runs it on its connection within the deadline, answers its operations.
-    private func lane(_ number: Int) async {
-        let connection = LaneConnection()
+    /// Every tenth of the deadline (at most 100 ms): operations past their deadline are answered, and
+    /// the connection of a lane whose work outlived the deadline is closed.
+    private func sweep() async {
+        let interval = min(.milliseconds(100), configuration.timeout / 10)
+        let clock = ContinuousClock()
+        while !Task.isCancelled {
+            try? await clock.sleep(for: max(interval, .milliseconds(1)))
+            let now = clock.now
+            queue.expire(now: now, timeoutFailure)
+            for lane in lanes {
+                if let overdue = lane.overdue(now: now, timeout: configuration.timeout) {
+                    overdue.forEach { $0.finish(.failure(timeoutFailure)) }
+                    await lane.drop()
+                }
+            }
+        }
+    }
+
+    /// One lane: takes work, runs it on its connection, answers its operations.
+    private func work(_ lane: Lane, number: Int) async {
         while let work = await queue.next() {
-            let timeout = configuration.timeout
+            let operations: [StoreOperation]
+            switch work {
+            case .batch(let batch): operations = batch
+            case .job(let operation): operations = [operation]
+            }
+            lane.started(operations)
             do {
-                try await Deadline.race(timeout) {
-                    let live = try await connection.current { try await self.connect() }
-                    switch work {
-                    case .batch(let operations):
-                        try await GroupCommit.run(operations, on: live, logger: self.logger)
-                    case .job(let operation):
-                        guard case .job(let body) = operation.kind else { return }
-                        operation.finish(.success(.value(try await body(live))))
-                    }
-                } onTimeout: {
-                    SAMLError(.storeUnavailable, "expected PostgreSQL to answer within \(timeout), found no answer: refused, not accepted")
+                let live = try await lane.current { try await self.connect(on: lane.executor.eventLoop) }
+                switch work {
+                case .batch(let operations):
+                    try await GroupCommit.run(operations, on: live, logger: self.logger)
+                case .job(let operation):
+                    guard case .job(let body) = operation.kind else { break }
+                    operation.finish(.success(.value(try await body(live))))
                 }
             } catch {
                 // Whatever failed, the connection's state is unknown (a transaction may be open, the
                 // server may be gone or read-only now): close it; the next work connects again.
                 let failure = Self.storeError(error)
                 logger.debug("store work failed: connection closed", metadata: ["lane": "\(number)", "code": "\(failure.code)"])
-                await connection.drop()
-                switch work {
-                case .batch(let operations): operations.forEach { $0.finish(.failure(failure)) }
-                case .job(let operation): operation.finish(.failure(failure))
-                }
+                await lane.drop()
+                operations.forEach { $0.finish(.failure(failure)) }
             }
+            lane.finished()
+            if case .batch = work { queue.batchFinished() }
         }
-        await connection.drop()
+        await lane.drop()
     }
 
     /// A connection to the first server of the host list that matches `target_session_attrs`.
-    private func connect() async throws -> PostgresConnection {
+    private func connect(on eventLoop: any EventLoop) async throws -> PostgresConnection {
         let tls = try self.tls.get()
         var found: [String] = []
         for (index, endpoint) in configuration.endpoints.enumerated() {
             let connection: PostgresConnection
             do {
                 connection = try await PostgresConnection.connect(
-                    configuration: configuration.connection(to: endpoint, tls: tls), id: connectionIDs.add(1, ordering: .relaxed).newValue,
-                    logger: logger)
+                    on: eventLoop, configuration: configuration.connection(to: endpoint, tls: tls),
+                    id: connectionIDs.add(1, ordering: .relaxed).newValue, logger: logger)
             } catch {
                 found.append("host \(index + 1): \(Self.kind(error))")
                 continue
@@ -141,23 +173,45 @@ final class StoreLanes: Sendable {
     }
 }
 
-/// A lane's connection: kept while it works, replaced after any failure.
-private final class LaneConnection: Sendable {
-    private let connection = Mutex<PostgresConnection?>(nil)
+/// A lane's connection, kept while it works and replaced after any failure, and the work it runs.
+private final class Lane: Sendable {
+    /// The event loop of the lane's connection, which its task prefers.
+    let executor: LaneExecutor
+
+    init(executor: LaneExecutor) { self.executor = executor }
+
+    private struct State {
+        var connection: PostgresConnection?
+        var busy: (since: ContinuousClock.Instant, operations: [StoreOperation])?
+    }
+
+    private let state = Mutex(State())
 
     /// The open connection, or a new one from `connect`.
     func current(_ connect: () async throws -> PostgresConnection) async throws -> PostgresConnection {
-        if let open = connection.withLock({ $0 }), !open.isClosed { return open }
+        if let open = state.withLock({ $0.connection }), !open.isClosed { return open }
         let new = try await connect()
-        connection.withLock { $0 = new }
+        state.withLock { $0.connection = new }
         return new
+    }
+
+    func started(_ operations: [StoreOperation]) { state.withLock { $0.busy = (ContinuousClock.now, operations) } }
+    func finished() { state.withLock { $0.busy = nil } }
+
+    /// The operations of work that has run longer than `timeout` (then no longer tracked), or nil.
+    func overdue(now: ContinuousClock.Instant, timeout: Duration) -> [StoreOperation]? {
+        state.withLock { state in
+            guard let busy = state.busy, now - busy.since > timeout else { return nil }
+            state.busy = nil
+            return busy.operations
+        }
     }
 
     /// Closes the connection, if any.
     func drop() async {
-        let old = connection.withLock { state -> PostgresConnection? in
-            defer { state = nil }
-            return state
+        let old = state.withLock { state -> PostgresConnection? in
+            defer { state.connection = nil }
+            return state.connection
         }
         try? await old?.close()
     }

@@ -27,9 +27,15 @@ final class StoreOperation: Sendable {
     }
 
     let kind: Kind
+    /// When the caller stops waiting: past it the operation is answered `store.unavailable` (by the
+    /// lanes' sweep, whether it waits in the queue or runs), and skipped if still queued.
+    let deadline: ContinuousClock.Instant
     private let state = Mutex(State.created)
 
-    init(_ kind: Kind) { self.kind = kind }
+    init(_ kind: Kind, deadline: ContinuousClock.Instant) {
+        self.kind = kind
+        self.deadline = deadline
+    }
 
     /// Whether the operation was answered already (its caller gave up, or a lane answered it).
     var isFinished: Bool {

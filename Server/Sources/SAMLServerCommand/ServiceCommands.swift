@@ -89,6 +89,8 @@ struct LoadCommand: AsyncParsableCommand {
             "A failover run: a 503 answer (the service failing closed while its database is away) counts as unavailable, not wrong, and its response is re-posted by the settle phase like a lost one."
     ) var tolerateUnavailable = false
     @Flag(help: "Print JSON.") var json = false
+    @Option(help: "Write the acknowledged assertions to this file, one `issuer<TAB>assertion ID` per line (a failover check).")
+    var acceptedAssertions: String?
     @Option(
         help:
             "Also write the report as a self-contained HTML page (charts of requests/s over time by class and of the latency distribution) to this file."
@@ -133,6 +135,15 @@ struct LoadCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("report page written to \(report)\n".utf8))
             } catch {
                 FileHandle.standardError.write(Data("--report: expected to write \(report), found \(error)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
+        if let acceptedAssertions {
+            let lines = result.acknowledged.map { "\($0.issuer)\t\($0.id)\n" }.joined()
+            do {
+                try Data(lines.utf8).write(to: URL(fileURLWithPath: acceptedAssertions))
+            } catch {
+                FileHandle.standardError.write(Data("--accepted-assertions: expected to write \(acceptedAssertions), found \(error)\n".utf8))
                 throw ExitCode(1)
             }
         }

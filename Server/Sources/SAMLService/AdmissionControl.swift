@@ -4,7 +4,30 @@ import Synchronization
 /// At most `limit` verifications at once, at most `queue` more waiting (first come, first served);
 /// beyond that a request is refused at once, so that a burst costs a bounded amount of memory and
 /// latency and the service answers `503` with `Retry-After` instead of slowing every login down.
+///
+/// A slot bounds the CPU work of a request (decoding, parsing, the signature), not its wait for the
+/// shared store: a request gives its slot up when it reaches the store (``releaseCurrentSlot()``, called by
+/// ``AdmittedStore``), where the store's own queue and deadline bound it. Otherwise each instance would
+/// run at most `limit` logins at once however fast it verifies, paced by the database's round trips.
 final class AdmissionControl: Sendable {
+    /// The slot the current task holds, if any.
+    @TaskLocal static var currentSlot: Slot?
+
+    /// One admitted request's slot, given back once: when the request reaches the store, or at its end.
+    final class Slot: Sendable {
+        private let control: AdmissionControl
+        private let held = Atomic<Bool>(true)
+
+        init(_ control: AdmissionControl) { self.control = control }
+
+        func release() {
+            if held.exchange(false, ordering: .acquiringAndReleasing) { control.release() }
+        }
+    }
+
+    /// Gives up the current task's slot (a no-op outside ``run(_:)`` or once given up).
+    static func releaseCurrentSlot() { currentSlot?.release() }
+
     private struct State {
         var running = 0
         var waiting = Deque<CheckedContinuation<Void, Never>>()
@@ -49,8 +72,9 @@ final class AdmissionControl: Sendable {
         case .run:
             break
         }
-        defer { release() }
-        return await body()
+        let slot = Slot(self)
+        defer { slot.release() }
+        return await Self.$currentSlot.withValue(slot) { await body() }
     }
 
     /// Hands the slot to the first waiter, or frees it.

@@ -54,13 +54,15 @@ public struct TokenExchangeService: Sendable {
     public init(configuration: ServiceConfiguration, store: any SAMLStateStore, metrics: ServiceMetrics, logger: Logger) throws {
         self.configuration = configuration
         self.store = store
-        profileStore = store as? any ProfileStore ?? InMemoryProfileStore()
+        // Reaching the store gives the request's verification slot up (AdmissionControl).
+        let admitted = AdmittedStore(store: store, profiles: store as? any ProfileStore ?? InMemoryProfileStore())
+        profileStore = admitted
         self.metrics = metrics
         self.logger = logger
         let mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
         var template = SAMLResponseVerifier.Configuration.template(
             audience: .equals(configuration.spEntityID), destination: ExpectedValue(orSkip: configuration.destination),
-            replay: .store(store, unsolicited: configuration.allowUnsolicited ? .allow : .refuse))
+            replay: .store(admitted, unsolicited: configuration.allowUnsolicited ? .allow : .refuse))
         template.logger = logger
         template.clock = configuration.clock
         trustContents = try TrustFile.read(contentsOf: configuration.trustPath)
