@@ -22,7 +22,7 @@ cluster_as=()
 cluster_stop() {
     [ -n "$cluster_dir" ] || return 0
     for node in primary standby; do
-        [ -d "$cluster_dir/$node" ] && "${cluster_as[@]}" "$cluster_bin/pg_ctl" -D "$cluster_dir/$node" -m immediate stop >/dev/null 2>&1
+        [ ! -d "$cluster_dir/$node" ] || "${cluster_as[@]}" "$cluster_bin/pg_ctl" -D "$cluster_dir/$node" -m immediate stop >/dev/null 2>&1 || true
     done
     rm -rf "$cluster_dir"
     cluster_dir=""

