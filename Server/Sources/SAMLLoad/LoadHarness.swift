@@ -62,7 +62,9 @@ public enum LoadHarness {
         report.failures = timed.failures + settled.failures
         // Every assertion acknowledged (a 2xx in the timed phase or the settle phase), as the store keys it.
         var acknowledged = Set(settled.acceptances.keys)
-        for (index, outcome) in timed.outcomes.enumerated() where outcome?.isAcceptance == true { acknowledged.insert(items[index].assertion) }
+        for (index, outcome) in timed.outcomes.enumerated() where outcome?.isAcceptance == true {
+            acknowledged.insert(items[index].assertion)
+        }
         report.acknowledged = acknowledged.sorted().map { (items[$0].issuer, items[$0].assertionID) }
         return report
     }

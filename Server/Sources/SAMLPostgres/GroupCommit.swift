@@ -26,10 +26,12 @@ enum GroupCommit {
         }
         let statement = Statement(
             issuers: consumes.map(\.assertion.issuer), assertionIDs: consumes.map(\.assertion.id),
-            requestIDs: consumes.map { $0.request?.id ?? "" }, requestExpiries: consumes.map { $0.request?.expiry.millisecondsSinceEpoch ?? 0 },
+            requestIDs: consumes.map { $0.request?.id ?? "" },
+            requestExpiries: consumes.map { $0.request?.expiry.millisecondsSinceEpoch ?? 0 },
             rowExpiries: consumes.map { max($0.assertion.expiry.millisecondsSinceEpoch, $0.request?.expiry.millisecondsSinceEpoch ?? 0) },
             serviceProviders: saves.map(\.profile.serviceProvider), devices: saves.map(\.profile.device), mvpds: saves.map(\.profile.mvpd),
-            profiles: saves.map { String(decoding: $0.profile.json, as: UTF8.self) }, profileExpiries: saves.map(\.profile.notAfter.millisecondsSinceEpoch))
+            profiles: saves.map { String(decoding: $0.profile.json, as: UTF8.self) },
+            profileExpiries: saves.map(\.profile.notAfter.millisecondsSinceEpoch))
         try await connection.query("BEGIN", logger: logger)
         var outcomes = [StateStoreOutcome?](repeating: nil, count: consumes.count)
         var recorded = 0

@@ -71,7 +71,8 @@ final class OperationQueue: Sendable {
 
     /// Whether a lane would find work: a job, or writes that may go now.
     private func canTake(_ state: State) -> Bool {
-        !state.jobs.isEmpty || (!state.writes.isEmpty && (state.writeBatchesInFlight == 0 || state.writes.count >= max(1, maximumBatch / 2)))
+        !state.jobs.isEmpty
+            || (!state.writes.isEmpty && (state.writeBatchesInFlight == 0 || state.writes.count >= max(1, maximumBatch / 2)))
     }
 
     /// The oldest work: a batch of writes starting with the oldest write (duplicates of a key already in
@@ -118,7 +119,8 @@ final class OperationQueue: Sendable {
         lanes.forEach { $0.resume() }
         for operation in left {
             operation.finish(
-                .failure(SAMLError(.storeUnavailable, "expected the PostgreSQL store to be running, found it stopped: refused, not accepted")))
+                .failure(
+                    SAMLError(.storeUnavailable, "expected the PostgreSQL store to be running, found it stopped: refused, not accepted")))
         }
     }
 

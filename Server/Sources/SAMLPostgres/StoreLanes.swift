@@ -42,7 +42,8 @@ final class StoreLanes: Sendable {
 
     /// The failure of an operation past its deadline.
     var timeoutFailure: SAMLError {
-        SAMLError(.storeUnavailable, "expected PostgreSQL to answer within \(configuration.timeout), found no answer: refused, not accepted")
+        SAMLError(
+            .storeUnavailable, "expected PostgreSQL to answer within \(configuration.timeout), found no answer: refused, not accepted")
     }
 
     /// Runs the lanes and the deadline sweep until the task is cancelled; then queued operations fail closed.

@@ -143,7 +143,8 @@ struct LoadCommand: AsyncParsableCommand {
             do {
                 try Data(lines.utf8).write(to: URL(fileURLWithPath: acceptedAssertions))
             } catch {
-                FileHandle.standardError.write(Data("--accepted-assertions: expected to write \(acceptedAssertions), found \(error)\n".utf8))
+                FileHandle.standardError.write(
+                    Data("--accepted-assertions: expected to write \(acceptedAssertions), found \(error)\n".utf8))
                 throw ExitCode(1)
             }
         }

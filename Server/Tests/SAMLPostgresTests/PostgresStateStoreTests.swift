@@ -1,5 +1,5 @@
-import Foundation
 import AppleSSO
+import Foundation
 import SAML
 import SAMLPostgres
 import Testing
@@ -168,8 +168,12 @@ struct PostgresStateStoreTests {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(socket, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(socket, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) }
+        }
         let deadPort = Int(UInt16(bigEndian: address.sin_port))
         close(socket)
         let url = Self.url!.replacingOccurrences(of: "@\(live.host):\(live.port)", with: "@127.0.0.1:\(deadPort),\(live.host):\(live.port)")
@@ -197,7 +201,9 @@ struct PostgresStateStoreTests {
                 url: readOnly + (readOnly.contains("?") ? "&" : "?") + "target_session_attrs=\(attributes)", timeout: .seconds(1),
                 prepare: false)
             defer { b.task.cancel() }
-            let outcome = await Self.outcome { try await b.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) }
+            let outcome = await Self.outcome {
+                try await b.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now())
+            }
             #expect(outcome == "store.unavailable", "\(attributes)")
             let check = await Self.outcome {
                 try await b.store.checkHealth()
@@ -359,9 +365,13 @@ struct PostgresStateStoreTests {
         try Self.pgctl("stop")
         defer { try? Self.pgctl("start") }
         #expect(try await a.store.consume(request: Self.request(), assertion: assertion, now: .now()) == .replayed)
-        #expect(await Self.outcome { try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) } == "store.unavailable")
+        #expect(
+            await Self.outcome { try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) }
+                == "store.unavailable")
         // Past its expiry the process no longer answers for it: the database does (unavailable here).
-        #expect(await Self.outcome { try await a.store.consume(request: Self.request(), assertion: assertion, now: .now() + .seconds(301)) } == "store.unavailable")
+        #expect(
+            await Self.outcome { try await a.store.consume(request: Self.request(), assertion: assertion, now: .now() + .seconds(301)) }
+                == "store.unavailable")
     }
 
     @Test(
@@ -484,10 +494,14 @@ struct PostgresConfigurationTests {
         #expect(Self.refusal("mysql://x:secret@h/db") != nil)
     }
 
-    @Test("libpq's multi-host URLs: every host in order, ports, IPv6 in brackets, target_session_attrs (read-write by default with several)")
+    @Test(
+        "libpq's multi-host URLs: every host in order, ports, IPv6 in brackets, target_session_attrs (read-write by default with several)")
     func multiHostURLs() throws {
         let several = try Configuration(url: "postgres://saml:secret@db1.example.com:5433,db2.example.com,[::1]:6000/tokens")
-        #expect(several.endpoints == [.init(host: "db1.example.com", port: 5433), .init(host: "db2.example.com", port: 5432), .init(host: "::1", port: 6000)])
+        #expect(
+            several.endpoints == [
+                .init(host: "db1.example.com", port: 5433), .init(host: "db2.example.com", port: 5432), .init(host: "::1", port: 6000),
+            ])
         #expect(several.targetSessionAttributes == .readWrite, "a state store writes: with several hosts it looks for the writable one")
         #expect(several.host == "db1.example.com" && several.port == 5433 && several.database == "tokens")
         let one = try Configuration(url: "postgres://saml@db.example.com/tokens")
@@ -503,10 +517,12 @@ struct PostgresConfigurationTests {
     @Test(
         "multi-host forms that cannot be honoured: configuration errors",
         arguments: [
-            "postgres://saml@a,,b/db", "postgres://saml@a:0/db", "postgres://saml@a:70000/db", "postgres://saml@a:x/db", "postgres://saml@[::1/db",
+            "postgres://saml@a,,b/db", "postgres://saml@a:0/db", "postgres://saml@a:70000/db", "postgres://saml@a:x/db",
+            "postgres://saml@[::1/db",
             "postgres://saml@/db", "postgres://@a/db", "postgres://saml@a b/db", "postgres://saml@a/db?target_session_attrs=standby",
             "postgres://saml@a/db?target_session_attrs=read-only", "postgres://saml@a/db?target_session_attrs=prefer-standby",
-            "postgres://saml@a/db?target_session_attrs=READ-WRITE", "postgres://saml@a/db?target_session_attrs=any&target_session_attrs=any",
+            "postgres://saml@a/db?target_session_attrs=READ-WRITE",
+            "postgres://saml@a/db?target_session_attrs=any&target_session_attrs=any",
             "postgres://saml:secret@" + Array(repeating: "h", count: 17).joined(separator: ",") + "/db",
         ])
     func multiHostRefused(url: String) {
