@@ -56,9 +56,12 @@ enum GroupCommit {
         logger.trace("batch committed", metadata: ["consumes": "\(consumes.count)", "recorded": "\(recorded)", "saves": "\(saves.count)"])
     }
 
-    /// The batch's statement, prepared once per connection (parsed and planned once): arrays of the
-    /// consumes' and the saves' columns in, one row per consume out (its ordinal, recorded, assertion
-    /// used before, request expired, request answered before).
+    /// The batch's statement, prepared once per connection (parsed and planned once: the connections
+    /// set `plan_cache_mode = force_generic_plan`): arrays of the consumes' and the saves' columns in, one
+    /// row per consume out (its ordinal, recorded, assertion used before, request expired, request
+    /// answered before). The lookups are `LATERAL ... LIMIT 1` rather than `EXISTS`: a generic plan made
+    /// while the table is empty would otherwise hash the whole table for each batch once it has grown
+    /// (measured: 37 ms a batch at 50,000 rows instead of 0.15 ms).
     struct Statement: PostgresPreparedStatement {
         typealias Row = (Int64, Bool, Bool, Bool, Bool)
         static let name = "swift_saml_group_commit_v1"
@@ -78,11 +81,13 @@ enum GroupCommit {
                 FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::int8[]) AS p(sp, device, mvpd, profile, expiry)
                 ORDER BY sp, device, mvpd
                 ON CONFLICT (service_provider, device, mvpd) DO UPDATE SET profile = EXCLUDED.profile, expires_at = EXCLUDED.expires_at)
-            SELECT i.n, ins.issuer IS NOT NULL,
-                EXISTS (SELECT 1 FROM saml_consumed c WHERE c.issuer = i.issuer AND c.assertion_id = i.assertion_id),
-                i.request_id <> '' AND to_timestamp(i.request_expiry::float8 / 1000) <= now(),
-                i.request_id <> '' AND EXISTS (SELECT 1 FROM saml_consumed c WHERE c.request_id = i.request_id)
+            SELECT i.n, ins.issuer IS NOT NULL, used.x IS NOT NULL,
+                i.request_id <> '' AND to_timestamp(i.request_expiry::float8 / 1000) <= now(), answered.x IS NOT NULL
             FROM input i LEFT JOIN inserted ins ON ins.issuer = i.issuer AND ins.assertion_id = i.assertion_id
+            LEFT JOIN LATERAL (
+                SELECT 1 AS x FROM saml_consumed c WHERE c.issuer = i.issuer AND c.assertion_id = i.assertion_id LIMIT 1) used ON true
+            LEFT JOIN LATERAL (
+                SELECT 1 AS x FROM saml_consumed c WHERE i.request_id <> '' AND c.request_id = i.request_id LIMIT 1) answered ON true
             ORDER BY i.n
             """
 

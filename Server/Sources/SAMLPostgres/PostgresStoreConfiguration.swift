@@ -211,6 +211,10 @@ extension PostgresStateStore {
                 ("statement_timeout", "\(statementTimeoutMilliseconds)"),
                 ("idle_in_transaction_session_timeout", "\(statementTimeoutMilliseconds * 2)"),
                 ("application_name", "swift-saml"),
+                // The batch statement is planned once per connection (a generic plan) instead of before each
+                // run (about 0.2 ms a batch, more than running it). Its lookups are written so that this plan
+                // reads an index per row even when it is made while the table is empty (GroupCommit).
+                ("plan_cache_mode", "force_generic_plan"),
             ]
             return configuration
         }
