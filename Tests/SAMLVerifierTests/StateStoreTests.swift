@@ -1,6 +1,7 @@
 import Foundation
 import SAML
 import SAMLMockIdP
+import Synchronization
 import Testing
 
 /// Requests bound to their issue (``RequestIDAuthority``) and replay detection through a
@@ -71,6 +72,48 @@ struct StateStoreTests {
             _ = try await verifier.verify(try Self.response(answering: unvouched.id))
         }
         #expect(store.counts == (1, 1))
+    }
+
+    /// An attaching store over the in-memory one: what it was handed with each accepted consume.
+    final class Attaching: SAMLAttachingStateStore {
+        let base = InMemoryStateStore()
+        let kept = Mutex<[String]>([])
+        func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
+            try await base.consume(request: request, assertion: assertion, now: now)
+        }
+        func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, attaching attachment: any Sendable)
+            async throws -> StateStoreOutcome
+        {
+            let outcome = try await base.consume(request: request, assertion: assertion, now: now)
+            if outcome == .accepted, let text = attachment as? String { kept.withLock { $0.append(text) } }
+            return outcome
+        }
+    }
+
+    @Test(
+        "an attachment is made after every check and before the record: its error refuses with nothing recorded; an attaching store keeps it with the accepted assertion only"
+    )
+    func attachments() async throws {
+        let store = Attaching()
+        let verifier = try Self.verifier(store)
+        let issued = try Self.authority.issue(for: Self.binding, lifetime: .seconds(300), now: Self.now)
+        let response = try Self.response(answering: issued.id)
+        var failing = Self.expecting()
+        failing.attachment = { _ in throw SAMLError(.fieldsMissing, "expected the profile's fields, found one missing") }
+        await #expect(throws: SAMLError(.fieldsMissing, "")) { _ = try await verifier.verify(response, expecting: failing) }
+        #expect(store.base.counts == (0, 0), "refused before anything was recorded: the request is still answerable")
+        var keeping = Self.expecting()
+        keeping.attachment = { response in "profile of \(response.assertion.nameID?.value ?? "")" }
+        let accepted = try await verifier.verify(response, expecting: keeping)
+        #expect(accepted.attachmentRecorded)
+        #expect(store.kept.withLock { $0 } == ["profile of \(accepted.assertion.nameID?.value ?? "")"])
+        await #expect(throws: SAMLError(.replayDetected, "")) { _ = try await verifier.verify(response, expecting: keeping) }
+        #expect(store.kept.withLock { $0.count } == 1, "a replay keeps nothing")
+        // A store that cannot attach: accepted, attachment not recorded (the caller keeps it itself).
+        let plain = try Self.verifier(InMemoryStateStore())
+        let other = try Self.authority.issue(for: Self.binding, lifetime: .seconds(300), now: Self.now)
+        let notAttached = try await plain.verify(try Self.response(answering: other.id), expecting: keeping)
+        #expect(!notAttached.attachmentRecorded)
     }
 
     @Test("a request issued for one binding is refused for another, with the field that differs")

@@ -4,7 +4,8 @@ import PostgresNIO
 import SAML
 
 /// Consumes and profile saves of many requests in one transaction: one statement records them all and
-/// says, per consume, whether it was recorded and why not; the operations are answered only after
+/// says, per consume, whether it was recorded and why not (a profile that goes with a consume is kept
+/// only when the consume is recorded); the operations are answered only after
 /// `COMMIT` returns, so nothing is acknowledged before its commit (with a synchronous standby: before the
 /// standby has it too).
 ///
@@ -16,11 +17,17 @@ import SAML
 enum GroupCommit {
     static func run(_ operations: [StoreOperation], on connection: PostgresConnection, logger: Logger) async throws {
         var consumes: [(operation: StoreOperation, assertion: UsedAssertion, request: IssuedRequestID?)] = []
-        var saves: [(operation: StoreOperation, profile: StoredProfile)] = []
+        // Profiles: saved on their own (consume 0), or with the consume of that ordinal when it is recorded.
+        var profiles: [(profile: StoredProfile, consume: Int64)] = []
+        var saves: [StoreOperation] = []
         for operation in operations {
             switch operation.kind {
-            case .consume(let assertion, let request): consumes.append((operation, assertion, request))
-            case .save(let profile): saves.append((operation, profile))
+            case .consume(let assertion, let request, let profile):
+                consumes.append((operation, assertion, request))
+                if let profile { profiles.append((profile, Int64(consumes.count))) }
+            case .save(let profile):
+                saves.append(operation)
+                profiles.append((profile, 0))
             case .job: continue
             }
         }
@@ -29,9 +36,9 @@ enum GroupCommit {
             requestIDs: consumes.map { $0.request?.id ?? "" },
             requestExpiries: consumes.map { $0.request?.expiry.millisecondsSinceEpoch ?? 0 },
             rowExpiries: consumes.map { max($0.assertion.expiry.millisecondsSinceEpoch, $0.request?.expiry.millisecondsSinceEpoch ?? 0) },
-            serviceProviders: saves.map(\.profile.serviceProvider), devices: saves.map(\.profile.device), mvpds: saves.map(\.profile.mvpd),
-            profiles: saves.map { String(decoding: $0.profile.json, as: UTF8.self) },
-            profileExpiries: saves.map(\.profile.notAfter.millisecondsSinceEpoch))
+            serviceProviders: profiles.map(\.profile.serviceProvider), devices: profiles.map(\.profile.device),
+            mvpds: profiles.map(\.profile.mvpd), profiles: profiles.map { String(decoding: $0.profile.json, as: UTF8.self) },
+            profileExpiries: profiles.map(\.profile.notAfter.millisecondsSinceEpoch), profileConsumes: profiles.map(\.consume))
         try await connection.query("BEGIN", logger: logger)
         var outcomes = [StateStoreOutcome?](repeating: nil, count: consumes.count)
         var recorded = 0
@@ -52,8 +59,9 @@ enum GroupCommit {
         for (index, consume) in consumes.enumerated() {
             consume.operation.finish(.success(.outcome(outcomes[index] ?? .requestAnswered)))
         }
-        saves.forEach { $0.operation.finish(.success(.saved)) }
-        logger.trace("batch committed", metadata: ["consumes": "\(consumes.count)", "recorded": "\(recorded)", "saves": "\(saves.count)"])
+        saves.forEach { $0.finish(.success(.saved)) }
+        logger.trace(
+            "batch committed", metadata: ["consumes": "\(consumes.count)", "recorded": "\(recorded)", "profiles": "\(profiles.count)"])
     }
 
     /// The batch's statement, prepared once per connection (parsed and planned once: the connections
@@ -64,7 +72,7 @@ enum GroupCommit {
     /// (measured: 37 ms a batch at 50,000 rows instead of 0.15 ms).
     struct Statement: PostgresPreparedStatement {
         typealias Row = (Int64, Bool, Bool, Bool, Bool)
-        static let name = "swift_saml_group_commit_v1"
+        static let name = "swift_saml_group_commit_v2"
         static let sql = """
             WITH input AS (
                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[])
@@ -77,9 +85,13 @@ enum GroupCommit {
                 ON CONFLICT DO NOTHING RETURNING issuer, assertion_id),
             saved AS (
                 INSERT INTO saml_profiles (service_provider, device, mvpd, profile, expires_at)
-                SELECT sp, device, mvpd, profile, to_timestamp(expiry::float8 / 1000)
-                FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::int8[]) AS p(sp, device, mvpd, profile, expiry)
-                ORDER BY sp, device, mvpd
+                SELECT p.sp, p.device, p.mvpd, p.profile, to_timestamp(p.expiry::float8 / 1000)
+                FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::int8[], $11::int8[])
+                    AS p(sp, device, mvpd, profile, expiry, consume)
+                LEFT JOIN input i ON i.n = p.consume
+                LEFT JOIN inserted ins ON ins.issuer = i.issuer AND ins.assertion_id = i.assertion_id
+                WHERE p.consume = 0 OR ins.issuer IS NOT NULL
+                ORDER BY p.sp, p.device, p.mvpd
                 ON CONFLICT (service_provider, device, mvpd) DO UPDATE SET profile = EXCLUDED.profile, expires_at = EXCLUDED.expires_at)
             SELECT i.n, ins.issuer IS NOT NULL, used.x IS NOT NULL,
                 i.request_id <> '' AND to_timestamp(i.request_expiry::float8 / 1000) <= now(), answered.x IS NOT NULL
@@ -94,10 +106,10 @@ enum GroupCommit {
         var issuers, assertionIDs, requestIDs: [String]
         var requestExpiries, rowExpiries: [Int64]
         var serviceProviders, devices, mvpds, profiles: [String]
-        var profileExpiries: [Int64]
+        var profileExpiries, profileConsumes: [Int64]
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 10)
+            var bindings = PostgresBindings(capacity: 11)
             bindings.append(issuers)
             bindings.append(assertionIDs)
             bindings.append(requestIDs)
@@ -108,6 +120,7 @@ enum GroupCommit {
             bindings.append(mvpds)
             bindings.append(profiles)
             bindings.append(profileExpiries)
+            bindings.append(profileConsumes)
             return bindings
         }
 

@@ -28,7 +28,7 @@ import SAML
 ///
 /// Start ``run()`` in a long-running task (or as a swift-service-lifecycle service), then call
 /// ``prepare()`` (or ``prepare(retryingFor:)`` at start-up) once before use.
-public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
+public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Sendable {
     /// The schema version this code writes and reads, and the oldest it still runs beside.
     public static let schemaVersion = 3
 
@@ -172,8 +172,26 @@ public final class PostgresStateStore: SAMLStateStore, ProfileStore, Sendable {
     /// the assertion is recorded (an expired row not yet removed still counts: refused, never accepted
     /// twice); answered after the commit. A replay this process has seen recorded is refused at once.
     public func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
+        try await consume(request: request, assertion: assertion, profile: nil, now: now)
+    }
+
+    /// ``consume(request:assertion:now:)`` and, in the same transaction, the profile `attachment` (a
+    /// ``AppleSSO/StoredProfile``; anything else is a configuration error) when the consume is recorded.
+    public func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, attaching attachment: any Sendable)
+        async throws -> StateStoreOutcome
+    {
+        guard let profile = attachment as? StoredProfile else {
+            throw SAMLError(
+                .configurationInvalid, "expected a StoredProfile to keep with an accepted response in PostgreSQL, found another attachment")
+        }
+        return try await consume(request: request, assertion: assertion, profile: profile, now: now)
+    }
+
+    private func consume(request: IssuedRequestID?, assertion: UsedAssertion, profile: StoredProfile?, now: SAMLInstant) async throws
+        -> StateStoreOutcome
+    {
         if recentlyUsed.contains(assertion, now: now) { return .replayed }
-        guard case .outcome(let outcome) = try await perform("record an accepted response", .consume(assertion, request)) else {
+        guard case .outcome(let outcome) = try await perform("record an accepted response", .consume(assertion, request, profile)) else {
             throw SAMLError(.storeUnavailable, "expected an outcome from the PostgreSQL store, found another answer: refused, not accepted")
         }
         if outcome == .accepted || outcome == .replayed { recentlyUsed.insert(assertion) }

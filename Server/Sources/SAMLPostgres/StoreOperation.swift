@@ -9,7 +9,8 @@ import Synchronization
 /// cancellation (its deadline), whichever comes first; a lane skips an operation whose caller gave up.
 final class StoreOperation: Sendable {
     enum Kind: Sendable {
-        case consume(UsedAssertion, IssuedRequestID?)
+        /// A consume, and the profile to keep with it when it is accepted.
+        case consume(UsedAssertion, IssuedRequestID?, StoredProfile?)
         case save(StoredProfile)
         case job(@Sendable (PostgresConnection) async throws -> any Sendable)
     }
@@ -82,12 +83,17 @@ final class StoreOperation: Sendable {
     /// would leave its two operations without a way to tell which one was recorded).
     var batchKeys: [String] {
         switch kind {
-        case .consume(let assertion, let request):
+        case .consume(let assertion, let request, let profile):
             ["a\u{0}\(assertion.issuer)\u{0}\(assertion.id)"] + (request.map { ["r\u{0}\($0.id)"] } ?? [])
+                + (profile.map { [Self.key($0)] } ?? [])
         case .save(let profile):
-            ["p\u{0}\(profile.serviceProvider)\u{0}\(profile.device)\u{0}\(profile.mvpd)"]
+            [Self.key(profile)]
         case .job:
             []
         }
+    }
+
+    private static func key(_ profile: StoredProfile) -> String {
+        "p\u{0}\(profile.serviceProvider)\u{0}\(profile.device)\u{0}\(profile.mvpd)"
     }
 }

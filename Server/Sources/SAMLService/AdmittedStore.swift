@@ -1,16 +1,39 @@
 import AppleSSO
 import SAML
 
-/// The service's store as the verifier and the profile endpoints see it: each operation first gives up
-/// the request's verification slot (``AdmissionControl/releaseCurrentSlot()``), since what follows is a
-/// wait for the store, which bounds it with its own queue and deadline, not CPU work.
-struct AdmittedStore: SAMLStateStore, ProfileStore {
+/// The service's store as the verifier and the profile endpoints see it: each write first gives up the
+/// request's verification slot (``AdmissionControl/releaseCurrentSlot()``), since what follows is a wait
+/// for the store, which bounds it with its own queue and deadline, not CPU work.
+///
+/// A login's profile goes with its assertion (``SAML/SAMLAttachingStateStore``): in the same transaction
+/// when the store can (PostgreSQL), else saved right after an accepted consume, a failure to save then
+/// reported to `profileNotKept` (the login stands).
+struct AdmittedStore: SAMLAttachingStateStore, ProfileStore {
     let store: any SAMLStateStore
     let profiles: any ProfileStore
+    let profileNotKept: @Sendable (StoredProfile) -> Void
 
     func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
         AdmissionControl.releaseCurrentSlot()
         return try await store.consume(request: request, assertion: assertion, now: now)
+    }
+
+    func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, attaching attachment: any Sendable) async throws
+        -> StateStoreOutcome
+    {
+        AdmissionControl.releaseCurrentSlot()
+        if let attaching = store as? any SAMLAttachingStateStore {
+            return try await attaching.consume(request: request, assertion: assertion, now: now, attaching: attachment)
+        }
+        let outcome = try await store.consume(request: request, assertion: assertion, now: now)
+        if outcome == .accepted, let profile = attachment as? StoredProfile {
+            do {
+                try await profiles.save(profile)
+            } catch {
+                profileNotKept(profile)
+            }
+        }
+        return outcome
     }
 
     func save(_ profile: StoredProfile) async throws {

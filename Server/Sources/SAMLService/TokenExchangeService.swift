@@ -55,10 +55,13 @@ public struct TokenExchangeService: Sendable {
         self.configuration = configuration
         self.store = store
         // Reaching the store gives the request's verification slot up (AdmissionControl).
-        let admitted = AdmittedStore(store: store, profiles: store as? any ProfileStore ?? InMemoryProfileStore())
-        profileStore = admitted
         self.metrics = metrics
         self.logger = logger
+        let admitted = AdmittedStore(store: store, profiles: store as? any ProfileStore ?? InMemoryProfileStore()) { profile in
+            metrics.storeError(operation: "profile")
+            logger.warning("profile not kept (the exchange succeeded)", metadata: ["mvpd": "\(profile.mvpd)"])
+        }
+        profileStore = admitted
         let mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
         var template = SAMLResponseVerifier.Configuration.template(
             audience: .equals(configuration.spEntityID), destination: ExpectedValue(orSkip: configuration.destination),
@@ -326,6 +329,9 @@ public struct TokenExchangeService: Sendable {
         let caller = TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", api: "v2")
         switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller)
         {
+        case .success(let profile) where profile.isStored:
+            // Kept with the login, in the same step (the store's, or right after it: AdmittedStore).
+            return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
         case .success(let profile):
             // Kept for `profiles` and a later `sessions/sso`; a store failure loses only that (logged).
             do {

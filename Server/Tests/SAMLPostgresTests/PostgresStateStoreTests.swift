@@ -159,6 +159,39 @@ struct PostgresStateStoreTests {
         #expect(kept.count == 1 && kept[0].mvpd == "MVPD-A")
     }
 
+    @Test("a profile attached to a consume is kept in its transaction when it is recorded, and not when it is refused")
+    func profileWithConsume() async throws {
+        let a = try await Self.instance(), b = try await Self.instance()
+        defer { a.task.cancel(); b.task.cancel() }
+        let device = "device-\(UUID().uuidString)"
+        func profile(_ device: String) -> StoredProfile {
+            StoredProfile(
+                serviceProvider: "REF30", device: device, mvpd: "MVPD-A", json: Array(#"{"d":"\#(device)"}"#.utf8),
+                notAfter: .now() + .seconds(300))
+        }
+        let assertion = Self.assertion()
+        #expect(
+            try await a.store.consume(request: Self.request(), assertion: assertion, now: .now(), attaching: profile(device)) == .accepted)
+        #expect(try await a.store.profiles(serviceProvider: "REF30", device: device, now: .now()).map(\.json) == [profile(device).json])
+        // The same assertion on the other instance (no memory of it there): a replay, and its profile is not kept.
+        #expect(
+            try await b.store.consume(request: Self.request(), assertion: assertion, now: .now(), attaching: profile(device + "-b"))
+                == .replayed)
+        #expect(try await b.store.profiles(serviceProvider: "REF30", device: device + "-b", now: .now()).isEmpty)
+        // An answered request: refused, not kept either.
+        let request = Self.request()
+        #expect(try await a.store.consume(request: request, assertion: Self.assertion(), now: .now()) == .accepted)
+        #expect(
+            try await b.store.consume(request: request, assertion: Self.assertion(), now: .now(), attaching: profile(device + "-c"))
+                == .requestAnswered)
+        #expect(try await b.store.profiles(serviceProvider: "REF30", device: device + "-c", now: .now()).isEmpty)
+        // An attachment the store cannot keep: a configuration error, and nothing recorded.
+        let unkept = Self.assertion()
+        let refused = await Self.outcome { try await a.store.consume(request: nil, assertion: unkept, now: .now(), attaching: "text") }
+        #expect(refused == "configuration.invalid")
+        #expect(try await b.store.consume(request: nil, assertion: unkept, now: .now()) == .accepted)
+    }
+
     @Test("a multi-host URL: a host that refuses connections is skipped, the next one serves")
     func multiHostSkipsDeadHost() async throws {
         let live = try PostgresStateStore.Configuration(url: Self.url!)

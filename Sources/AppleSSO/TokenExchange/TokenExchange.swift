@@ -1,5 +1,6 @@
 import Foundation
 import SAML
+import Synchronization
 
 /// The server side of the Apple SSO Token Exchange: one call from the incoming form body and headers to
 /// either the v2-shaped `appleSSO` profile or an Enhanced Error Code object.
@@ -160,16 +161,20 @@ public struct TokenExchange: Sendable {
             expectations.issuedRequest = .init(
                 authority: requests, binding: caller.binding(mvpd: provider.id, identityProvider: identityProvider.entityID))
         }
-        return await verifyAndExtract(body: body, for: provider, expecting: expectations).mapError { error in
+        return await verifyAndExtract(body: body, for: provider, caller: caller, expecting: expectations).mapError { error in
             var error = error
             error.mvpd = provider.id
             return error
         }
     }
 
-    private func verifyAndExtract(body: [UInt8], for provider: MVPD, expecting expectations: SAMLResponseVerifier.RequestExpectations) async
-        -> Result<Profile, EnhancedError>
-    {
+    /// Verifies, and with a caller builds the profile from the verified response before its replay
+    /// record: a response missing a required field is refused without consuming its request, and the
+    /// profile goes to the state store with the assertion (a ``SAML/SAMLAttachingStateStore`` keeps it
+    /// exactly when the login is accepted: ``Profile/isStored``).
+    private func verifyAndExtract(
+        body: [UInt8], for provider: MVPD, caller: Caller?, expecting expectations: SAMLResponseVerifier.RequestExpectations
+    ) async -> Result<Profile, EnhancedError> {
         let verifier: SAMLResponseVerifier
         do {
             verifier = try trust.verifier(for: provider.id)
@@ -178,26 +183,49 @@ public struct TokenExchange: Sendable {
         } catch {
             return .failure(EnhancedError.internalError)
         }
+        let built = ProfileSlot()
+        var expectations = expectations
+        if let caller {
+            expectations.attachment = { [self] response in
+                let profile = try makeProfile(response, for: provider)
+                built.set(profile)
+                return StoredProfile(
+                    serviceProvider: caller.serviceProvider, device: caller.device, mvpd: profile.mvpd, json: profile.object.bytes,
+                    notAfter: SAMLInstant(millisecondsSinceEpoch: profile.notAfter))
+            }
+        }
         do {
             let decoded = try decoder.decode(body)
             let response = try await verifier.verify(decoded, expecting: expectations)
-            // v2 configurations may carry no requiredMetadataFields (the names then come per request as
-            // attributesNames): the profile then carries the NameID and every attribute.
-            let names =
-                provider.requiredMetadataFields.isEmpty
-                ? ["NameID"] + response.assertion.attributes.map(\.name) : provider.requiredMetadataFields
-            let fields = try response.fields(names, allowMissing: provider.requiredMetadataFields.isEmpty)
-            let now = trust.template.clock.now()
-            return .success(
-                Profile(
-                    mvpd: provider.id, response: response, fields: fields, mapping: mapping, notBefore: now,
-                    notAfter: now + (authenticationTTLs[provider.id] ?? defaultAuthenticationTTL)))
+            var profile = try built.get() ?? makeProfile(response, for: provider)
+            profile.isStored = response.attachmentRecorded
+            return .success(profile)
         } catch let error as SAMLError {
             return .failure(EnhancedError(saml: error))
         } catch {
             return .failure(EnhancedError.internalError)
         }
     }
+
+    /// The profile of a verified response: the MVPD's `requiredMetadataFields` (v2 configurations may
+    /// carry none: then the NameID and every attribute), valid for the MVPD's authentication TTL.
+    private func makeProfile(_ response: VerifiedResponse, for provider: MVPD) throws -> Profile {
+        let names =
+            provider.requiredMetadataFields.isEmpty
+            ? ["NameID"] + response.assertion.attributes.map(\.name) : provider.requiredMetadataFields
+        let fields = try response.fields(names, allowMissing: provider.requiredMetadataFields.isEmpty)
+        let now = trust.template.clock.now()
+        return Profile(
+            mvpd: provider.id, response: response, fields: fields, mapping: mapping, notBefore: now,
+            notAfter: now + (authenticationTTLs[provider.id] ?? defaultAuthenticationTTL))
+    }
+}
+
+/// The profile the attachment hook built, handed back to the exchange after verification.
+private final class ProfileSlot: Sendable {
+    private let slot = Mutex<Profile?>(nil)
+    func set(_ profile: Profile) { slot.withLock { $0 = profile } }
+    func get() -> Profile? { slot.withLock { $0 } }
 }
 
 /// The v2 `appleSSO` profile: `{"profiles": {"<mvpd>": {"notBefore", "notAfter", "issuer": "Apple",
@@ -212,6 +240,9 @@ public struct Profile: Sendable {
     public let attributes: [(key: String, values: [String])]
     /// The verified response it came from.
     public let response: VerifiedResponse
+    /// Whether the state store kept it with the login, in the same step (a ``SAML/SAMLAttachingStateStore``
+    /// given a caller); otherwise the caller keeps it (``ProfileStore/save(_:)``).
+    public internal(set) var isStored = false
 
     init(
         mvpd: String, response: VerifiedResponse, fields: RequiredFields, mapping: UserMetadataMapping, notBefore: SAMLInstant,

@@ -26,6 +26,9 @@ public struct VerifiedResponse: Sendable, Hashable {
     public let assertion: VerifiedAssertion
     /// Checks not run because the configuration said `.skip` (for example `"audience"`).
     public let skippedChecks: [String]
+    /// Whether the state store recorded ``SAMLResponseVerifier/RequestExpectations/attachment``'s value
+    /// with the assertion, in the same step (a ``SAMLAttachingStateStore``).
+    public package(set) var attachmentRecorded = false
 }
 
 /// The content of the verified assertion.

@@ -22,6 +22,18 @@ public protocol SAMLStateStore: Sendable {
     func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome
 }
 
+/// A ``SAMLStateStore`` that records something made from the verified response in the same atomic step
+/// as the assertion (for example the profile a Token Exchange keeps for `GET profiles`): both are
+/// recorded, or neither. The verifier hands it ``SAMLResponseVerifier/RequestExpectations/attachment``'s
+/// value.
+public protocol SAMLAttachingStateStore: SAMLStateStore {
+    /// ``SAMLStateStore/consume(request:assertion:now:)``, recording `attachment` too when, and only
+    /// when, the outcome is ``StateStoreOutcome/accepted``. An attachment of a kind the store cannot
+    /// keep is a configuration error (thrown), never silently dropped.
+    func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, attaching attachment: any Sendable) async throws
+        -> StateStoreOutcome
+}
+
 /// An assertion to record as used: keyed by its issuer and its ID (one identity provider's IDs never
 /// collide with another's), kept until `expiry`.
 public struct UsedAssertion: Sendable, Hashable {

@@ -124,6 +124,8 @@ public struct SAMLResponseVerifier: Sendable {
     public let configuration: Configuration
     /// The request-ID check of the current call (``RequestExpectations/issuedRequest``).
     private var issuedRequest: RequestExpectations.IssuedRequest?
+    /// What the current call records with the assertion (``RequestExpectations/attachment``).
+    private var attachment: (@Sendable (VerifiedResponse) throws -> any Sendable)?
 
     /// - Throws: ``SAMLError/Code/configurationInvalidKey`` when no key is pinned: a verifier without a
     ///   key must not exist, rather than skip verification.
@@ -152,6 +154,11 @@ public struct SAMLResponseVerifier: Sendable {
         /// for this binding (`in-response-to.wrong-mvpd`, `-device`, `-api`, `-service-provider` or
         /// `not-outstanding` otherwise); the store then records it answered, once, until its expiry.
         public var issuedRequest: IssuedRequest?
+        /// Made from the response once every check has passed, before the replay record; a state store
+        /// that is a ``SAMLAttachingStateStore`` records its value with the assertion in the same step
+        /// (``VerifiedResponse/attachmentRecorded``), so that what a login keeps exists exactly when the
+        /// login was accepted. An error it throws refuses the response before anything is recorded.
+        public var attachment: (@Sendable (VerifiedResponse) throws -> any Sendable)?
 
         /// Who issued the request a response must answer, and for what.
         public struct IssuedRequest: Sendable {
@@ -164,10 +171,14 @@ public struct SAMLResponseVerifier: Sendable {
             }
         }
 
-        public init(inResponseTo: String? = nil, destination: String? = nil, issuedRequest: IssuedRequest? = nil) {
+        public init(
+            inResponseTo: String? = nil, destination: String? = nil, issuedRequest: IssuedRequest? = nil,
+            attachment: (@Sendable (VerifiedResponse) throws -> any Sendable)? = nil
+        ) {
             self.inResponseTo = inResponseTo
             self.destination = destination
             self.issuedRequest = issuedRequest
+            self.attachment = attachment
         }
     }
 
@@ -198,16 +209,23 @@ public struct SAMLResponseVerifier: Sendable {
 
     /// This verifier with the request's expectations in place of the configuration's.
     private func expecting(_ expectations: RequestExpectations) -> SAMLResponseVerifier {
-        guard expectations.inResponseTo != nil || expectations.destination != nil || expectations.issuedRequest != nil else { return self }
+        guard
+            expectations.inResponseTo != nil || expectations.destination != nil || expectations.issuedRequest != nil
+                || expectations.attachment != nil
+        else { return self }
         var configuration = configuration
         if let requestID = expectations.inResponseTo { configuration.inResponseTo = .equals(requestID) }
         if let destination = expectations.destination { configuration.destination = .equals(destination) }
-        return SAMLResponseVerifier(checked: configuration, issuedRequest: expectations.issuedRequest)
+        return SAMLResponseVerifier(checked: configuration, issuedRequest: expectations.issuedRequest, attachment: expectations.attachment)
     }
 
-    private init(checked configuration: Configuration, issuedRequest: RequestExpectations.IssuedRequest?) {
+    private init(
+        checked configuration: Configuration, issuedRequest: RequestExpectations.IssuedRequest?,
+        attachment: (@Sendable (VerifiedResponse) throws -> any Sendable)?
+    ) {
         self.configuration = configuration
         self.issuedRequest = issuedRequest
+        self.attachment = attachment
     }
 
     private func verifyLogged(_ xml: [UInt8], repairs: [SAMLResponseDecoder.Repair]) async throws -> VerifiedResponse {
@@ -216,7 +234,8 @@ public struct SAMLResponseVerifier: Sendable {
             let now = configuration.clock.now()
             var (response, expiry) = try xml.withUnsafeBytes { try verifyDocument($0, now: now) }
             response.repairs = repairs + response.repairs
-            try await recordUse(of: response, expiry: expiry, now: now)
+            let attached = try attachment.map { try $0(response) }
+            response.attachmentRecorded = try await recordUse(of: response, expiry: expiry, now: now, attaching: attached)
             logger.debug(
                 "SAML response accepted",
                 metadata: [
@@ -232,8 +251,11 @@ public struct SAMLResponseVerifier: Sendable {
         }
     }
 
-    /// Replay detection, and the recording of the answered request with a state store.
-    private func recordUse(of response: VerifiedResponse, expiry: SAMLInstant, now: SAMLInstant) async throws {
+    /// Replay detection, and the recording of the answered request with a state store (and of
+    /// `attached`, with a ``SAMLAttachingStateStore``: then true).
+    private func recordUse(of response: VerifiedResponse, expiry: SAMLInstant, now: SAMLInstant, attaching attached: (any Sendable)?)
+        async throws -> Bool
+    {
         let assertionID = response.assertion.id
         func replayed() -> SAMLError {
             SAMLError(.replayDetected, "expected an assertion not seen before, found \(SAMLError.quote(assertionID)) again")
@@ -241,17 +263,25 @@ public struct SAMLResponseVerifier: Sendable {
         do {
             switch configuration.replay {
             case .skip:
-                return
+                return false
             case .cache(let cache):
                 // Keyed by issuer and ID: one IdP's IDs never make another's look replayed.
                 let key = "\(response.assertion.issuer.utf8.count):\(response.assertion.issuer)\(assertionID)"
                 guard try await cache.insertIfAbsent(key, expiry: expiry, now: now) else { throw replayed() }
+                return false
             case .store(let store, let unsolicited):
                 let request = try answeredRequest(response, unsolicited: unsolicited, now: now)
                 let assertion = UsedAssertion(issuer: response.assertion.issuer, id: assertionID, expiry: expiry)
-                switch try await store.consume(request: request, assertion: assertion, now: now) {
+                let attaching = attached.flatMap { value in (store as? any SAMLAttachingStateStore).map { ($0, value) } }
+                let outcome =
+                    if let (store, value) = attaching {
+                        try await store.consume(request: request, assertion: assertion, now: now, attaching: value)
+                    } else {
+                        try await store.consume(request: request, assertion: assertion, now: now)
+                    }
+                switch outcome {
                 case .accepted:
-                    return
+                    return attaching != nil
                 case .replayed:
                     throw replayed()
                 case .requestAnswered:
