@@ -11,7 +11,7 @@ import SAML
 ///
 /// The commit is an explicit `COMMIT`: postgres-nio ends a statement's rows at `CommandComplete`, before
 /// an implicit transaction commits at `Sync`, so the rows alone would acknowledge an uncommitted write.
-/// The batch's operations share no key (``OperationQueue`` keeps duplicates for the next batch), so
+/// The batch's operations share no key (``StoreQueue`` keeps duplicates for the next batch), so
 /// each recorded row answers exactly one operation. Rows are written in key order, so that two batches
 /// sharing keys wait for each other instead of deadlocking.
 enum GroupCommit {
@@ -20,7 +20,9 @@ enum GroupCommit {
         // Profiles: saved on their own (consume 0), or with the consume of that ordinal when it is recorded.
         var profiles: [(profile: StoredProfile, consume: Int64)] = []
         var saves: [StoreOperation] = []
-        for operation in operations {
+        // An operation answered already (its caller's deadline passed while it waited) is not written:
+        // its caller was told 503, and its retry must not find it recorded.
+        for operation in operations where !operation.isFinished {
             switch operation.kind {
             case .consume(let assertion, let request, let profile):
                 consumes.append((operation, assertion, request))
@@ -31,6 +33,7 @@ enum GroupCommit {
             case .job: continue
             }
         }
+        if consumes.isEmpty && profiles.isEmpty { return }
         let statement = Statement(
             issuers: consumes.map(\.assertion.issuer), assertionIDs: consumes.map(\.assertion.id),
             requestIDs: consumes.map { $0.request?.id ?? "" },

@@ -6,7 +6,7 @@ import SAML
 import Synchronization
 
 /// The store's connections: ``PostgresStateStore/Configuration/maximumConnections`` lanes, each one
-/// connection running one piece of work at a time from the ``OperationQueue``.
+/// connection running one piece of work at a time from the ``StoreQueue``.
 ///
 /// A lane connects when it first has work, to the first server of the host list that matches
 /// `target_session_attrs` (libpq's rule), and keeps the connection until anything fails on it: then it
@@ -20,7 +20,7 @@ import Synchronization
 /// otherwise wait for the server's answer).
 final class StoreLanes: Sendable {
     let configuration: PostgresStateStore.Configuration
-    let queue: OperationQueue
+    let queue: StoreQueue
     private let logger: Logger
     private let connectionIDs = Atomic<Int>(0)
     private let tls: Result<PostgresConnection.Configuration.TLS, SAMLError>
@@ -29,7 +29,7 @@ final class StoreLanes: Sendable {
     init(configuration: PostgresStateStore.Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        queue = OperationQueue(capacity: configuration.maximumQueue, maximumBatch: configuration.maximumBatch)
+        queue = StoreQueue(capacity: configuration.maximumQueue, maximumBatch: configuration.maximumBatch)
         lanes = (0..<max(1, configuration.maximumConnections)).map { _ in
             Lane(executor: LaneExecutor(MultiThreadedEventLoopGroup.singleton.next()))
         }

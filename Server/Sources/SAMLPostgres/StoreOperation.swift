@@ -48,7 +48,7 @@ final class StoreOperation: Sendable {
 
     /// Submits the operation and waits for its answer; cancellation (the caller's deadline) answers it
     /// with `CancellationError` and leaves it for the lanes to skip.
-    func wait(submittingTo queue: OperationQueue) async throws -> Answer {
+    func wait(submittingTo queue: StoreQueue) async throws -> Answer {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Answer, Error>) in
                 let cancelled = state.withLock { state -> Bool in

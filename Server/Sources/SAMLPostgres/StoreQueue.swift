@@ -10,7 +10,7 @@ import Synchronization
 /// the next one, unless half a batch is already waiting (then another lane takes them at once). So a
 /// quiet store answers each write with one transaction without delay, and a busy one spends one commit
 /// on many writes instead of one connection's commit on each.
-final class OperationQueue: Sendable {
+final class StoreQueue: Sendable {
     /// What a lane takes: a batch of writes for one transaction, or one job.
     enum Work: Sendable {
         case batch([StoreOperation])

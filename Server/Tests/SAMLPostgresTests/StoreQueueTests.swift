@@ -1,0 +1,74 @@
+import AppleSSO
+import Foundation
+import SAML
+import Testing
+
+@testable import SAMLPostgres
+
+/// The store's queue without a database: what one transaction takes, what waits, what fails closed.
+@Suite("PostgreSQL store queue")
+struct StoreQueueTests {
+    static func consume(_ id: String, request: String? = nil, deadline: Duration = .seconds(2)) -> StoreOperation {
+        StoreOperation(
+            .consume(
+                UsedAssertion(issuer: "https://idp.example.com", id: id, expiry: .now() + .seconds(300)),
+                request.map { IssuedRequestID(id: $0, expiry: .now() + .seconds(300)) }, nil),
+            deadline: .now + deadline)
+    }
+
+    static func ids(_ work: StoreQueue.Work?) -> [String] {
+        guard case .batch(let operations) = work else { return [] }
+        return operations.compactMap {
+            if case .consume(let assertion, _, _) = $0.kind { return assertion.id }
+            return nil
+        }
+    }
+
+    @Test("one transaction never carries two writes of one assertion or one request: the second waits, in order, for the next")
+    func duplicatesWait() async throws {
+        let queue = StoreQueue(capacity: 100, maximumBatch: 8)
+        for operation in [Self.consume("a"), Self.consume("a"), Self.consume("b", request: "r"), Self.consume("c", request: "r"), Self.consume("d")] {
+            try queue.submit(operation)
+        }
+        #expect(Self.ids(await queue.next()) == ["a", "b", "d"])
+        queue.batchFinished()
+        #expect(Self.ids(await queue.next()) == ["a", "c"])
+    }
+
+    @Test("while a batch is in flight the next writes wait for it, unless half a batch waits; then they go at once")
+    func oneBatchInFlight() async throws {
+        let queue = StoreQueue(capacity: 100, maximumBatch: 4)
+        try queue.submit(Self.consume("first"))
+        #expect(Self.ids(await queue.next()) == ["first"])
+        try queue.submit(Self.consume("second"))
+        let waiting = Task { await queue.next() }
+        try await Task.sleep(for: .milliseconds(50))
+        // One write waits (less than half of 4): the lane is still idle. A second makes half a batch.
+        try queue.submit(Self.consume("third"))
+        #expect(Self.ids(await waiting.value) == ["second", "third"])
+        queue.batchFinished()
+        queue.batchFinished()
+        try queue.submit(Self.consume("fourth"))
+        #expect(Self.ids(await queue.next()) == ["fourth"], "nothing in flight: a lone write goes at once")
+    }
+
+    @Test("past their deadline, queued operations fail closed and are never run; a full queue refuses at once; a closed one too")
+    func deadlinesCapacityAndClose() async throws {
+        let queue = StoreQueue(capacity: 2, maximumBatch: 4)
+        let late = Self.consume("late", deadline: .milliseconds(10))
+        try queue.submit(late)
+        try queue.submit(Self.consume("on-time"))
+        #expect(throws: SAMLError(.storeUnavailable, "")) { try queue.submit(Self.consume("one-too-many")) }
+        try await Task.sleep(for: .milliseconds(20))
+        queue.expire(now: .now, SAMLError(.storeUnavailable, "expected an answer in time, found none"))
+        #expect(late.isFinished)
+        #expect(Self.ids(await queue.next()) == ["on-time"])
+        let queued = Self.consume("queued")
+        try queue.submit(queued)
+        queue.close()
+        #expect(queued.isFinished, "closing answers what is queued (store.unavailable)")
+        let after = await queue.next()
+        #expect(after == nil)
+        #expect(throws: SAMLError(.storeUnavailable, "")) { try queue.submit(Self.consume("after-close")) }
+    }
+}
