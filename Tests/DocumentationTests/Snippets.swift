@@ -61,7 +61,7 @@ func readme_4() async throws {
     try trust.replace(try TrustFile.load(contentsOf: "trust.json"))   // reload (rotation): atomic, no restart
 }
 
-// README.md, line 178
+// README.md, line 181
 func readme_5() async throws {
 
     let store = InMemoryStateStore()          // or PostgresStateStore(try .init(url: "postgres://saml@db:5432/tokens"))
@@ -79,7 +79,7 @@ func readme_5() async throws {
     // in-response-to.wrong-device, in-response-to.not-outstanding (answered before), replay.detected, ...
 }
 
-// README.md, line 219
+// README.md, line 222
 func readme_6() async throws {
 
     let signingKey = try SigningKey(privateKeyPEM: spPrivateKeyPEM, certificatePEM: certificatePEM)
