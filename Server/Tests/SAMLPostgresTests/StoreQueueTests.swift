@@ -27,7 +27,9 @@ struct StoreQueueTests {
     @Test("one transaction never carries two writes of one assertion or one request: the second waits, in order, for the next")
     func duplicatesWait() async throws {
         let queue = StoreQueue(capacity: 100, maximumBatch: 8)
-        for operation in [Self.consume("a"), Self.consume("a"), Self.consume("b", request: "r"), Self.consume("c", request: "r"), Self.consume("d")] {
+        for operation in [
+            Self.consume("a"), Self.consume("a"), Self.consume("b", request: "r"), Self.consume("c", request: "r"), Self.consume("d"),
+        ] {
             try queue.submit(operation)
         }
         #expect(Self.ids(await queue.next()) == ["a", "b", "d"])
