@@ -79,55 +79,53 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Se
         try await withConnection("prepare the schema") { connection in
             // One transaction; a failure closes the connection, which rolls it back.
             try await connection.query("BEGIN", logger: self.logger)
-            do {
-                try await connection.query("SELECT pg_advisory_xact_lock(7320161)", logger: self.logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(7320161)", logger: self.logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS saml_schema_migrations (
+                    version integer PRIMARY KEY, minimum_reader integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                """,
+                logger: self.logger)
+            var current = 0
+            var minimumReader = 0
+            for try await (version, reader) in try await connection.query(
+                "SELECT coalesce(max(version), 0), coalesce(max(minimum_reader), 0) FROM saml_schema_migrations", logger: self.logger
+            )
+            .decode((Int, Int).self) {
+                current = version
+                minimumReader = reader
+            }
+            guard minimumReader <= Self.schemaVersion else {
+                throw SAMLError(
+                    .configurationInvalid,
+                    "expected a schema this release (version \(Self.schemaVersion)) can run against, found version \(current) requiring \(minimumReader)"
+                )
+            }
+            if current < 2 {
+                // One row per accepted response: its request (NULL for an unsolicited response) and its
+                // assertion, each unique, kept until both have expired (database clock).
                 try await connection.query(
                     """
-                    CREATE TABLE IF NOT EXISTS saml_schema_migrations (
-                        version integer PRIMARY KEY, minimum_reader integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
-                    """,
-                    logger: self.logger)
-                var current = 0
-                var minimumReader = 0
-                for try await (version, reader) in try await connection.query(
-                    "SELECT coalesce(max(version), 0), coalesce(max(minimum_reader), 0) FROM saml_schema_migrations", logger: self.logger
-                )
-                .decode((Int, Int).self) {
-                    current = version
-                    minimumReader = reader
-                }
-                guard minimumReader <= Self.schemaVersion else {
-                    throw SAMLError(
-                        .configurationInvalid,
-                        "expected a schema this release (version \(Self.schemaVersion)) can run against, found version \(current) requiring \(minimumReader)"
-                    )
-                }
-                if current < 2 {
-                    // One row per accepted response: its request (NULL for an unsolicited response) and its
-                    // assertion, each unique, kept until both have expired (database clock).
-                    try await connection.query(
-                        """
-                        CREATE TABLE saml_consumed (
-                            issuer text NOT NULL, assertion_id text NOT NULL, request_id text UNIQUE,
-                            expires_at timestamptz NOT NULL, PRIMARY KEY (issuer, assertion_id))
-                        """, logger: self.logger)
-                    try await connection.query("CREATE INDEX saml_consumed_expiry ON saml_consumed (expires_at)", logger: self.logger)
-                    try await connection.query(
-                        "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (2, 2)", logger: self.logger)
-                }
-                if current < 3 {
-                    // The profiles of successful exchanges (REST API v2 `profiles`), one per service provider,
-                    // device and MVPD, until their notAfter. Additive: schema-2 code runs beside it.
-                    try await connection.query(
-                        """
-                        CREATE TABLE saml_profiles (
-                            service_provider text NOT NULL, device text NOT NULL, mvpd text NOT NULL, profile text NOT NULL,
-                            expires_at timestamptz NOT NULL, PRIMARY KEY (service_provider, device, mvpd))
-                        """, logger: self.logger)
-                    try await connection.query("CREATE INDEX saml_profiles_expiry ON saml_profiles (expires_at)", logger: self.logger)
-                    try await connection.query(
-                        "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (3, 2)", logger: self.logger)
-                }
+                    CREATE TABLE saml_consumed (
+                        issuer text NOT NULL, assertion_id text NOT NULL, request_id text UNIQUE,
+                        expires_at timestamptz NOT NULL, PRIMARY KEY (issuer, assertion_id))
+                    """, logger: self.logger)
+                try await connection.query("CREATE INDEX saml_consumed_expiry ON saml_consumed (expires_at)", logger: self.logger)
+                try await connection.query(
+                    "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (2, 2)", logger: self.logger)
+            }
+            if current < 3 {
+                // The profiles of successful exchanges (REST API v2 `profiles`), one per service provider,
+                // device and MVPD, until their notAfter. Additive: schema-2 code runs beside it.
+                try await connection.query(
+                    """
+                    CREATE TABLE saml_profiles (
+                        service_provider text NOT NULL, device text NOT NULL, mvpd text NOT NULL, profile text NOT NULL,
+                        expires_at timestamptz NOT NULL, PRIMARY KEY (service_provider, device, mvpd))
+                    """, logger: self.logger)
+                try await connection.query("CREATE INDEX saml_profiles_expiry ON saml_profiles (expires_at)", logger: self.logger)
+                try await connection.query(
+                    "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (3, 2)", logger: self.logger)
             }
             try await connection.query("COMMIT", logger: self.logger)
         }
@@ -261,42 +259,40 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Se
     @discardableResult
     public func removeExpired() async throws -> Int {
         try await withConnection("remove expired rows") { connection in
+            var locked = false
+            for try await value in try await connection.query("SELECT pg_try_advisory_lock(7320162)", logger: self.logger)
+                .decode(Bool.self)
+            {
+                locked = value
+            }
+            guard locked else { return 0 }
+            var removed = 0
             do {
-                var locked = false
-                for try await value in try await connection.query("SELECT pg_try_advisory_lock(7320162)", logger: self.logger)
-                    .decode(Bool.self)
-                {
-                    locked = value
-                }
-                guard locked else { return 0 }
-                var removed = 0
-                do {
-                    for _ in 0..<10 {
-                        // Abandoned by the deadline: stop between batches (postgres-nio would run them all).
-                        try Task.checkCancellation()
-                        let rows = try await connection.query(
-                            """
-                            WITH gone AS (DELETE FROM saml_consumed WHERE ctid IN (SELECT ctid FROM saml_consumed WHERE expires_at <= now() LIMIT 10000) RETURNING 1)
-                            SELECT count(*) FROM gone
-                            """, logger: self.logger)
-                        var count: Int64 = 0
-                        for try await value in rows.decode(Int64.self) { count = value }
-                        removed += Int(count)
-                        if count < 10_000 { break }
-                    }
-                    let profiles = try await connection.query(
+                for _ in 0..<10 {
+                    // Abandoned by the deadline: stop between batches (postgres-nio would run them all).
+                    try Task.checkCancellation()
+                    let rows = try await connection.query(
                         """
-                        WITH gone AS (DELETE FROM saml_profiles WHERE ctid IN (SELECT ctid FROM saml_profiles WHERE expires_at <= now() LIMIT 10000) RETURNING 1)
+                        WITH gone AS (DELETE FROM saml_consumed WHERE ctid IN (SELECT ctid FROM saml_consumed WHERE expires_at <= now() LIMIT 10000) RETURNING 1)
                         SELECT count(*) FROM gone
                         """, logger: self.logger)
-                    for try await value in profiles.decode(Int64.self) { removed += Int(value) }
-                } catch {
-                    _ = try? await connection.query("SELECT pg_advisory_unlock(7320162)", logger: self.logger)
-                    throw error
+                    var count: Int64 = 0
+                    for try await value in rows.decode(Int64.self) { count = value }
+                    removed += Int(count)
+                    if count < 10_000 { break }
                 }
-                _ = try await connection.query("SELECT pg_advisory_unlock(7320162)", logger: self.logger)
-                return removed
+                let profiles = try await connection.query(
+                    """
+                    WITH gone AS (DELETE FROM saml_profiles WHERE ctid IN (SELECT ctid FROM saml_profiles WHERE expires_at <= now() LIMIT 10000) RETURNING 1)
+                    SELECT count(*) FROM gone
+                    """, logger: self.logger)
+                for try await value in profiles.decode(Int64.self) { removed += Int(value) }
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(7320162)", logger: self.logger)
+                throw error
             }
+            _ = try await connection.query("SELECT pg_advisory_unlock(7320162)", logger: self.logger)
+            return removed
         }
     }
 

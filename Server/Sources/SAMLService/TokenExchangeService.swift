@@ -329,21 +329,9 @@ public struct TokenExchangeService: Sendable {
         let caller = TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", api: "v2")
         switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller)
         {
-        case .success(let profile) where profile.isStored:
-            // Kept with the login, in the same step (the store's, or right after it: AdmittedStore).
-            return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
         case .success(let profile):
-            // Kept for `profiles` and a later `sessions/sso`; a store failure loses only that (logged).
-            do {
-                try await profileStore.save(
-                    StoredProfile(
-                        serviceProvider: configuration.serviceProvider, device: caller.device, mvpd: profile.mvpd,
-                        json: profile.object.bytes,
-                        notAfter: SAMLInstant(millisecondsSinceEpoch: profile.notAfter)))
-            } catch {
-                metrics.storeError(operation: "profile")
-                logger.warning("profile not kept (the exchange succeeded)", metadata: ["mvpd": "\(profile.mvpd)"])
-            }
+            // Kept with the login by the store the verifier consumed through (AdmittedStore): in the same
+            // transaction (PostgreSQL), or right after it, a failure then logged and counted.
             return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
         case .failure(let error):
             return refusal(error)
