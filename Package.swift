@@ -16,6 +16,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The tracing API only (no exporter, no SwiftNIO): spans go to whatever tracer the caller configures.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         // System libraries. Their headers are only ever reached through CSAMLShim, whose header restates
@@ -36,7 +38,10 @@ let package = Package(
         ),
         .target(
             name: "SAML",
-            dependencies: ["CSAMLShim", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "CSAMLShim", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
         ),
         .target(
             name: "AppleSSO",
@@ -85,7 +90,10 @@ let package = Package(
         // Verification tests use Foundation (JSON manifests), so they stay apart from the C-level tests.
         .testTarget(
             name: "SAMLVerifierTests",
-            dependencies: ["SAML", "SAMLMockIdP", "SAMLBench", "AppleSSO", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "SAML", "SAMLMockIdP", "SAMLBench", "AppleSSO", .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ]
         ),
         .testTarget(
             name: "AppleSSOTests",

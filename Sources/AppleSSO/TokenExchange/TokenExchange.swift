@@ -195,7 +195,7 @@ public struct TokenExchange: Sendable {
             }
         }
         do {
-            let decoded = try decoder.decode(body)
+            let decoded = try VerificationSpans(trust.template.tracer).phase("saml.decode") { try decoder.decode(body) }
             let response = try await verifier.verify(decoded, expecting: expectations)
             var profile = try built.get() ?? makeProfile(response, for: provider)
             profile.isStored = response.attachmentRecorded

@@ -1,5 +1,6 @@
 internal import CSAMLShim
 public import Logging
+public import Tracing
 
 /// Verifies SAML 2.0 responses: safe parsing, the signature with xmlsec1 against pinned keys, the
 /// protocol checks of SAML Core and Profiles, replay; then hands out what the verified assertion says.
@@ -103,6 +104,12 @@ public struct SAMLResponseVerifier: Sendable {
         /// (identifiers are escaped and cut to 64 bytes). Silent by default; pass the application's
         /// logger. The package configures no global logging.
         public var logger = Logger(label: "swift-saml", factory: { _ in SwiftLogNoOpLogHandler() })
+        /// Where the verifier's spans go: `saml.parse`, `saml.signature`, `saml.decrypt`, `saml.validate` and
+        /// `saml.store.consume`, children of the caller's current span (`ServiceContext.current`), each with
+        /// a refusal's code (`saml.error.code`) and never a byte of the response, a NameID or an attribute
+        /// value. nil by default: no span and no cost. `InstrumentationSystem.tracer` for the process's
+        /// tracer (swift-distributed-tracing), or a tracer of the caller's own.
+        public var tracer: (any Tracer)?
 
         public init(
             trustedKeys: [TrustedKey],
@@ -267,18 +274,24 @@ public struct SAMLResponseVerifier: Sendable {
             case .cache(let cache):
                 // Keyed by issuer and ID: one IdP's IDs never make another's look replayed.
                 let key = "\(response.assertion.issuer.utf8.count):\(response.assertion.issuer)\(assertionID)"
-                guard try await cache.insertIfAbsent(key, expiry: expiry, now: now) else { throw replayed() }
+                let inserted = try await VerificationSpans(configuration.tracer).phase(
+                    "saml.store.consume", { try await cache.insertIfAbsent(key, expiry: expiry, now: now) },
+                    annotate: { ["saml.store.outcome": $0 ? "accepted" : "replayed"] })
+                guard inserted else { throw replayed() }
                 return false
             case .store(let store, let unsolicited):
                 let request = try answeredRequest(response, unsolicited: unsolicited, now: now)
                 let assertion = UsedAssertion(issuer: response.assertion.issuer, id: assertionID, expiry: expiry)
                 let attaching = attached.flatMap { value in (store as? any SAMLAttachingStateStore).map { ($0, value) } }
-                let outcome =
-                    if let (store, value) = attaching {
-                        try await store.consume(request: request, assertion: assertion, now: now, attaching: value)
-                    } else {
-                        try await store.consume(request: request, assertion: assertion, now: now)
-                    }
+                let outcome = try await VerificationSpans(configuration.tracer).phase(
+                    "saml.store.consume",
+                    {
+                        if let (store, value) = attaching {
+                            try await store.consume(request: request, assertion: assertion, now: now, attaching: value)
+                        } else {
+                            try await store.consume(request: request, assertion: assertion, now: now)
+                        }
+                    }, annotate: { ["saml.store.outcome": "\($0)"] })
                 switch outcome {
                 case .accepted:
                     return attaching != nil
@@ -330,9 +343,10 @@ public struct SAMLResponseVerifier: Sendable {
 
     /// Returns the verified response and the instant until which its assertion ID must be remembered.
     private func verifyDocument(_ xml: UnsafeRawBufferPointer, now: SAMLInstant) throws -> (VerifiedResponse, SAMLInstant) {
-        let parsed = try parse(xml)
-        let signed = try verifySignatures(parsed)
-        return try validateAndExtract(parsed, signed: signed, now: now)
+        let spans = VerificationSpans(configuration.tracer)
+        let parsed = try spans.phase("saml.parse") { try parse(xml) }
+        let signed = try spans.phase("saml.signature") { try verifySignatures(parsed) }
+        return try spans.phase("saml.validate") { try validateAndExtract(parsed, signed: signed, now: now) }
     }
 
     /// Stage 1: safe parsing and the structure checks.
@@ -395,10 +409,12 @@ public struct SAMLResponseVerifier: Sendable {
             try verify(signature, on: structure.response, as: .response)
         }
         if structure.assertion == nil, let encrypted = structure.encryptedAssertion {
-            let plaintext = try Decryption.decrypt(
-                encrypted, keys: configuration.decryptionKeys, policy: configuration.encryptionAlgorithms,
-                limits: configuration.parserLimits)
-            try structure.adoptDecryptedAssertion(plaintext)
+            try VerificationSpans(configuration.tracer).phase("saml.decrypt") {
+                let plaintext = try Decryption.decrypt(
+                    encrypted, keys: configuration.decryptionKeys, policy: configuration.encryptionAlgorithms,
+                    limits: configuration.parserLimits)
+                try structure.adoptDecryptedAssertion(plaintext)
+            }
         }
         guard let assertion = structure.assertion else {
             throw SAMLError(.assertionMissing, "expected one Assertion, found none")
@@ -472,6 +488,14 @@ public struct SAMLResponseVerifier: Sendable {
             }
             for candidate in child.elementChildren where candidate.is(saml, kind) { containers.append(candidate) }
         }
+        guard !containers.isEmpty else { return }
+        try VerificationSpans(configuration.tracer).phase("saml.decrypt") {
+            try decrypt(containers)
+        }
+    }
+
+    /// Each EncryptedID or EncryptedAttribute in `containers` replaced by its plaintext element.
+    private func decrypt(_ containers: [xmlNodePtr]) throws {
         for container in containers {
             let plaintext = try Decryption.decrypt(
                 container, keys: configuration.decryptionKeys, policy: configuration.encryptionAlgorithms,
