@@ -8,20 +8,38 @@ import SAML
 /// A login's profile goes with its assertion (``SAML/SAMLAttachingStateStore``): in the same transaction
 /// when the store can (PostgreSQL), else saved right after an accepted consume, a failure to save then
 /// reported to `profileNotKept` (the login stands).
+///
+/// Each answer is timed into `saml_store_duration_seconds`, by the MVPD of the login's profile.
 struct AdmittedStore: SAMLAttachingStateStore, ProfileStore {
     let store: any SAMLStateStore
     let profiles: any ProfileStore
+    let metrics: ServiceMetrics
     let profileNotKept: @Sendable (StoredProfile) -> Void
 
     func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
         AdmissionControl.releaseCurrentSlot()
-        return try await store.consume(request: request, assertion: assertion, now: now)
+        return try await timed("consume", mvpd: "none") { try await store.consume(request: request, assertion: assertion, now: now) }
     }
 
     func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, attaching attachment: any Sendable) async throws
         -> StateStoreOutcome
     {
         AdmissionControl.releaseCurrentSlot()
+        // The profile's MVPD is the configured one the exchange verified for, never a value of the request.
+        return try await timed("consume", mvpd: (attachment as? StoredProfile)?.mvpd ?? "none") {
+            try await consumeAndKeep(request: request, assertion: assertion, now: now, attaching: attachment)
+        }
+    }
+
+    private func timed<T>(_ operation: String, mvpd: String, _ body: () async throws -> T) async rethrows -> T {
+        let started = ContinuousClock.now
+        defer { metrics.storeDuration(operation: operation, mvpd: mvpd, ContinuousClock.now - started) }
+        return try await body()
+    }
+
+    private func consumeAndKeep(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, attaching attachment: any Sendable)
+        async throws -> StateStoreOutcome
+    {
         if let attaching = store as? any SAMLAttachingStateStore {
             return try await attaching.consume(request: request, assertion: assertion, now: now, attaching: attachment)
         }
@@ -42,6 +60,6 @@ struct AdmittedStore: SAMLAttachingStateStore, ProfileStore {
     }
 
     func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile] {
-        try await profiles.profiles(serviceProvider: serviceProvider, device: device, now: now)
+        try await timed("profiles", mvpd: "none") { try await profiles.profiles(serviceProvider: serviceProvider, device: device, now: now) }
     }
 }

@@ -9,6 +9,7 @@ import SAML
 import SAMLPostgres
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// The Token Exchange service as a Hummingbird application: the routes of ``TokenExchangeService``,
 /// `/health`, `/health/ready` and `/metrics`, request size and time limits, a connection cap, bounded
@@ -32,6 +33,9 @@ public enum ServiceApplication {
         let store: any SAMLStateStore
         let ready: @Sendable () async throws -> Void
         var services: [any Service] = []
+        let tracing = try configuration.tracing.map { try ServiceTracing($0, logger: logger) }
+        if let tracing { services.append(tracing.service) }
+        let logger = tracing == nil ? logger : TraceContextLogHandler.wrapping(logger)
         var database: PostgresStateStore?
         var started: StartSignal?
         if let custom {
@@ -53,13 +57,14 @@ public enum ServiceApplication {
             started = service.started
             database = postgres
         }
-        let service = try TokenExchangeService(configuration: configuration, store: store, metrics: metrics, logger: logger)
+        let service = try TokenExchangeService(
+            configuration: configuration, store: store, metrics: metrics, logger: logger, tracer: tracing?.tracer)
         let maintainer = TrustMaintainer(
             trustPath: configuration.trustPath, contents: service.trustContents, registry: service.trust, metrics: metrics,
             logger: logger, clock: configuration.clock, listensForHangUp: configuration.reloadsOnHangUp,
             onReload: { service.reloadMVPDConfiguration() })
         services.append(maintainer)
-        let router = buildRouter(service: service, ready: ready)
+        let router = buildRouter(service: service, ready: ready, tracer: tracing?.tracer)
         if let adminPort = configuration.adminPort {
             services.append(
                 Application(
@@ -119,12 +124,13 @@ public enum ServiceApplication {
     }
 
     /// The public routes: the API of ``TokenExchangeService`` and the health and metrics routes.
-    static func buildRouter(service: TokenExchangeService, ready: @escaping @Sendable () async throws -> Void) -> Router<
-        BasicRequestContext
-    > {
+    static func buildRouter(
+        service: TokenExchangeService, ready: @escaping @Sendable () async throws -> Void, tracer: (any Tracer)? = nil
+    ) -> Router<BasicRequestContext> {
         let configuration = service.configuration
         let metrics = service.metrics
         let router = Router(context: BasicRequestContext.self)
+        if let tracer { router.add(middleware: RequestSpanMiddleware(tracer: tracer)) }
         router.add(middleware: ObservabilityMiddleware(metrics: metrics))
         let controller = TokenExchangeController(
             service: service, limit: configuration.maximumBodyBytes,

@@ -125,6 +125,47 @@ public struct ServiceConfiguration: Sendable {
     /// Whether SIGHUP reloads the trust file and the MVPD configuration (``TrustMaintainer``). Default true;
     /// tests that run several services in one process turn it off (a signal reaches the whole process).
     public var reloadsOnHangUp = true
+    /// Traces over OpenTelemetry (docs/observability.md). nil, the default, traces nothing and costs
+    /// nothing. The file's `tracing` object, `SAML_SERVICE_TRACING_ENDPOINT`, or the standard
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` turn it on;
+    /// `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turn it off. Every other standard `OTEL_*`
+    /// variable (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`, `OTEL_EXPORTER_OTLP_HEADERS`, ...)
+    /// overrides what is set here, as the OpenTelemetry specification has it.
+    public var tracing: Tracing?
+
+    /// Where and how spans are exported: OTLP over HTTP.
+    public struct Tracing: Sendable, Equatable {
+        /// The OTLP/HTTP traces URL (`http://collector:4318/v1/traces`); a URL with no path gets
+        /// `/v1/traces`. nil: from the environment, else `http://localhost:4318/v1/traces`.
+        public var endpoint: String?
+        /// `http/protobuf` (the default, as OTLP's) or `http/json`.
+        public var encoding: Encoding = .protobuf
+        /// The share of traces kept among those that start here; a request whose `traceparent` says
+        /// sampled, or not, is followed. Default 1.
+        public var sampleRatio: Double = 1
+        /// How often finished spans are sent (and whenever 8,192 wait; beyond that they are dropped and
+        /// the drop is logged). Default 1 s.
+        public var exportInterval: Duration = .seconds(1)
+
+        public enum Encoding: String, Sendable {
+            case protobuf = "http/protobuf"
+            case json = "http/json"
+        }
+
+        public init(endpoint: String? = nil) {
+            self.endpoint = endpoint
+        }
+
+        /// An absolute `http` or `https` URL with a host; with no path, OTLP/HTTP's `/v1/traces`.
+        static func checkedEndpoint(_ text: String) throws -> String {
+            guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                let host = url.host, !host.isEmpty
+            else {
+                throw SAMLError(.configurationInvalid, "expected the tracing endpoint as an http(s) URL with a host, found \(quoted(text))")
+            }
+            return url.path.isEmpty || url.path == "/" ? (text.hasSuffix("/") ? String(text.dropLast()) : text) + "/v1/traces" : text
+        }
+    }
 
     public init(serviceProvider: String, mvpdConfigurationPath: String, trustPath: String) {
         self.serviceProvider = serviceProvider
@@ -206,6 +247,7 @@ public struct ServiceConfiguration: Sendable {
         var requestorName: String?
         var domains: [String]?
         var logLevel: String?
+        var tracing: TracingFile?
 
         private enum CodingKeys: String, CodingKey, CaseIterable {
             case serviceProvider, mvpdConfiguration, trust, host, port, spEntityID, destination, store, storePasswordFile
@@ -215,24 +257,11 @@ public struct ServiceConfiguration: Sendable {
             case requestLifetimeSeconds, maximumBodyBytes, maximumHeaderBytes, userMetadataMapping, featuredMVPDs
             case bearerTokens, allowUnsolicited, requestSigningKey, requestSigningCertificate, logLevel
             case assertionConsumerServiceURLs, encryptionCertificate, authenticationURL, authenticationTTLSeconds
-            case mvpdAuthenticationTTLSeconds, requestorName, domains
-        }
-
-        private struct AnyKey: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
+            case mvpdAuthenticationTTLSeconds, requestorName, domains, tracing
         }
 
         init(from decoder: any Decoder) throws {
-            let known = Set(CodingKeys.allCases.map(\.rawValue))
-            if let unknown = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue).sorted().first(where: {
-                !known.contains($0)
-            }) {
-                throw SAMLError(
-                    .configurationInvalid, "expected only documented members in the service configuration, found \(quoted(unknown))")
-            }
+            try refuseUnknownMembers(decoder, known: CodingKeys.allCases.map(\.rawValue), in: "the service configuration")
             let container = try decoder.container(keyedBy: CodingKeys.self)
             serviceProvider = try container.decode(String.self, forKey: .serviceProvider)
             mvpdConfiguration = try container.decode(String.self, forKey: .mvpdConfiguration)
@@ -275,6 +304,7 @@ public struct ServiceConfiguration: Sendable {
             mvpdAuthenticationTTLSeconds = try container.decodeIfPresent([String: Double].self, forKey: .mvpdAuthenticationTTLSeconds)
             requestorName = try container.decodeIfPresent(String.self, forKey: .requestorName)
             domains = try container.decodeIfPresent([String].self, forKey: .domains)
+            tracing = try container.decodeIfPresent(TracingFile.self, forKey: .tracing)
         }
 
         /// The configuration this file describes, its paths relative to `base`.
@@ -327,7 +357,72 @@ public struct ServiceConfiguration: Sendable {
             configuration.requestorName = requestorName
             if let domains { configuration.domains = domains }
             if let logLevel { configuration.logLevel = try level(logLevel) }
+            configuration.tracing = try tracing?.settings()
             return configuration
+        }
+    }
+
+    /// The file's `tracing` object: `endpoint`, `protocol`, `sampleRatio`, `exportIntervalSeconds`.
+    private struct TracingFile: Decodable {
+        var endpoint: String?
+        var encoding: String?
+        var sampleRatio: Double?
+        var exportIntervalSeconds: Double?
+
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case endpoint, encoding = "protocol", sampleRatio, exportIntervalSeconds
+        }
+
+        init(from decoder: any Decoder) throws {
+            try refuseUnknownMembers(decoder, known: CodingKeys.allCases.map(\.rawValue), in: "tracing")
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            endpoint = try container.decodeIfPresent(String.self, forKey: .endpoint)
+            encoding = try container.decodeIfPresent(String.self, forKey: .encoding)
+            sampleRatio = try container.decodeIfPresent(Double.self, forKey: .sampleRatio)
+            exportIntervalSeconds = try container.decodeIfPresent(Double.self, forKey: .exportIntervalSeconds)
+        }
+
+        func settings() throws -> Tracing {
+            var settings = Tracing(endpoint: try endpoint.map(Tracing.checkedEndpoint))
+            if let encoding {
+                guard let value = Tracing.Encoding(rawValue: encoding) else {
+                    throw SAMLError(
+                        .configurationInvalid, "expected tracing.protocol \"http/protobuf\" or \"http/json\", found \(quoted(encoding))")
+                }
+                settings.encoding = value
+            }
+            if let sampleRatio {
+                guard (0...1).contains(sampleRatio) else {
+                    throw SAMLError(.configurationInvalid, "expected tracing.sampleRatio from 0 to 1, found \(sampleRatio)")
+                }
+                settings.sampleRatio = sampleRatio
+            }
+            if let exportIntervalSeconds {
+                guard exportIntervalSeconds > 0, exportIntervalSeconds <= 3600 else {
+                    throw SAMLError(
+                        .configurationInvalid, "expected tracing.exportIntervalSeconds above 0 and at most 3600, found \(exportIntervalSeconds)"
+                    )
+                }
+                settings.exportInterval = .milliseconds(Int64(exportIntervalSeconds * 1000))
+            }
+            return settings
+        }
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// A misspelt setting must not be silently ignored: a member not in `known` is refused.
+    private static func refuseUnknownMembers(_ decoder: any Decoder, known: [String], in object: String) throws {
+        let known = Set(known)
+        if let unknown = try decoder.container(keyedBy: AnyKey.self).allKeys.map(\.stringValue).sorted().first(where: {
+            !known.contains($0)
+        }) {
+            throw SAMLError(.configurationInvalid, "expected only documented members in \(object), found \(quoted(unknown))")
         }
     }
 
@@ -348,6 +443,17 @@ public struct ServiceConfiguration: Sendable {
         }
         if let value = environment["SAML_SERVICE_STORE"] { store = value }
         if let value = environment["SAML_SERVICE_LOG_LEVEL"] { logLevel = try Self.level(value) }
+        if let value = environment["SAML_SERVICE_TRACING_ENDPOINT"] {
+            var settings = tracing ?? Tracing()
+            settings.endpoint = try Tracing.checkedEndpoint(value)
+            tracing = settings
+        }
+        if tracing == nil, environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] != nil || environment["OTEL_EXPORTER_OTLP_ENDPOINT"] != nil {
+            tracing = Tracing()
+        }
+        if environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" || environment["OTEL_TRACES_EXPORTER"]?.lowercased() == "none" {
+            tracing = nil
+        }
     }
 
     /// The non-empty lines (or comma-separated entries) of a secret file, trimmed.

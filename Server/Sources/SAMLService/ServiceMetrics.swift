@@ -6,11 +6,17 @@ import SAML
 /// instances in one process, as in the tests, keep separate counts; `saml-server serve` also bootstraps
 /// the process-wide `MetricsSystem` with the same registry, so other libraries' metrics appear too).
 ///
-/// - `saml_token_exchange_verdicts_total{endpoint, code}`: one per answered exchange; `code` is `ok`, the
-///   library's error code (`signature.digest-mismatch`, `replay.detected`, ...) or the Enhanced Error
+/// - `saml_token_exchange_verdicts_total{endpoint, code, mvpd}`: one per answered exchange; `code` is `ok`,
+///   the library's error code (`signature.digest-mismatch`, `replay.detected`, ...) or the Enhanced Error
 ///   Code when the library was not reached (`invalid_header_pfs_permission_access_not_granted`, ...).
+/// - `saml_token_exchange_duration_seconds{endpoint, mvpd}`: a histogram of an exchange's handling time.
 /// - `saml_http_request_duration_seconds{endpoint, status}`: a histogram of the handling time.
+/// - `saml_store_duration_seconds{operation, mvpd}`: a histogram of the state store's answers: `consume`
+///   (a login's one write, by its MVPD) and `profiles` (a device's profiles read, `mvpd="none"`).
 /// - `saml_store_errors_total{operation}`: store failures (each one failed closed).
+/// - `saml_requests_issued_total{mvpd, api}`: SAML requests issued (`sessions/sso`, v1
+///   `profile-requests`); `saml_requests_answered_total{mvpd, api}`: accepted responses that answered
+///   one. Issued minus answered is what devices started and did not finish (nothing is stored for them).
 /// - `saml_sso_sessions_total{action, reason}`: `sessions/sso` answers.
 /// - `saml_overload_rejections_total{reason}`: requests or connections refused to stay within bounds:
 ///   `verification-queue-full` (503 with `Retry-After`), `connection-evicted` (the longest-waiting
@@ -23,7 +29,9 @@ import SAML
 /// - `saml_trust_refresh_failures_total{mvpd, reason}`: refreshes that kept the previous trust:
 ///   `unreachable`, `http-status`, `too-large`, `backing-file`, or the library's code (`metadata.expired`,
 ///   `signature.invalid`, `metadata.valid-until-too-far`, ...).
-/// `mvpd` label values come from the trust file only, never from a request.
+/// `mvpd` label values come from the configuration only (the MVPD configuration and the trust file),
+/// never from a request: `none` when a request reached no configured MVPD. Their number is bounded by
+/// the configuration's, whatever the traffic.
 public struct ServiceMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
@@ -40,9 +48,28 @@ public struct ServiceMetrics: Sendable {
         self.factory = factory
     }
 
-    func verdict(endpoint: String, code: String) {
-        Counter(label: "saml_token_exchange_verdicts_total", dimensions: [("endpoint", endpoint), ("code", code)], factory: factory)
-            .increment()
+    func verdict(endpoint: String, code: String, mvpd: String, _ duration: Duration) {
+        Counter(
+            label: "saml_token_exchange_verdicts_total", dimensions: [("endpoint", endpoint), ("code", code), ("mvpd", mvpd)],
+            factory: factory
+        ).increment()
+        CoreMetrics.Timer(
+            label: "saml_token_exchange_duration_seconds", dimensions: [("endpoint", endpoint), ("mvpd", mvpd)], factory: factory
+        ).recordNanoseconds(duration.nanoseconds)
+    }
+
+    func storeDuration(operation: String, mvpd: String, _ duration: Duration) {
+        CoreMetrics.Timer(
+            label: "saml_store_duration_seconds", dimensions: [("operation", operation), ("mvpd", mvpd)], factory: factory
+        ).recordNanoseconds(duration.nanoseconds)
+    }
+
+    func requestIssued(mvpd: String, api: String) {
+        Counter(label: "saml_requests_issued_total", dimensions: [("mvpd", mvpd), ("api", api)], factory: factory).increment()
+    }
+
+    func requestAnswered(mvpd: String, api: String) {
+        Counter(label: "saml_requests_answered_total", dimensions: [("mvpd", mvpd), ("api", api)], factory: factory).increment()
     }
 
     func duration(endpoint: String, status: Int, _ duration: Duration) {

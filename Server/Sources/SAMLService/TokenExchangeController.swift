@@ -153,9 +153,11 @@ struct TokenExchangeController: Sendable {
             }
         }
         let elapsed = ContinuousClock.now - started
+        let mvpd = service.metricLabel(mvpd: result.mvpd)
         if let verdictEndpoint {
-            service.metrics.verdict(endpoint: verdictEndpoint, code: result.code)
+            service.metrics.verdict(endpoint: verdictEndpoint, code: result.code, mvpd: mvpd, elapsed)
         }
+        RequestSpan.annotate(verdict: result.code, mvpd: mvpd)
         var metadata: Logger.Metadata = [
             "status": "\(result.status)", "code": "\(result.code)", "latency_us": "\(elapsed.nanoseconds / 1000)",
         ]

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SAML
 import Synchronization
+import Tracing
 
 /// The endpoints of the Token Exchange service, as plain functions from a request's parts to an answer
 /// (``ServiceAnswer``); ``ServiceApplication`` puts them behind Hummingbird.
@@ -47,17 +48,26 @@ public struct TokenExchangeService: Sendable {
     let bearerDigests: [[UInt8]]
     let metrics: ServiceMetrics
     let logger: Logger
+    let tracer: (any Tracer)?
 
     /// Reads the MVPD configuration, the trust file (pinned keys and metadata files; metadata URLs are
     /// ``TrustMaintainer``'s, and refused with `trust.unavailable` until it has read them) and the signing
     /// key the configuration names.
-    public init(configuration: ServiceConfiguration, store: any SAMLStateStore, metrics: ServiceMetrics, logger: Logger) throws {
+    ///
+    /// With `tracer`, the verifier's phases and the issue of each SAML request are spans of it
+    /// (``ServiceConfiguration/tracing``).
+    public init(
+        configuration: ServiceConfiguration, store: any SAMLStateStore, metrics: ServiceMetrics, logger: Logger,
+        tracer: (any Tracer)? = nil
+    ) throws {
         self.configuration = configuration
+        self.tracer = tracer
         self.store = store
         // Reaching the store gives the request's verification slot up (AdmissionControl).
         self.metrics = metrics
         self.logger = logger
-        let admitted = AdmittedStore(store: store, profiles: store as? any ProfileStore ?? InMemoryProfileStore()) { profile in
+        let admitted = AdmittedStore(store: store, profiles: store as? any ProfileStore ?? InMemoryProfileStore(), metrics: metrics) {
+            profile in
             metrics.storeError(operation: "profile")
             logger.warning("profile not kept (the exchange succeeded)", metadata: ["mvpd": "\(profile.mvpd)"])
         }
@@ -68,6 +78,7 @@ public struct TokenExchangeService: Sendable {
             replay: .store(admitted, unsolicited: configuration.allowUnsolicited ? .allow : .refuse))
         template.logger = logger
         template.clock = configuration.clock
+        template.tracer = tracer
         trustContents = try TrustFile.read(contentsOf: configuration.trustPath)
         var identityProviders = trustContents.pinned
         for (mvpd, source) in trustContents.sources {
@@ -269,12 +280,9 @@ public struct TokenExchangeService: Sendable {
         // 5. The partner authentication request.
         let request: SAMLRequest
         do {
-            let caller = TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: device, api: "v2")
-            let issued = try requests.issue(
-                for: caller.binding(mvpd: mvpd.id, identityProvider: idp.entityID), lifetime: configuration.requestLifetime, now: now)
-            request = try SAMLRequest(
-                .attributeQuery(attributes: mvpd.requiredMetadataFields), id: issued.id, issuer: configuration.spEntityID,
-                destination: Self.destination(of: idp), signingKey: signingKey)
+            request = try issueRequest(
+                TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: device, api: "v2"), mvpd: mvpd,
+                identityProvider: idp, now: now)
         } catch {
             logger.error("cannot build a SAML request", metadata: ["mvpd": "\(mvpd.id)", "error": "\(error)"])
             return .error(EnhancedError.internalError)
@@ -287,6 +295,44 @@ public struct TokenExchangeService: Sendable {
                     "type": "saml", "request": .string(request.base64), "attributesNames": .strings(mvpd.requiredMetadataFields),
                 ],
             ])
+    }
+
+    /// A SAML `AttributeQuery` for `mvpd`'s required fields, its ID MACed for `caller` (nothing stored);
+    /// counted in `saml_requests_issued_total`, and a `saml.request.issue` span with tracing on.
+    private func issueRequest(_ caller: TokenExchange.Caller, mvpd: MVPD, identityProvider idp: IdentityProvider, now: SAMLInstant) throws
+        -> SAMLRequest
+    {
+        func issue() throws -> SAMLRequest {
+            let issued = try requests.issue(
+                for: caller.binding(mvpd: mvpd.id, identityProvider: idp.entityID), lifetime: configuration.requestLifetime, now: now)
+            return try SAMLRequest(
+                .attributeQuery(attributes: mvpd.requiredMetadataFields), id: issued.id, issuer: configuration.spEntityID,
+                destination: Self.destination(of: idp), signingKey: signingKey)
+        }
+        let request = try tracer.map { try Self.span("saml.request.issue", $0, issue) } ?? issue()
+        metrics.requestIssued(mvpd: mvpd.id, api: caller.api)
+        return request
+    }
+
+    /// `body` within a span of `tracer` that says when it failed, never why (the error is not recorded).
+    private static func span<Spans: Tracer, T>(_ name: String, _ tracer: Spans, _ body: () throws -> T) throws -> T {
+        let span = tracer.startSpan(name, ofKind: .internal)
+        defer { span.end() }
+        do {
+            return try body()
+        } catch {
+            span.setStatus(SpanStatus(code: .error))
+            throw error
+        }
+    }
+
+    /// The value of an `mvpd` metric label: a configured MVPD's id, else `none`. Never a value of the
+    /// request's own: the label's values are bounded by the configuration.
+    func metricLabel(mvpd: String?) -> String {
+        guard let mvpd, mvpds.mvpd(id: mvpd) != nil || trustContents.pinned[mvpd] != nil || trustContents.sources[mvpd] != nil else {
+            return "none"
+        }
+        return mvpd
     }
 
     /// The authentication code of a session: 7 characters of its identifier's digest, `A`-`Z` and `2`-`7`.
@@ -330,6 +376,7 @@ public struct TokenExchangeService: Sendable {
         switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller)
         {
         case .success(let profile):
+            if profile.response.inResponseTo != nil { metrics.requestAnswered(mvpd: profile.mvpd, api: "v2") }
             // Kept with the login by the store the verifier consumed through (AdmittedStore): in the same
             // transaction (PostgreSQL), or right after it, a failure then logged and counted.
             return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
@@ -387,6 +434,7 @@ public struct TokenExchangeService: Sendable {
         if let refusal = checkAuthorization(headers) { return Self.v1(refusal, format) }
         switch await exchange.exchangeV1(body: body, requestor: configuration.serviceProvider) {
         case .success(let profile):
+            if profile.response.inResponseTo != nil { metrics.requestAnswered(mvpd: profile.mvpd, api: "v1") }
             return ServiceAnswer(status: 204, body: [], code: "ok", mvpd: profile.mvpd)
         case .failure(let error):
             return Self.v1(refusal(error), format)
@@ -448,13 +496,9 @@ public struct TokenExchangeService: Sendable {
                 format)
         }
         do {
-            let caller = TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: "", api: "v1")
-            let issued = try requests.issue(
-                for: caller.binding(mvpd: mvpd.id, identityProvider: idp.entityID), lifetime: configuration.requestLifetime,
-                now: configuration.clock.now())
-            let request = try SAMLRequest(
-                .attributeQuery(attributes: mvpd.requiredMetadataFields), id: issued.id, issuer: configuration.spEntityID,
-                destination: Self.destination(of: idp), signingKey: signingKey)
+            let request = try issueRequest(
+                TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: "", api: "v1"), mvpd: mvpd,
+                identityProvider: idp, now: configuration.clock.now())
             return ServiceAnswer(
                 status: 200, body: Array(request.base64.utf8), code: "ok", mvpd: mvpd.id, contentType: "application/octet-stream")
         } catch {

@@ -347,7 +347,7 @@ struct ServiceTests {
         }
     }
 
-    @Test("metrics: verdicts by code, latency histogram, store errors, in Prometheus text")
+    @Test("metrics: verdicts, latency and store latency by MVPD, requests issued and answered, store errors, in Prometheus text")
     func metrics() async throws {
         let metrics = ServiceMetrics()
         try await Service.with(metrics: metrics) { port in
@@ -355,8 +355,12 @@ struct ServiceTests {
             _ = try await Service.send(port, request)
             _ = try await Service.send(port, request)
             let text = try await Service.send(port, "/metrics", method: "GET").text
-            #expect(text.contains(#"saml_token_exchange_verdicts_total{endpoint="profiles/sso",code="ok"} 1"#))
-            #expect(text.contains(#"saml_token_exchange_verdicts_total{endpoint="profiles/sso",code="replay.detected"} 1"#))
+            #expect(text.contains(#"saml_token_exchange_verdicts_total{endpoint="profiles/sso",code="ok",mvpd="MVPD-B"} 1"#))
+            #expect(text.contains(#"saml_token_exchange_verdicts_total{endpoint="profiles/sso",code="replay.detected",mvpd="MVPD-B"} 1"#))
+            #expect(text.contains(#"saml_token_exchange_duration_seconds_count{endpoint="profiles/sso",mvpd="MVPD-B"} 2"#))
+            #expect(text.contains(#"saml_store_duration_seconds_count{operation="consume",mvpd="MVPD-B"} 2"#))
+            #expect(text.contains(#"saml_requests_issued_total{mvpd="MVPD-B",api="v2"} 1"#))
+            #expect(text.contains(#"saml_requests_answered_total{mvpd="MVPD-B",api="v2"} 1"#))
             #expect(text.contains("saml_http_request_duration_seconds_bucket"))
             #expect(text.contains(#"saml_sso_sessions_total{action="partner_profile",reason="none"} 1"#))
         }
@@ -365,6 +369,33 @@ struct ServiceTests {
             #expect(
                 try await Service.send(port, "/metrics", method: "GET").text.contains(
                     #"saml_store_errors_total{operation="consume"} 1"#))
+        }
+    }
+
+    @Test("metric labels name configured MVPDs only, whatever MVPDs requests name")
+    func metricLabelsBounded() async throws {
+        let metrics = ServiceMetrics()
+        try await Service.with(metrics: metrics) { port in
+            for index in 0..<20 {
+                let name = "EVIL-\(index)-\(UInt32.random(in: 0...UInt32.max))"
+                // A header naming an unknown provider, a form field naming an unknown MVPD, a path naming one.
+                var request = try await Service.freshExchange(port, Service.mvpdA)
+                request.headers = request.headers.map { header in
+                    header.name == "AP-Partner-Framework-Status" ? HTTPHeader(header.name, Service.pfs(name).headerValue) : header
+                }
+                _ = try await Service.send(port, request)
+                var named = try await Service.freshExchange(port, Service.mvpdA)
+                named.body += Array("&mvpd=\(name)".utf8)
+                _ = try await Service.send(port, named)
+                _ = try await Service.session(port, Service.pfs(name).headerValue, body: "mvpd=\(name)")
+                _ = try await Service.send(
+                    port, "/api/v2/REF30/profiles/\(name)", method: "GET", headers: Service.device + [("Authorization", "Bearer token")])
+            }
+            let text = try await Service.send(port, "/metrics", method: "GET").text
+            #expect(!text.contains("EVIL"))
+            let configured = Set(Service.mvpds.map(\.id) + ["none"])
+            let labels = Set(text.matches(of: /mvpd="([^"]*)"/).map { String($0.output.1) })
+            #expect(!labels.isEmpty && labels.isSubset(of: configured), "\(labels)")
         }
     }
 

@@ -1,4 +1,4 @@
-public import Tracing
+package import Tracing
 
 /// The spans of one verification, children of the caller's current span (`ServiceContext.current`):
 /// `saml.decode`, `saml.parse`, `saml.signature`, `saml.decrypt`, `saml.validate` and `saml.store.consume`.

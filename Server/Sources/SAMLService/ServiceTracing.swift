@@ -1,0 +1,151 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import OTel
+import ServiceLifecycle
+import Tracing
+
+/// The service's traces (``ServiceConfiguration/tracing``), exported over OTLP/HTTP by swift-otel.
+///
+/// - A span per request (``RequestSpanMiddleware``), named by its route template, a child of the
+///   caller's W3C `traceparent` when it sends one.
+/// - Beneath it, the verifier's phases (`saml.decode`, `saml.parse`, `saml.signature`, `saml.decrypt`,
+///   `saml.validate`, `saml.store.consume`: ``SAML/SAMLResponseVerifier/Configuration/tracer``) and
+///   `saml.request.issue` where the service issues a SAML request.
+/// - Every log line written while a request runs carries its `trace_id` and `span_id`
+///   (``TraceContextLogHandler``).
+///
+/// The tracer is this instance's own, not the process's (`InstrumentationSystem` is left alone), so that
+/// several services in one process (the tests) trace apart. Nothing of a request's content goes into a
+/// span: route templates (never the path), status, the verdict's code and the MVPD as configured.
+struct ServiceTracing: Sendable {
+    let tracer: any Tracer
+    let service: any Service
+
+    init(_ settings: ServiceConfiguration.Tracing, logger: Logger) throws {
+        var configuration = OTel.Configuration.default
+        configuration.serviceName = "swift-saml"
+        configuration.diagnosticLogger = .custom(logger)
+        configuration.diagnosticLogLevel = .warning
+        // traceparent and tracestate only: baggage from anonymous callers is not carried.
+        configuration.propagators = [.traceContext]
+        configuration.metrics.enabled = false
+        configuration.logs.enabled = false
+        configuration.traces.enabled = true
+        configuration.traces.exporter = .otlp
+        configuration.traces.sampler =
+            settings.sampleRatio >= 1 ? .parentBasedAlwaysOn : .parentBasedTraceIDRatio(ratio: settings.sampleRatio) ?? .parentBasedAlwaysOn
+        configuration.traces.batchSpanProcessor.scheduleDelay = settings.exportInterval
+        configuration.traces.batchSpanProcessor.maxQueueSize = 8192
+        configuration.traces.otlpExporter.protocol = settings.encoding == .json ? .httpJSON : .httpProtobuf
+        if let endpoint = settings.endpoint { configuration.traces.otlpExporter.endpoint = endpoint }
+        let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
+        self.tracer = tracer
+        self.service = service
+    }
+}
+
+/// One `SERVER` span per request: `POST /api/v2/{serviceProvider}/profiles/sso/{partner}` (the route's
+/// template as Hummingbird spells it), with `http.request.method`, `http.route`,
+/// `http.response.status_code`, and, set by the controller, `saml.verdict` and `saml.mvpd`
+/// (``RequestSpan``). The request's own `traceparent` is its parent. The span is the task's current
+/// context while the request runs, so the verifier's phases are its children and the log lines name it.
+struct RequestSpanMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let tracer: any Tracer
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        try await Self.handle(tracer, request, context, next)
+    }
+
+    private static func handle<Spans: Tracer>(
+        _ tracer: Spans, _ request: Request, _ context: Context, _ next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var parent = ServiceContext.topLevel
+        tracer.extract(request.headers, into: &parent, using: HTTPFieldsExtractor())
+        let route = context.endpointPath ?? "unmatched"
+        let span = tracer.startSpan("\(request.method.rawValue) \(route)", context: parent, ofKind: .server)
+        defer { span.end() }
+        span.updateAttributes { attributes in
+            attributes["http.request.method"] = request.method.rawValue
+            attributes["http.route"] = route
+        }
+        do {
+            let response = try await ServiceContext.$current.withValue(span.context) {
+                try await RequestSpan.$current.withValue(span) { try await next(request, context) }
+            }
+            finish(span, status: response.status.code)
+            return response
+        } catch {
+            finish(span, status: (error as? any HTTPResponseError)?.status.code ?? 500)
+            throw error
+        }
+    }
+
+    private static func finish(_ span: some Span, status: Int) {
+        span.attributes["http.response.status_code"] = status
+        // OpenTelemetry's HTTP conventions: a server span is an error for 5xx only (a 4xx is the caller's).
+        if status >= 500 { span.setStatus(SpanStatus(code: .error)) }
+    }
+}
+
+/// The request's span, for the controller to annotate with what it decided.
+enum RequestSpan {
+    @TaskLocal static var current: (any Span)?
+
+    /// `saml.verdict` (`ok`, a library code or an Enhanced Error Code) and `saml.mvpd` (a configured MVPD).
+    static func annotate(verdict: String, mvpd: String) {
+        current?.updateAttributes { attributes in
+            attributes["saml.verdict"] = verdict
+            attributes["saml.mvpd"] = mvpd
+        }
+    }
+}
+
+/// Reads `traceparent` and `tracestate` from the request's headers.
+private struct HTTPFieldsExtractor: Extractor {
+    func extract(key: String, from carrier: HTTPFields) -> String? {
+        HTTPField.Name(key).flatMap { carrier[$0] }
+    }
+}
+
+/// Adds the current span's `trace_id`, `span_id` and `trace_flags` to every line its handler writes, so
+/// that a request's log lines and its trace find each other. Wraps whatever handler the logger had.
+struct TraceContextLogHandler: LogHandler {
+    var base: any LogHandler
+    private let provider = OTel.makeLoggingMetadataProvider()
+
+    init(wrapping base: any LogHandler) {
+        self.base = base
+    }
+
+    /// `logger` with its handler wrapped.
+    static func wrapping(_ logger: Logger) -> Logger {
+        var logger = logger
+        logger.handler = TraceContextLogHandler(wrapping: logger.handler)
+        return logger
+    }
+
+    var logLevel: Logger.Level {
+        get { base.logLevel }
+        set { base.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { base.metadata }
+        set { base.metadata = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { base[metadataKey: key] }
+        set { base[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let trace = provider.get()
+        guard !trace.isEmpty else { return base.log(event: event) }
+        var event = event
+        event.metadata = (event.metadata ?? [:]).merging(trace) { own, _ in own }
+        base.log(event: event)
+    }
+}
