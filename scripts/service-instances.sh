@@ -1,7 +1,12 @@
 # Sourced by scripts/service-load and scripts/service-bench: start saml-server instances on free loopback
 # ports and stop them on exit. Needs $binary (the saml-server executable).
 pids=()
-stop_instances() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; pids=(); }
+# Waits for its own instances only: a caller's other background jobs (a sink, a proxy) keep running.
+stop_instances() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    pids=()
+}
 trap stop_instances EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
 # start_instance CPU STORE: one instance on the bundled TestVectors/, pinned to CPU ("-": unpinned), with

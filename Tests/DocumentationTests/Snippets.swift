@@ -3,14 +3,14 @@
 import AppleSSO
 import SAML
 
-// README.md, line 71
+// README.md, line 73
 func readme_1() async throws {
 
     let value = Cookbook.encode(samlAttributeQueryResponse)   // normalised, Base64, percent-encoded
     let body = "SAMLResponse=" + value                        // do not URL-encode it again
 }
 
-// README.md, line 80
+// README.md, line 82
 func readme_2() async throws {
 
     let decoder = SAMLResponseDecoder()            // 4 MiB input cap, 1 MiB decoded cap, repairs double encoding
@@ -23,7 +23,7 @@ func readme_2() async throws {
     }
 }
 
-// README.md, line 98
+// README.md, line 100
 func readme_3() async throws {
 
     let idp = IdentityProvider(metadata: try IdentityProviderMetadata.read(
@@ -42,7 +42,7 @@ func readme_3() async throws {
     print(response.assertion.notOnOrAfter as Any)             // conditions, issuer, NameID, session index, attributes
 }
 
-// README.md, line 141
+// README.md, line 143
 func readme_4() async throws {
 
     var template = SAMLResponseVerifier.Configuration.template(
@@ -61,7 +61,7 @@ func readme_4() async throws {
     try trust.replace(try TrustFile.load(contentsOf: "trust.json"))   // reload (rotation): atomic, no restart
 }
 
-// README.md, line 181
+// README.md, line 183
 func readme_5() async throws {
 
     let store = InMemoryStateStore()          // or PostgresStateStore(try .init(url: "postgres://saml@db:5432/tokens"))
@@ -79,7 +79,7 @@ func readme_5() async throws {
     // in-response-to.wrong-device, in-response-to.not-outstanding (answered before), replay.detected, ...
 }
 
-// README.md, line 222
+// README.md, line 224
 func readme_6() async throws {
 
     let signingKey = try SigningKey(privateKeyPEM: spPrivateKeyPEM, certificatePEM: certificatePEM)

@@ -62,7 +62,9 @@ struct VerificationSpanTests {
         let xml = try StateStoreTests.provider.response(.init(), issuedAt: StateStoreTests.now, placement: .assertion)
         // Tampered after signing: the digest no longer matches.
         let text = String(decoding: xml, as: UTF8.self)
-        let tampered = Array(text.replacingOccurrences(of: "https://saml.sp.auth.adobe.com</saml:Audience>", with: "https://evil.example</saml:Audience>").utf8)
+        let tampered = Array(
+            text.replacingOccurrences(of: "https://saml.sp.auth.adobe.com</saml:Audience>", with: "https://evil.example</saml:Audience>")
+                .utf8)
         #expect(tampered != xml)
         let (spans, parent, error) = await Self.traced(tampered, tracer, verifier)
         let code = try #require(error).code.identifier

@@ -60,6 +60,8 @@ struct AdmittedStore: SAMLAttachingStateStore, ProfileStore {
     }
 
     func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile] {
-        try await timed("profiles", mvpd: "none") { try await profiles.profiles(serviceProvider: serviceProvider, device: device, now: now) }
+        try await timed("profiles", mvpd: "none") {
+            try await profiles.profiles(serviceProvider: serviceProvider, device: device, now: now)
+        }
     }
 }

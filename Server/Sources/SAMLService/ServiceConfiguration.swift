@@ -157,7 +157,7 @@ public struct ServiceConfiguration: Sendable {
         }
 
         /// An absolute `http` or `https` URL with a host; with no path, OTLP/HTTP's `/v1/traces`.
-        static func checkedEndpoint(_ text: String) throws -> String {
+        public static func checkedEndpoint(_ text: String) throws -> String {
             guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 let host = url.host, !host.isEmpty
             else {
@@ -400,7 +400,8 @@ public struct ServiceConfiguration: Sendable {
             if let exportIntervalSeconds {
                 guard exportIntervalSeconds > 0, exportIntervalSeconds <= 3600 else {
                     throw SAMLError(
-                        .configurationInvalid, "expected tracing.exportIntervalSeconds above 0 and at most 3600, found \(exportIntervalSeconds)"
+                        .configurationInvalid,
+                        "expected tracing.exportIntervalSeconds above 0 and at most 3600, found \(exportIntervalSeconds)"
                     )
                 }
                 settings.exportInterval = .milliseconds(Int64(exportIntervalSeconds * 1000))

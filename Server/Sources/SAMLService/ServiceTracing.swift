@@ -27,7 +27,7 @@ struct ServiceTracing: Sendable {
         configuration.serviceName = "swift-saml"
         configuration.diagnosticLogger = .custom(logger)
         configuration.diagnosticLogLevel = .warning
-        // traceparent and tracestate only: baggage from anonymous callers is not carried.
+        // W3C traceparent only (HTTPFieldsExtractor): neither baggage nor tracestate from anonymous callers.
         configuration.propagators = [.traceContext]
         configuration.metrics.enabled = false
         configuration.logs.enabled = false
@@ -45,17 +45,19 @@ struct ServiceTracing: Sendable {
     }
 }
 
-/// One `SERVER` span per request: `POST /api/v2/{serviceProvider}/profiles/sso/{partner}` (the route's
+/// One `SERVER` span per request but health probes and metric scrapes: `POST /api/v2/{serviceProvider}/profiles/sso/{partner}` (the route's
 /// template as Hummingbird spells it), with `http.request.method`, `http.route`,
 /// `http.response.status_code`, and, set by the controller, `saml.verdict` and `saml.mvpd`
-/// (``RequestSpan``). The request's own `traceparent` is its parent. The span is the task's current
+/// (``RequestSpan``). The request's own `traceparent` is its parent (its `tracestate` is dropped). The span is the task's current
 /// context while the request runs, so the verifier's phases are its children and the log lines name it.
 struct RequestSpanMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
     let tracer: any Tracer
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        try await Self.handle(tracer, request, context, next)
+        // Probes and scrapes are not traced: they would fill the export queue with noise.
+        if let route = context.endpointPath, route.hasPrefix("/health") || route == "/metrics" { return try await next(request, context) }
+        return try await Self.handle(tracer, request, context, next)
     }
 
     private static func handle<Spans: Tracer>(
@@ -102,11 +104,18 @@ enum RequestSpan {
     }
 }
 
-/// Reads `traceparent` and `tracestate` from the request's headers.
+/// Reads `traceparent` from the request's headers, and nothing else: `tracestate` (up to the header limit
+/// of an anonymous caller's choosing) would be copied into every span the request makes and kept in the
+/// export queue. W3C Trace Context lets a receiver drop it.
 private struct HTTPFieldsExtractor: Extractor {
     func extract(key: String, from carrier: HTTPFields) -> String? {
-        HTTPField.Name(key).flatMap { carrier[$0] }
+        guard key == "traceparent", let value = carrier[.traceparent], value.utf8.count <= 128 else { return nil }
+        return value
     }
+}
+
+extension HTTPField.Name {
+    fileprivate static let traceparent = HTTPField.Name("traceparent")!
 }
 
 /// Adds the current span's `trace_id`, `span_id` and `trace_flags` to every line its handler writes, so

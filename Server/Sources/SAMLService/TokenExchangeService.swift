@@ -38,6 +38,8 @@ public struct TokenExchangeService: Sendable {
     private struct Snapshot {
         var mvpds: MVPDConfiguration
         var exchange: TokenExchange
+        /// The values an `mvpd` metric label may take: the MVPD configuration's and the trust file's IDs.
+        var metricLabels: Set<String>
     }
     public var mvpds: MVPDConfiguration { current.snapshot.withLock { $0.mvpds } }
     var exchange: TokenExchange { current.snapshot.withLock { $0.exchange } }
@@ -103,7 +105,8 @@ public struct TokenExchangeService: Sendable {
             requests = try RequestIDAuthority(keys: configuration.requestKeys)
         }
         bearerDigests = configuration.bearerTokens.map { BearerToken.digest(Array($0.utf8)) }
-        current = Current(Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests))
+        current = Current(
+            Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests, trustContents: trustContents))
         if let keyPath = configuration.requestSigningKeyPath {
             signingKey = try SigningKey(
                 privateKeyPEM: try Self.read(keyPath), certificatePEM: try configuration.requestSigningCertificatePath.map(Self.read))
@@ -126,13 +129,15 @@ public struct TokenExchangeService: Sendable {
     }
 
     private static func snapshot(
-        _ mvpds: MVPDConfiguration, configuration: ServiceConfiguration, trust: TrustRegistry, requests: RequestIDAuthority
+        _ mvpds: MVPDConfiguration, configuration: ServiceConfiguration, trust: TrustRegistry, requests: RequestIDAuthority,
+        trustContents: TrustFile.Contents
     ) -> Snapshot {
         var exchange = TokenExchange(
             configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping), requests: requests)
         exchange.defaultAuthenticationTTL = configuration.authenticationTTL
         exchange.authenticationTTLs = configuration.mvpdAuthenticationTTLs
-        return Snapshot(mvpds: mvpds, exchange: exchange)
+        let labels = Set(mvpds.mvpds.map(\.id)).union(trustContents.pinned.keys).union(trustContents.sources.keys).union(trust.status.keys)
+        return Snapshot(mvpds: mvpds, exchange: exchange, metricLabels: labels)
     }
 
     /// Reads the MVPD configuration file again and swaps it in for new requests; a file that does not read
@@ -140,7 +145,8 @@ public struct TokenExchangeService: Sendable {
     public func reloadMVPDConfiguration() {
         do {
             let mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
-            let snapshot = Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests)
+            let snapshot = Self.snapshot(
+                mvpds, configuration: configuration, trust: trust, requests: requests, trustContents: trustContents)
             current.snapshot.withLock { $0 = snapshot }
             logger.info("MVPD configuration reloaded", metadata: ["mvpds": "\(mvpds.mvpds.count)"])
         } catch {
@@ -329,9 +335,7 @@ public struct TokenExchangeService: Sendable {
     /// The value of an `mvpd` metric label: a configured MVPD's id, else `none`. Never a value of the
     /// request's own: the label's values are bounded by the configuration.
     func metricLabel(mvpd: String?) -> String {
-        guard let mvpd, mvpds.mvpd(id: mvpd) != nil || trustContents.pinned[mvpd] != nil || trustContents.sources[mvpd] != nil else {
-            return "none"
-        }
+        guard let mvpd, current.snapshot.withLock({ $0.metricLabels.contains(mvpd) }) else { return "none" }
         return mvpd
     }
 

@@ -13,8 +13,9 @@ struct OperatorAssetsTests {
 
     /// Every `saml_*` metric family a query names, with the labels it groups or filters by.
     static func queries() throws -> [String] {
-        let dashboard = try JSONSerialization.jsonObject(
-            with: Data(contentsOf: deploy.appendingPathComponent("grafana/swift-saml-dashboard.json"))) as? [String: Any] ?? [:]
+        let dashboard =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: deploy.appendingPathComponent("grafana/swift-saml-dashboard.json"))) as? [String: Any] ?? [:]
         var expressions: [String] = []
         func collect(_ value: Any) {
             if let object = value as? [String: Any] {
@@ -62,7 +63,8 @@ struct OperatorAssetsTests {
         published.publish(try TrustMaintenanceTests.metadata([TrustMaintenanceTests.certificateA]))
         try await TrustMaintenanceTests.withMetadataServer(published) { (metadataPort: Int) async throws -> Void in
             let trust = try TrustMaintenanceTests.trustFile(url: "http://127.0.0.1:\(metadataPort)/idp-a.xml")
-            try await Service.with(TrustMaintenanceTests.configuration(trust: trust), metrics: metrics) { (port: Int) async throws -> Void in
+            try await Service.with(TrustMaintenanceTests.configuration(trust: trust), metrics: metrics) {
+                (port: Int) async throws -> Void in
                 #expect(try await TrustMaintenanceTests.login(port, Service.mvpdA).status == 201)
                 published.fail(500)
                 #expect(

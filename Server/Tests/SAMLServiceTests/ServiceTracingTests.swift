@@ -67,18 +67,20 @@ struct ServiceTracingTests {
             receiver.bodies.withLock { $0 }.flatMap { body -> [ExportedSpan] in
                 guard let object = try? JSONSerialization.jsonObject(with: Data(body.bytes)) as? [String: Any] else { return [] }
                 let resources = object["resourceSpans"] as? [[String: Any]] ?? []
-                return resources.flatMap { ($0["scopeSpans"] as? [[String: Any]] ?? []) }.flatMap { ($0["spans"] as? [[String: Any]] ?? []) }
-                    .map { span in
-                        var attributes: [String: String] = [:]
-                        for attribute in span["attributes"] as? [[String: Any]] ?? [] {
-                            let value = attribute["value"] as? [String: Any] ?? [:]
-                            attributes[attribute["key"] as? String ?? ""] = (value["stringValue"] ?? value["intValue"]).map { "\($0)" }
-                        }
-                        return ExportedSpan(
-                            traceID: hex(span["traceId"]), spanID: hex(span["spanId"]), parentSpanID: hex(span["parentSpanId"]),
-                            name: span["name"] as? String ?? "", attributes: attributes,
-                            statusCode: (span["status"] as? [String: Any])?["code"] as? Int ?? 0)
+                return resources.flatMap { ($0["scopeSpans"] as? [[String: Any]] ?? []) }.flatMap {
+                    ($0["spans"] as? [[String: Any]] ?? [])
+                }
+                .map { span in
+                    var attributes: [String: String] = [:]
+                    for attribute in span["attributes"] as? [[String: Any]] ?? [] {
+                        let value = attribute["value"] as? [String: Any] ?? [:]
+                        attributes[attribute["key"] as? String ?? ""] = (value["stringValue"] ?? value["intValue"]).map { "\($0)" }
                     }
+                    return ExportedSpan(
+                        traceID: hex(span["traceId"]), spanID: hex(span["spanId"]), parentSpanID: hex(span["parentSpanId"]),
+                        name: span["name"] as? String ?? "", attributes: attributes,
+                        statusCode: (span["status"] as? [String: Any])?["code"] as? Int ?? 0)
+                }
             }
         }
 
@@ -111,6 +113,7 @@ struct ServiceTracingTests {
             try await Service.with(Self.configuration(port, encoding: .json), logger: logs.logger) { service in
                 var request = try await Service.freshExchange(service, Service.mvpdA, nameID: nameID)
                 request.headers.append(HTTPHeader("traceparent", "00-\(Self.traceID)-\(Self.callerSpanID)-01"))
+                request.headers.append(HTTPHeader("tracestate", "vendor=caller-chosen-state"))
                 exchange = request
                 #expect(try await Service.send(service, request).status == 201)
                 #expect(try await Service.send(service, request).status == 400)
@@ -126,9 +129,12 @@ struct ServiceTracingTests {
         #expect(refused.traceID == Self.traceID)
         #expect(accepted.attributes["saml.mvpd"] == "MVPD-A" && accepted.attributes["http.response.status_code"] == "201")
         #expect(refused.attributes["http.response.status_code"] == "400" && refused.attributes["saml.mvpd"] == "MVPD-A")
-        #expect(accepted.attributes["http.route"]?.contains("{partner}") == true || accepted.attributes["http.route"]?.contains(":partner") == true)
+        #expect(
+            accepted.attributes["http.route"]?.contains("{partner}") == true
+                || accepted.attributes["http.route"]?.contains(":partner") == true)
         func children(_ parent: ExportedSpan) -> [String: ExportedSpan] {
-            Dictionary(spans.filter { $0.parentSpanID == parent.spanID && $0.traceID == parent.traceID }.map { ($0.name, $0) }) { a, _ in a }
+            Dictionary(spans.filter { $0.parentSpanID == parent.spanID && $0.traceID == parent.traceID }.map { ($0.name, $0) }) { a, _ in a
+            }
         }
         let phases = children(accepted)
         #expect(Set(phases.keys) == ["saml.decode", "saml.parse", "saml.signature", "saml.validate", "saml.store.consume"])
@@ -144,7 +150,9 @@ struct ServiceTracingTests {
         let body = try #require(exchange).bodyText
         let samlResponse = String(body.split(separator: "&").first { $0.hasPrefix("SAMLResponse=") }?.dropFirst(13) ?? "")
         #expect(samlResponse.count > 100)
-        for secret in [nameID, "hh-7731", String(samlResponse.prefix(40)), "PHNhbWxw", "dGVzdC1kZXZpY2U", "fingerprint"] {
+        for secret in [
+            nameID, "hh-7731", String(samlResponse.prefix(40)), "PHNhbWxw", "dGVzdC1kZXZpY2U", "fingerprint", "caller-chosen-state",
+        ] {
             #expect(!exported.contains(secret), "\(secret) exported")
         }
 
@@ -155,6 +163,37 @@ struct ServiceTracingTests {
         #expect(Set(lines.compactMap { $0.metadata["span_id"] }) == Set([accepted.spanID, refused.spanID]))
         let verifierLines = logs.records.withLock { $0 }.filter { $0.message.hasPrefix("SAML response") }
         #expect(!verifierLines.isEmpty && verifierLines.allSatisfy { $0.metadata["trace_id"] == Self.traceID })
+    }
+
+    @Test("a malformed or hostile traceparent starts a trace of the service's own and changes no answer")
+    func hostileTraceparent() async throws {
+        let receiver = Receiver()
+        let hostile = [
+            "garbage", "00-\(String(repeating: "0", count: 32))-\(Self.callerSpanID)-01",
+            "00-\(Self.traceID)-\(String(repeating: "0", count: 16))-01",
+            "ff-\(Self.traceID)-\(Self.callerSpanID)-01", String(repeating: "00-", count: 3000), "00-zz-yy-01", "",
+        ]
+        try await receiver.with { port in
+            try await Service.with(Self.configuration(port, encoding: .json)) { service in
+                for value in hostile {
+                    let answer = try await Service.send(
+                        service, "/api/v2/REF30/sessions/sso/Apple",
+                        headers: [
+                            ("AP-Device-Identifier", "fingerprint \(Service.deviceValue)"),
+                            ("Content-Type", "application/x-www-form-urlencoded"),
+                            ("traceparent", value), ("tracestate", "vendor=" + String(repeating: "x", count: 200)),
+                        ], body: Array("domainName=app.example&redirectUrl=https%3A%2F%2Fapp.example".utf8))
+                    #expect(answer.status == 200, "\(value.prefix(40))")
+                }
+            }
+            try await receiver.wait { ExportedSpan.all($0).filter { $0.name.contains("sessions/sso") }.count >= hostile.count }
+        }
+        let sessions = ExportedSpan.all(receiver).filter { $0.name.contains("sessions/sso") }
+        #expect(sessions.count == hostile.count)
+        for span in sessions {
+            #expect(span.traceID.count == 32 && span.traceID != String(repeating: "0", count: 32))
+            #expect(span.traceID != Self.traceID, "an invalid traceparent is not adopted")
+        }
     }
 
     @Test("OTLP's default encoding, protobuf: spans arrive, and none of the response's content")
@@ -185,19 +224,26 @@ struct ServiceTracingTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         func load(_ tracing: String, environment: [String: String] = [:]) throws -> ServiceConfiguration {
             let path = directory.appendingPathComponent("service.json").path
-            let text = #"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json""# + (tracing.isEmpty ? "" : ", " + tracing) + "}"
+            let text =
+                #"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json""# + (tracing.isEmpty ? "" : ", " + tracing)
+                + "}"
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))
             return try ServiceConfiguration.load(contentsOf: path, environment: environment)
         }
         #expect(try load("").tracing == nil)
         let full = try #require(
-            try load(#""tracing": {"endpoint": "http://collector:4318", "protocol": "http/json", "sampleRatio": 0.25, "exportIntervalSeconds": 2}"#)
-                .tracing)
+            try load(
+                #""tracing": {"endpoint": "http://collector:4318", "protocol": "http/json", "sampleRatio": 0.25, "exportIntervalSeconds": 2}"#
+            )
+            .tracing)
         #expect(full.endpoint == "http://collector:4318/v1/traces" && full.encoding == .json && full.sampleRatio == 0.25)
         #expect(full.exportInterval == .seconds(2))
-        #expect(try load(#""tracing": {"endpoint": "https://c.example/otlp/v1/traces"}"#).tracing?.endpoint == "https://c.example/otlp/v1/traces")
+        #expect(
+            try load(#""tracing": {"endpoint": "https://c.example/otlp/v1/traces"}"#).tracing?.endpoint
+                == "https://c.example/otlp/v1/traces")
         #expect(try load("", environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"]).tracing == .init())
-        #expect(try load("", environment: ["SAML_SERVICE_TRACING_ENDPOINT": "http://c:4318/"]).tracing?.endpoint == "http://c:4318/v1/traces")
+        #expect(
+            try load("", environment: ["SAML_SERVICE_TRACING_ENDPOINT": "http://c:4318/"]).tracing?.endpoint == "http://c:4318/v1/traces")
         #expect(try load(#""tracing": {}"#, environment: ["OTEL_SDK_DISABLED": "true"]).tracing == nil)
         #expect(try load(#""tracing": {}"#, environment: ["OTEL_TRACES_EXPORTER": "none"]).tracing == nil)
         for bad in [
