@@ -27,7 +27,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "SAML", package: "swift-saml"),
-                .product(name: "SAMLBenchmarking", package: "swift-saml"),
+                .product(name: "SAMLBench", package: "swift-saml"),
             ],
             path: "Benchmarks/PipelineBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -113,6 +113,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "SAMLTestSupport", package: "swift-saml"),
             ]
         ),
         .testTarget(

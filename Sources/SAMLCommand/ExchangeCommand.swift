@@ -55,10 +55,11 @@ struct ExchangeCommand: AsyncParsableCommand {
         let template = try verifier.configuration(keys: [], issuer: nil)
         let registry = try rejectingOnError { try TrustRegistry(identityProviders, template: template) }
         let exchange = TokenExchange(configuration: configuration, trust: registry, mapping: mapping)
-        switch await exchange.exchange(body: try StandardStreams.readAll(body), partnerFrameworkStatus: pfs, mvpd: mvpd) {
-        case .success(let profile):
+        let input = try StandardStreams.readAll(body)
+        do {
+            let profile = try await exchange.exchange(body: input, partnerFrameworkStatus: pfs, mvpd: mvpd)
             StandardStreams.writeOutput(profile.json + [UInt8(ascii: "\n")])
-        case .failure(let error):
+        } catch {
             StandardStreams.writeOutput(error.json + [UInt8(ascii: "\n")])
             throw CommandFailure(status: CommandFailure.rejectedStatus, code: error.code, message: error.message, quiet: true)
         }

@@ -151,7 +151,7 @@ struct VerifierOptions: ParsableArguments {
         )
         if !recipients.isEmpty { configuration.recipients = .anyOf(recipients) }
         configuration.algorithms = allowSHA1 ? .allowingSHA1 : .strict
-        configuration.recoversNormalisationDamage = !noRecovery
+        configuration.recoversNormalizationDamage = !noRecovery
         configuration.clockSkew = .seconds(skew)
         configuration.maximumAge = maxAge.map { .seconds($0) }
         for path in spKeys {

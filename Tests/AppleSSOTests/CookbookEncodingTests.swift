@@ -1,5 +1,6 @@
 import AppleSSO
 import SAML
+import SAMLTestSupport
 import Testing
 
 @Suite("Cookbook encoding")

@@ -2,6 +2,7 @@ import AppleSSO
 import Foundation
 import SAML
 import SAMLMockIdP
+import SAMLTestSupport
 import Testing
 
 @Suite("Token Exchange")
@@ -28,7 +29,7 @@ struct TokenExchangeTests {
     static func exchange(certificate: String = "keys/rsa-2048.cert.pem", recovery: Bool = true) throws -> TokenExchange {
         var template = SAMLResponseVerifier.Configuration.template(
             audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .cache(InMemoryReplayCache()))
-        template.recoversNormalisationDamage = recovery
+        template.recoversNormalizationDamage = recovery
         template.inResponseTo = .equals("_aq-3f9a1b2c")
         template.clock = FixedClock(now)
         let idp = try IdentityProvider(entityID: "https://idp.mvpd.example.com", keys: try TrustedKey.all(pem: try file(certificate)))
@@ -46,7 +47,7 @@ struct TokenExchangeTests {
     @Test("a device's form body becomes the appleSSO profile with every required field")
     func producesProfile() async throws {
         let body = Self.deviceBody(try Self.file("responses/typical-rsa2048-assertion-signed.xml"))
-        let result = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue)
+        let result = try await Self.exchange().result(body: body, partnerFrameworkStatus: Self.granted.headerValue)
         let profile = try result.get()
         let json = try JSONSerialization.jsonObject(with: Data(profile.json)) as? [String: Any]
         let entry = (json?["profiles"] as? [String: Any])?["Optimum"] as? [String: Any]
@@ -68,7 +69,7 @@ struct TokenExchangeTests {
     func carriesEverythingWithoutRequiredFields() async throws {
         let body = Self.deviceBody(try Self.file("responses/typical-rsa2048-assertion-signed.xml"))
         let status = PartnerFrameworkStatus(accessStatus: .granted, providerID: "Charter", expirationMilliseconds: nil)
-        let profile = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: status.headerValue).get()
+        let profile = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: status.headerValue)
         #expect(profile.mvpd == "Spectrum")
         #expect(profile.attributes.first?.key == "userID")
         #expect(profile.attributes.count == 1 + 15)
@@ -77,14 +78,14 @@ struct TokenExchangeTests {
     @Test("a pretty-printed signed response damaged by the cookbook's normalisation is recovered")
     func normalisationDamageIsRecovered() async throws {
         let body = Self.deviceBody(try Self.file("responses/pretty-printed-assertion-signed.xml"))
-        let profile = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue).get()
+        let profile = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue)
         #expect(profile.attributes.first?.key == "userID")
     }
 
     @Test("with recovery off, the same response is refused as a digest mismatch")
     func normalisationDamageIsReportedWithoutRecovery() async throws {
         let body = Self.deviceBody(try Self.file("responses/pretty-printed-assertion-signed.xml"))
-        let result = try await Self.exchange(recovery: false).exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue)
+        let result = try await Self.exchange(recovery: false).result(body: body, partnerFrameworkStatus: Self.granted.headerValue)
         guard case .failure(let error) = result else { Issue.record("expected a rejection"); return }
         #expect(error.code == "invalid_parameter_saml_response")
         #expect(error.cause?.code == .signatureDigestMismatch)
@@ -99,21 +100,21 @@ struct TokenExchangeTests {
     func refusals() async throws {
         let body = Self.deviceBody(try Self.file("responses/typical-rsa2048-assertion-signed.xml"))
         let foreign = try await Self.exchange(certificate: "keys/attacker-rsa-2048.cert.pem")
-            .exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue)
+            .result(body: body, partnerFrameworkStatus: Self.granted.headerValue)
         #expect(foreign.failure?.cause?.code == .signatureUntrustedKey)
 
         let dish = PartnerFrameworkStatus(accessStatus: .granted, providerID: "DishTV", expirationMilliseconds: nil)
-        let missing = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: dish.headerValue)
+        let missing = try await Self.exchange().result(body: body, partnerFrameworkStatus: dish.headerValue)
         #expect(missing.failure?.cause?.code == .fieldsMissing)
 
         let denied = PartnerFrameworkStatus(accessStatus: .denied, providerID: "Cablevision", expirationMilliseconds: nil)
-        let refused = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: denied.headerValue)
+        let refused = try await Self.exchange().result(body: body, partnerFrameworkStatus: denied.headerValue)
         #expect(refused.failure?.code == "invalid_header_pfs_permission_access_not_granted")
 
-        let mismatch = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: Self.granted.headerValue, mvpd: "Dish")
+        let mismatch = try await Self.exchange().result(body: body, partnerFrameworkStatus: Self.granted.headerValue, mvpd: "Dish")
         #expect(mismatch.failure?.code == "invalid_header_pfs_provider_id_mismatch")
 
-        let none = try await Self.exchange().exchange(body: body, partnerFrameworkStatus: nil)
+        let none = try await Self.exchange().result(body: body, partnerFrameworkStatus: nil)
         #expect(none.failure?.code == "invalid_header_pfs_permission_access_not_present")
     }
 
@@ -158,7 +159,7 @@ struct TokenExchangeTests {
         let trust = try TrustRegistry(
             ["Optimum": IdentityProvider(entityID: template.issuer, keys: configuration.trustedKeys)], template: configuration)
         let exchange = TokenExchange(configuration: Self.configuration, trust: trust)
-        let profile = try await exchange.exchange(body: Self.deviceBody(xml), partnerFrameworkStatus: Self.granted.headerValue).get()
+        let profile = try await exchange.exchange(body: Self.deviceBody(xml), partnerFrameworkStatus: Self.granted.headerValue)
         #expect(profile.attributes.map(\.key) == ["userID", "uid", "householdId", "zip"])
     }
 }
@@ -166,6 +167,17 @@ struct TokenExchangeTests {
 extension Result {
     var failure: Failure? {
         if case .failure(let error) = self { error } else { nil }
+    }
+}
+
+extension TokenExchange {
+    /// The exchange's outcome as a value, for tests that compare refusals.
+    func result(body: [UInt8], partnerFrameworkStatus: String?, mvpd: String? = nil) async -> Result<AppleSSOProfile, EnhancedError> {
+        do {
+            return .success(try await exchange(body: body, partnerFrameworkStatus: partnerFrameworkStatus, mvpd: mvpd))
+        } catch {
+            return .failure(error)
+        }
     }
 }
 

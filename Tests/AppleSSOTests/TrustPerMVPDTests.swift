@@ -1,24 +1,14 @@
 import AppleSSO
 import Foundation
 import SAML
+import SAMLTestSupport
 import Testing
 
 /// Trust per MVPD: each MVPD's responses are verified only with its own IdP's entity ID and keys.
 @Suite("Trust per MVPD")
 struct TrustPerMVPDTests {
-    struct Cases: Decodable {
-        struct Case: Decodable {
-            var response, from, postedAs, providerID, expect: String
-            var status: Int
-            var code: String?
-        }
-
-        var now, audience, inResponseTo: String
-        var cases: [Case]
-    }
-
     static let root = TokenExchangeTests.vectors
-    static let cases = try! JSONDecoder().decode(Cases.self, from: Data(contentsOf: root.appendingPathComponent("exchange/cases.json")))
+    static let cases = try! ExchangeCases.load(vectors: root)
     static let now = SAMLInstant(xmlDateTime: cases.now)!
     static func file(_ path: String) throws -> [UInt8] { try TokenExchangeTests.file(path) }
 
@@ -45,7 +35,7 @@ struct TrustPerMVPDTests {
         #expect(Self.cases.cases.count == 6)
         for c in Self.cases.cases {
             let body = TokenExchangeTests.deviceBody(try Self.file(c.response))
-            let result = await exchange.exchange(body: body, partnerFrameworkStatus: Self.header(c.providerID))
+            let result = await exchange.result(body: body, partnerFrameworkStatus: Self.header(c.providerID))
             switch result {
             case .success(let profile):
                 #expect(c.expect == "valid", "\(c.from) as \(c.postedAs)")
@@ -72,7 +62,7 @@ struct TrustPerMVPDTests {
         let exchange = TokenExchange(
             configuration: try MVPDConfiguration.decode(try Self.file("exchange/mvpd-configuration.json")), trust: registry)
         let body = TokenExchangeTests.deviceBody(try Self.file("responses/typical-rsa2048-assertion-signed.xml"))
-        let error = try #require(await exchange.exchange(body: body, partnerFrameworkStatus: Self.header("ProviderB")).failure)
+        let error = try #require(await exchange.result(body: body, partnerFrameworkStatus: Self.header("ProviderB")).failure)
         #expect(error.cause?.code == .issuerMismatch)
         #expect(error.status == 400)
     }
@@ -234,7 +224,7 @@ struct TrustPerMVPDTests {
         let body = TokenExchangeTests.deviceBody(try Self.file("responses/typical-rsa2048-assertion-signed.xml"))
         for cache in [FailingCache() as any ReplayCache, UnavailableCache()] {
             let exchange = try Self.exchange(replay: .cache(cache))
-            let error = try #require(await exchange.exchange(body: body, partnerFrameworkStatus: Self.header("ProviderA")).failure)
+            let error = try #require(await exchange.result(body: body, partnerFrameworkStatus: Self.header("ProviderA")).failure)
             #expect(error.status == 503)
             #expect(error.code == "service_unavailable")
             #expect(error.cause?.code == .storeUnavailable)
@@ -294,7 +284,7 @@ extension TrustPerMVPDTests {
             identityProvider: try IdentityProvider(
                 entityID: "https://idp.mvpd.example.com",
                 keys: try TrustedKey.all(pem: try TokenExchangeTests.file("keys/rsa-2048.cert.pem"))),
-            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .skip)
+            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, inResponseTo: .skip, replay: .skip)
         configuration.clock = FixedClock(TrustPerMVPDTests.now)
         return configuration
     }

@@ -1,23 +1,13 @@
 import Foundation
+import SAMLTestSupport
 import Testing
 
 @Suite("saml metadata, verify --metadata, exchange --trust")
 struct TrustCommandTests {
-    struct Cases: Decodable {
-        struct Case: Decodable {
-            var response, from, postedAs, providerID, expect: String
-            var status: Int
-            var code: String?
-        }
-
-        var now, audience, inResponseTo: String
-        var cases: [Case]
-    }
-
     @Test("exchange --trust: only a response posted for its own MVPD gets a profile")
     func exchangeMatrix() throws {
         let root = CommandRunner.repositoryRoot.appendingPathComponent("TestVectors")
-        let cases = try JSONDecoder().decode(Cases.self, from: Data(contentsOf: root.appendingPathComponent("exchange/cases.json")))
+        let cases = try ExchangeCases.load(vectors: root)
         for c in cases.cases {
             let encoded = try CommandRunner.run(["encode", "TestVectors/\(c.response)"])
             let body = try AdobePassCommandTests.temporaryFile(Data("SAMLResponse=".utf8) + encoded.output)

@@ -41,10 +41,10 @@ struct IdPLayoutTests {
         configuration.algorithms = entry.allowSHA1 ? .allowingSHA1 : .strict
         configuration.encryptionAlgorithms = entry.allowLegacyEncryption ? .allowingLegacy : .strict
         if let spKey = entry.spKey { configuration.decryptionKeys = [try DecryptionKey(pem: try read(spKey))] }
-        configuration.recoversNormalisationDamage = recovery
+        configuration.recoversNormalizationDamage = recovery
         configuration.maximumAge = nil  // made at different times; `now` is inside every validity window
         let now = try #require(SAMLInstant(xmlDateTime: entry.now))
-        return try xml.withUnsafeBytes { try SAMLResponseVerifier(configuration).verifyWithoutReplayCheck($0, at: now) }
+        return try SAMLResponseVerifier(configuration).verifyWithoutReplayCheck(xml, at: now)
     }
 
     /// What the device sends, decoded as a Token Exchange backend decodes it.
@@ -75,7 +75,7 @@ struct IdPLayoutTests {
             // Damaged beyond a layout: refused as damage where the failing part bears the cookbook's marks,
             // as a digest mismatch where it bears none (the damage is in text).
             let error = #expect(throws: SAMLError.self) { try Self.verify(sent, entry) }
-            #expect(error?.code == .signatureNormalisationDamage || error?.code == .signatureDigestMismatch, "\(String(describing: error))")
+            #expect(error?.code == .signatureNormalizationDamage || error?.code == .signatureDigestMismatch, "\(String(describing: error))")
         }
     }
 

@@ -73,7 +73,7 @@ struct MutationTests {
                 bytes.insert(contentsOf: Array(payload.utf8), at: index)
                 touchedSigned = true
             }
-            let verdict = Verdict { _ = try bytes.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: Self.vector.instant) } }
+            let verdict = Verdict { _ = try verifier.verifyWithoutReplayCheck(bytes, at: Self.vector.instant) }
             verdicts[verdict.description, default: 0] += 1
             if verdict == .valid, touchedSigned, bytes != original {
                 acceptedInsideSigned.append("round \(round) kind \(kind)")

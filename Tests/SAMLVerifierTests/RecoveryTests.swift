@@ -2,6 +2,7 @@ import AppleSSO
 import Foundation
 import Logging
 import SAML
+import SAMLTestSupport
 import Synchronization
 import Testing
 
@@ -32,7 +33,7 @@ struct RecoveryTests {
             trustedKeys: try TrustedKey.all(pem: Array(Data(contentsOf: Vector.root.appendingPathComponent(manifest.cert)))),
             issuer: .equals(config["issuer"]!), audience: .equals(config["audience"]!),
             destination: .equals(config["destination"]!), inResponseTo: .equals(config["inResponseTo"]!), replay: .skip)
-        configuration.recoversNormalisationDamage = recovery
+        configuration.recoversNormalizationDamage = recovery
         if let logger { configuration.logger = logger }
         return try SAMLResponseVerifier(configuration)
     }
@@ -44,7 +45,7 @@ struct RecoveryTests {
 
     static func verify(_ decoded: SAMLResponseDecoder.Decoded, recovery: Bool = true) throws -> VerifiedResponse {
         let now = try #require(SAMLInstant(xmlDateTime: manifest.now))
-        return try decoded.bytes.withUnsafeBytes { try verifier(recovery: recovery).verifyWithoutReplayCheck($0, at: now) }
+        return try verifier(recovery: recovery).verifyWithoutReplayCheck(decoded.bytes, at: now)
     }
 
     static func raw(_ entry: Manifest.Entry) throws -> [UInt8] {
@@ -80,8 +81,8 @@ struct RecoveryTests {
         let tampered = Array(String(decoding: raw, as: UTF8.self).replacingOccurrences(of: ">hh-7731<", with: ">hh-0001<").utf8)
         #expect(tampered != raw)
         let error = try #require(throws: SAMLError.self) { try Self.verify(try Self.device(tampered)) }
-        #expect([SAMLError.Code.signatureNormalisationDamage, .signatureDigestMismatch].contains(error.code), "\(error)")
-        if error.code == .signatureNormalisationDamage {
+        #expect([SAMLError.Code.signatureNormalizationDamage, .signatureDigestMismatch].contains(error.code), "\(error)")
+        if error.code == .signatureNormalizationDamage {
             #expect(error.message.contains("Reference digest"))
             // The documented bound: at most 96 candidates per stage (docs/recovery.md).
             let tried = try #require(error.message.firstMatch(of: /\((\d+) tried\)/)).1
@@ -98,9 +99,9 @@ struct RecoveryTests {
             trustedKeys: try TrustedKey.all(
                 pem: Array(Data(contentsOf: Vector.root.appendingPathComponent("keys/attacker-rsa-2048.cert.pem")))),
             issuer: .skip, audience: .skip, destination: .skip, inResponseTo: .skip, replay: .skip)
-        configuration.recoversNormalisationDamage = true
+        configuration.recoversNormalizationDamage = true
         let verifier = try SAMLResponseVerifier(configuration)
-        #expect(throws: SAMLError.self) { try decoded.bytes.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: now) } }
+        #expect(throws: SAMLError.self) { try verifier.verifyWithoutReplayCheck(decoded.bytes, at: now) }
     }
 
     @Test("a SignedInfo changed after signing is reported as normalisation damage of SignedInfo")
@@ -110,14 +111,14 @@ struct RecoveryTests {
         // The SignatureMethod line indented: a layout no signer writes, so nothing reconstructs it.
         text = text.replacingOccurrences(of: "\n<ds:SignatureMethod", with: "\n  <ds:SignatureMethod")
         let error = try #require(throws: SAMLError.self) { try Self.verify(try Self.device(Array(text.utf8))) }
-        #expect(error.code == .signatureNormalisationDamage)
+        #expect(error.code == .signatureNormalizationDamage)
         #expect(error.message.contains("ds:SignedInfo"))
     }
 
     @Test("a recovery is logged at debug level with the layout that verified, and listed as repairs")
     func recoveryIsLogged() async throws {
-        let records = LogRecords()
-        var logger = Logger(label: "test", factory: { _ in CapturingLogHandler(records: records) })
+        let records = CapturedLogs()
+        var logger = records.logger
         logger.logLevel = .debug
         let entry = try #require(Self.manifest.vectors.first { $0.id == "xmlsec1-both" })
         let decoded = try Self.device(try Self.raw(entry))
@@ -131,34 +132,5 @@ struct RecoveryTests {
         #expect(recovery.metadata["saml.layout"]?.contains("lines of 64") == true)
         let accepted = try #require(messages.first { $0.message == "SAML response accepted" })
         #expect(accepted.metadata["saml.repairs"] == "signature.restored-whitespace,signature.restored-base64-line-breaks")
-    }
-}
-
-final class LogRecords: Sendable {
-    struct Record: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
-    }
-    private let records = Mutex<[Record]>([])
-    func append(_ record: Record) { records.withLock { $0.append(record) } }
-    var all: [Record] { records.withLock { $0 } }
-}
-
-struct CapturingLogHandler: LogHandler {
-    let records: LogRecords
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        records.append(
-            .init(
-                level: event.level, message: "\(event.message)",
-                metadata: (event.metadata ?? [:]).mapValues { "\($0)" }))
     }
 }

@@ -40,9 +40,9 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
         let verdict = Verdict {
             let decoded = try SAMLResponseDecoder().decode(try Cookbook.encode(utf8: bytes))
             var configuration = try configuration()
-            configuration.recoversNormalisationDamage = recovery
+            configuration.recoversNormalizationDamage = recovery
             let verifier = try SAMLResponseVerifier(configuration)
-            response = try decoded.bytes.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: instant) }
+            response = try verifier.verifyWithoutReplayCheck(decoded.bytes, at: instant)
         }
         return (verdict, response)
     }
@@ -91,7 +91,7 @@ struct Vector: Decodable, Sendable, CustomTestStringConvertible {
         var configuration = try configuration()
         adjust(&configuration)
         let verifier = try SAMLResponseVerifier(configuration)
-        return try bytes.withUnsafeBytes { try verifier.verifyWithoutReplayCheck($0, at: instant) }
+        return try verifier.verifyWithoutReplayCheck(bytes, at: instant)
     }
 }
 

@@ -14,7 +14,8 @@ struct VerificationSpanTests {
             identityProvider: try IdentityProvider(
                 entityID: "https://idp.mvpd.example.com",
                 keys: try TrustedKey.all(pem: Array(Data(contentsOf: Vector.root.appendingPathComponent("keys/rsa-2048.cert.pem"))))),
-            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .store(store, unsolicited: .allow))
+            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, inResponseTo: .skip,
+            replay: .store(store, unsolicited: .allow))
         configuration.clock = FixedClock(StateStoreTests.now + .seconds(1))
         configuration.tracer = tracer
         return try SAMLResponseVerifier(configuration)

@@ -1,1 +1,1 @@
-../../../Tests/AppleSSOTests/CookbookOracle.swift
+../../../Tests/SAMLTestSupport/CookbookOracle.swift

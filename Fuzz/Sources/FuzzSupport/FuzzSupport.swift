@@ -31,7 +31,7 @@ public enum Fuzz {
             configuration.algorithms = .allowingSHA1
             configuration.encryptionAlgorithms = .allowingLegacy
             configuration.decryptionKeys = [try DecryptionKey(pem: file("TestVectors/keys/sp-rsa-2048.key.pem"))]
-            configuration.recoversNormalisationDamage = recovery
+            configuration.recoversNormalizationDamage = recovery
             return try SAMLResponseVerifier(configuration)
         } catch {
             fatalError("fuzz support: \(error)")

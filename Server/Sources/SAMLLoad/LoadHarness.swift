@@ -78,37 +78,3 @@ public enum LoadHarness {
         .milliseconds(min(1000, 50 << min(max(attempts - 1, 0), 5)))
     }
 }
-
-public enum LoadError: Error, CustomStringConvertible {
-    case unexpectedSession(Int, String)
-    /// No instance could be reached.
-    case unreachable(String)
-
-    public var description: String {
-        switch self {
-        case .unexpectedSession(let status, let body): "sessions/sso: expected 200 with a partner_profile, found \(status): \(body)"
-        case .unreachable(let description): description
-        }
-    }
-}
-
-/// A value shared by the tasks of a run.
-final class Shared<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T { try mutex.withLock { try body(&$0) } }
-}
-
-/// A small seeded generator (SplitMix64), so that a run's mix is reproducible.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func nextDouble() -> Double { Double(next() >> 11) / Double(1 << 53) }
-}

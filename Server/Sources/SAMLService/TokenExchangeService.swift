@@ -377,14 +377,14 @@ public struct TokenExchangeService: Sendable {
             return error.answer
         }
         let caller = TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", api: "v2")
-        switch await exchange.exchange(body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller)
-        {
-        case .success(let profile):
+        do {
+            let profile = try await exchange.exchange(
+                body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller)
             if profile.response.inResponseTo != nil { metrics.requestAnswered(mvpd: profile.mvpd, api: "v2") }
             // Kept with the login by the store the verifier consumed through (AdmittedStore): in the same
             // transaction (PostgreSQL), or right after it, a failure then logged and counted.
             return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
-        case .failure(let error):
+        } catch {
             return refusal(error)
         }
     }
@@ -436,11 +436,11 @@ public struct TokenExchangeService: Sendable {
     /// cannot decide: a failing store, its own configuration).
     public func legacyAuthentication(headers: RequestHeaders, body: [UInt8], format: V1Format = .json) async -> ServiceAnswer {
         if let refusal = checkAuthorization(headers) { return Self.v1(refusal, format) }
-        switch await exchange.exchangeV1(body: body, requestor: configuration.serviceProvider) {
-        case .success(let profile):
+        do {
+            let profile = try await exchange.exchangeV1(body: body, requestor: configuration.serviceProvider)
             if profile.response.inResponseTo != nil { metrics.requestAnswered(mvpd: profile.mvpd, api: "v1") }
             return ServiceAnswer(status: 204, body: [], code: "ok", mvpd: profile.mvpd)
-        case .failure(let error):
+        } catch {
             return Self.v1(refusal(error), format)
         }
     }

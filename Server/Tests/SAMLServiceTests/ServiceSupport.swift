@@ -1,5 +1,6 @@
 import AppleSSO
 import Foundation
+import Hummingbird
 import Logging
 import NIOPosix
 import SAML
@@ -54,6 +55,24 @@ enum Service {
             _ = try? await running.value
             throw error
         }
+    }
+
+    /// Runs a small HTTP server of `router` on a loopback port for the duration of `body` (a metadata
+    /// source, a trace collector: what the service talks to).
+    static func withServer<T: Sendable>(_ router: Router<BasicRequestContext>, _ body: (Int) async throws -> T) async throws -> T {
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let application = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: quiet)
+        let group = ServiceGroup(configuration: .init(services: [application], logger: quiet))
+        let running = Task { try await group.run() }
+        defer { running.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        let result = try await body(port)
+        await group.triggerGracefulShutdown()
+        _ = try? await running.value
+        return result
     }
 
     static func send(
@@ -154,33 +173,4 @@ struct FailingStore: SAMLStateStore, StoreHealthCheck {
     }
     func checkHealth() async throws { throw Self.error }
     static let error = SAMLError(.storeUnavailable, "expected the store to answer, found it unreachable")
-}
-
-/// Collects log records (level, message, metadata) for assertions.
-final class CapturedLogs: Sendable {
-    struct Record: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
-    }
-    let records = Mutex<[Record]>([])
-
-    var logger: Logger {
-        Logger(label: "captured", factory: { _ in Handler(sink: self) })
-    }
-
-    struct Handler: LogHandler {
-        let sink: CapturedLogs
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            var merged = metadata.mapValues { "\($0)" }
-            for (key, value) in event.metadata ?? [:] { merged[key] = "\(value)" }
-            sink.records.withLock { $0.append(Record(level: event.level, message: "\(event.message)", metadata: merged)) }
-        }
-    }
 }

@@ -4,6 +4,7 @@ import Logging
 import SAML
 import SAMLLoad
 import SAMLService
+import SAMLTestSupport
 import Testing
 
 /// The service over real HTTP on loopback, with the in-memory store.

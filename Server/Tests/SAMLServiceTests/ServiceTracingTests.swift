@@ -5,6 +5,7 @@ import Logging
 import SAML
 import SAMLLoad
 import SAMLService
+import SAMLTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -32,19 +33,7 @@ struct ServiceTracingTests {
                     status: .ok, headers: [.contentType: json ? "application/json" : "application/x-protobuf"],
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: json ? Array("{}".utf8) : [])))
             }
-            let (ports, continuation) = AsyncStream<Int>.makeStream()
-            let application = Application(
-                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: Service.quiet)
-            let group = ServiceGroup(configuration: .init(services: [application], logger: Service.quiet))
-            let running = Task { try await group.run() }
-            defer { running.cancel() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw CancellationError() }
-            let result = try await body(port)
-            await group.triggerGracefulShutdown()
-            _ = try? await running.value
-            return result
+            return try await Service.withServer(router, body)
         }
 
         /// Waits (at most 10 s) until `done` holds for what was received.

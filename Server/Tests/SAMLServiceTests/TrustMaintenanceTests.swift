@@ -61,19 +61,7 @@ struct TrustMaintenanceTests {
                 status: .ok, headers: [.contentType: "application/samlmetadata+xml", .eTag: etag],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: document)))
         }
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let application = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: Service.quiet)
-        let group = ServiceGroup(configuration: .init(services: [application], logger: Service.quiet))
-        let running = Task { try await group.run() }
-        defer { running.cancel() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
-        let result = try await body(port)
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
-        return result
+        return try await Service.withServer(router, body)
     }
 
     /// A trust file in a fresh directory: MVPD-A from `url` (refreshed every 0.2-0.3 s), MVPD-B pinned.

@@ -21,6 +21,11 @@ extension MVPDConfiguration {
         return first == UInt8(ascii: "<") ? try decodeXML(document) : try decodeJSON(document)
     }
 
+    /// The same, of a document held as text.
+    public static func decode(_ document: String) throws -> MVPDConfiguration {
+        try decode(Array(document.utf8))
+    }
+
     /// Decodes a v1 or v2 JSON configuration.
     public static func decodeJSON(_ document: [UInt8]) throws -> MVPDConfiguration {
         let object: Any

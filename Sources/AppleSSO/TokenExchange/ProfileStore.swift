@@ -8,7 +8,7 @@ public struct StoredProfile: Sendable, Hashable {
     public var serviceProvider: String
     public var device: String
     public var mvpd: String
-    /// The profile object's JSON (``Profile/object``).
+    /// The profile object's JSON (``AppleSSOProfile/object``).
     public var json: [UInt8]
     public var notAfter: SAMLInstant
 

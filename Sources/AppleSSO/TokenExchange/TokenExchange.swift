@@ -74,10 +74,31 @@ public struct TokenExchange: Sendable {
     ///   - caller: who posts it (with ``requests``: the response must answer a request issued to it).
     ///   - expectations: what this request's response must answer (the request's ID, the endpoint it was
     ///     posted to).
+    /// - Returns: the profile of the verified response.
+    /// - Throws: the ``EnhancedError`` to answer with (its ``EnhancedError/status`` and
+    ///   ``EnhancedError/json``), the library's reason in ``EnhancedError/cause``.
     public func exchange(
         body: [UInt8], partnerFrameworkStatus: String?, mvpd: String? = nil, caller: Caller? = nil,
         expecting expectations: SAMLResponseVerifier.RequestExpectations = SAMLResponseVerifier.RequestExpectations()
-    ) async -> Result<Profile, EnhancedError> {
+    ) async throws(EnhancedError) -> AppleSSOProfile {
+        try await outcome(body: body, partnerFrameworkStatus: partnerFrameworkStatus, mvpd: mvpd, caller: caller, expecting: expectations)
+            .get()
+    }
+
+    /// ``exchange(body:partnerFrameworkStatus:mvpd:caller:expecting:)`` with a `String` body (a form body or
+    /// the SAMLResponse value as text).
+    public func exchange(
+        body: String, partnerFrameworkStatus: String?, mvpd: String? = nil, caller: Caller? = nil,
+        expecting expectations: SAMLResponseVerifier.RequestExpectations = SAMLResponseVerifier.RequestExpectations()
+    ) async throws(EnhancedError) -> AppleSSOProfile {
+        try await exchange(
+            body: Array(body.utf8), partnerFrameworkStatus: partnerFrameworkStatus, mvpd: mvpd, caller: caller, expecting: expectations)
+    }
+
+    private func outcome(
+        body: [UInt8], partnerFrameworkStatus: String?, mvpd: String?, caller: Caller?,
+        expecting expectations: SAMLResponseVerifier.RequestExpectations
+    ) async -> Result<AppleSSOProfile, EnhancedError> {
         let now = trust.template.clock.now()
         guard let header = partnerFrameworkStatus else {
             return .failure(EnhancedError(pfs: .accessNotPresent))
@@ -109,7 +130,13 @@ public struct TokenExchange: Sendable {
     public func exchangeV1(
         body: [UInt8], requestor: String,
         expecting expectations: SAMLResponseVerifier.RequestExpectations = SAMLResponseVerifier.RequestExpectations()
-    ) async -> Result<Profile, EnhancedError> {
+    ) async throws(EnhancedError) -> AppleSSOProfile {
+        try await outcomeV1(body: body, requestor: requestor, expecting: expectations).get()
+    }
+
+    private func outcomeV1(
+        body: [UInt8], requestor: String, expecting expectations: SAMLResponseVerifier.RequestExpectations
+    ) async -> Result<AppleSSOProfile, EnhancedError> {
         var fields: [String: String] = [:]
         for name in ["requestor", "deviceId", "mvpd", "deviceType"] {
             let value: String?
@@ -155,7 +182,7 @@ public struct TokenExchange: Sendable {
     /// Verifies the SAMLResponse of `body` with the MVPD's identity provider and builds the profile.
     private func verify(
         body: [UInt8], for provider: MVPD, caller: Caller?, expecting expectations: SAMLResponseVerifier.RequestExpectations
-    ) async -> Result<Profile, EnhancedError> {
+    ) async -> Result<AppleSSOProfile, EnhancedError> {
         var expectations = expectations
         if let requests, let caller, let identityProvider = trust.identityProvider(for: provider.id) {
             expectations.issuedRequest = .init(
@@ -171,10 +198,10 @@ public struct TokenExchange: Sendable {
     /// Verifies, and with a caller builds the profile from the verified response before its replay
     /// record: a response missing a required field is refused without consuming its request, and the
     /// profile goes to the state store with the assertion (a ``SAML/SAMLAttachingStateStore`` keeps it
-    /// exactly when the login is accepted: ``Profile/isStored``).
+    /// exactly when the login is accepted: ``AppleSSOProfile/isStored``).
     private func verifyAndExtract(
         body: [UInt8], for provider: MVPD, caller: Caller?, expecting expectations: SAMLResponseVerifier.RequestExpectations
-    ) async -> Result<Profile, EnhancedError> {
+    ) async -> Result<AppleSSOProfile, EnhancedError> {
         let verifier: SAMLResponseVerifier
         do {
             verifier = try trust.verifier(for: provider.id)
@@ -209,13 +236,13 @@ public struct TokenExchange: Sendable {
 
     /// The profile of a verified response: the MVPD's `requiredMetadataFields` (v2 configurations may
     /// carry none: then the NameID and every attribute), valid for the MVPD's authentication TTL.
-    private func makeProfile(_ response: VerifiedResponse, for provider: MVPD) throws -> Profile {
+    private func makeProfile(_ response: VerifiedResponse, for provider: MVPD) throws -> AppleSSOProfile {
         let names =
             provider.requiredMetadataFields.isEmpty
             ? ["NameID"] + response.assertion.attributes.map(\.name) : provider.requiredMetadataFields
         let fields = try response.fields(names, allowMissing: provider.requiredMetadataFields.isEmpty)
         let now = trust.template.clock.now()
-        return Profile(
+        return AppleSSOProfile(
             mvpd: provider.id, response: response, fields: fields, mapping: mapping, notBefore: now,
             notAfter: now + (authenticationTTLs[provider.id] ?? defaultAuthenticationTTL))
     }
@@ -223,183 +250,7 @@ public struct TokenExchange: Sendable {
 
 /// The profile the attachment hook built, handed back to the exchange after verification.
 private final class ProfileSlot: Sendable {
-    private let slot = Mutex<Profile?>(nil)
-    func set(_ profile: Profile) { slot.withLock { $0 = profile } }
-    func get() -> Profile? { slot.withLock { $0 } }
-}
-
-/// The v2 `appleSSO` profile: `{"profiles": {"<mvpd>": {"notBefore", "notAfter", "issuer": "Apple",
-/// "type": "appleSSO", "attributes": {"<key>": {"value", "state": "plain"}}}}}`.
-public struct Profile: Sendable {
-    public let mvpd: String
-    /// When the exchange happened, in milliseconds.
-    public let notBefore: Int64
-    /// `notBefore` plus the MVPD's authentication TTL (``TokenExchange/authenticationTTLs``), in milliseconds.
-    public let notAfter: Int64
-    /// User-metadata key → values (one value is written as a string, several as an array).
-    public let attributes: [(key: String, values: [String])]
-    /// The verified response it came from.
-    public let response: VerifiedResponse
-    /// Whether the state store kept it with the login, in the same step (a ``SAML/SAMLAttachingStateStore``
-    /// given a caller); otherwise the caller keeps it (``ProfileStore/save(_:)``).
-    public internal(set) var isStored = false
-
-    init(
-        mvpd: String, response: VerifiedResponse, fields: RequiredFields, mapping: UserMetadataMapping, notBefore: SAMLInstant,
-        notAfter: SAMLInstant
-    ) {
-        self.mvpd = mvpd
-        self.response = response
-        self.notBefore = notBefore.millisecondsSinceEpoch
-        self.notAfter = notAfter.millisecondsSinceEpoch
-        attributes = fields.values.map { (mapping.key(for: $0.name), $0.values) }
-    }
-
-    /// The profile object (`{"notBefore", "notAfter", "issuer": "Apple", "type": "appleSSO", "attributes"}`).
-    public var object: JSONValue {
-        var attributeObject: [String: JSONValue] = [:]
-        for (key, values) in attributes {
-            attributeObject[key] = ["value": values.count == 1 ? .string(values[0]) : .strings(values), "state": "plain"]
-        }
-        return [
-            "notBefore": .integer(notBefore), "notAfter": .integer(notAfter), "issuer": "Apple", "type": "appleSSO",
-            "attributes": .object(attributeObject),
-        ]
-    }
-
-    /// The JSON body of the `201 Created` answer: `{"profiles": {"<mvpd>": object}}`.
-    public var json: [UInt8] {
-        JSONValue.object(["profiles": .object([mvpd: object])]).bytes
-    }
-}
-
-/// An Enhanced Error Code object, as Adobe Pass's Enhanced Error Codes page defines it: `{"action",
-/// "status", "code", "message", "details", "helpUrl", "trace"}`, `details` (the library's code) omitted
-/// when there is none, `trace` the request's identifier when the service sets one. Codes are those the
-/// page lists for REST API v2 (`invalid_parameter_*`, `invalid_header_pfs_*`,
-/// `invalid_access_token_service_provider`, `internal_server_error`, ...); docs/service.md lists the few
-/// extensions and why.
-public struct EnhancedError: Error, Sendable {
-    public let action: String
-    public let status: Int
-    public let code: String
-    public let message: String
-    /// The library's own error, when one caused this (its code goes into `details`).
-    public let cause: SAMLError?
-    /// The MVPD the request was for, once known (for logs; not part of the JSON).
-    public internal(set) var mvpd: String?
-    /// The identifier of the request that got this answer, for support (`trace`).
-    public var trace: String?
-
-    /// The Enhanced Error Codes page, the `helpUrl` of every error.
-    public static let helpURL =
-        "https://experienceleague.adobe.com/docs/pass/authentication/auth-features/error-reportn/enhanced-error-codes.html"
-
-    public init(status: Int, code: String, message: String, details: SAMLError?, action: String = "none") {
-        self.action = action
-        self.status = status
-        self.code = code
-        self.message = message
-        self.cause = details
-    }
-
-    /// The answer for a library error, after its HTTP meaning.
-    public init(saml error: SAMLError) {
-        if error.code == .trustUnknownMVPD {
-            self.init(
-                status: 500, code: "invalid_configuration_mvpd_platform_profile_exchange",
-                message: "The partner profile exchange is not configured for this MVPD.", details: error, action: "configuration")
-            return
-        }
-        switch error.code.httpStatus {
-        case 503:
-            // An extension (docs/service.md): a store or the MVPD's trust that cannot decide now; the
-            // client retries rather than sending the user through another flow.
-            self.init(
-                status: 503, code: "service_unavailable", message: "The service cannot verify the SAML response now; retry later.",
-                details: error, action: "retry")
-        case 500..<600:
-            self.init(
-                status: 500, code: "internal_server_error", message: "The service is not configured to verify this SAML response.",
-                details: error)
-        default:
-            // 413 included: a SAML response over the size limit is an invalid parameter value.
-            self.init(
-                status: 400, code: "invalid_parameter_saml_response", message: "The SAML response parameter value is missing or invalid.",
-                details: error)
-        }
-    }
-
-    /// `400 invalid_header_pfs_permission_access_not_present`: the `AP-Partner-Framework-Status` header
-    /// cannot be decoded, so it presents no permission access status (the library's reason in `details`).
-    public static func partnerFrameworkStatusMalformed(_ cause: (any Error)?) -> EnhancedError {
-        EnhancedError(
-            status: 400, code: PartnerFrameworkOutcome.accessNotPresent.rawValue, message: PartnerFrameworkOutcome.accessNotPresent.message,
-            details: cause as? SAMLError)
-    }
-
-    /// `400 invalid_parameter_<name>`: a form field that cannot be decoded.
-    public static func malformedParameter(_ name: String, _ cause: (any Error)?) -> EnhancedError {
-        EnhancedError(
-            status: 400, code: "invalid_parameter_\(name)", message: "The \(name) parameter is malformed.", details: cause as? SAMLError)
-    }
-
-    /// An error that is not the library's: the server's fault, never the client's.
-    public static let internalError = EnhancedError(
-        status: 500, code: "internal_server_error", message: "The service failed to process the request.", details: nil)
-
-    init(pfs outcome: PartnerFrameworkOutcome) {
-        self.init(status: 400, code: outcome.rawValue, message: outcome.message, details: nil)
-    }
-
-    /// `details`: the library's stable code, e.g. `signature.digest-mismatch`. Never its message, which
-    /// names what was found (bytes of the request, signed values): that goes to the debug log only.
-    public var details: String? { cause.map { $0.code.identifier } }
-
-    /// The JSON object; `details` and `trace` only when set.
-    public var object: JSONValue {
-        var object: [String: JSONValue] = [
-            "action": .string(action), "status": .integer(Int64(status)), "code": .string(code), "message": .string(message),
-            "helpUrl": .string(Self.helpURL),
-        ]
-        if let details { object["details"] = .string(details) }
-        if let trace { object["trace"] = .string(trace) }
-        return .object(object)
-    }
-
-    public var json: [UInt8] { object.bytes }
-
-    /// The same error in REST API v1's terms (Enhanced Error Codes, "REST API v1"): a code v1 lists stays,
-    /// `invalid_parameter_service_provider` is `invalid_requestor`, an access-token code is `internal_error`
-    /// with action `application-registration` (v1 has none; the status says it), anything else is
-    /// `internal_error` with action `none`.
-    public var v1: EnhancedError {
-        var mapped = self
-        switch code {
-        case "invalid_requestor", "invalid_device_info", "invalid_device_id", "unknown_integration", "internal_error",
-            "service_unavailable":
-            return self
-        case "invalid_parameter_service_provider":
-            mapped = EnhancedError(status: status, code: "invalid_requestor", message: message, details: cause, action: action)
-        case _ where code.hasPrefix("invalid_access_token"):
-            mapped = EnhancedError(
-                status: status, code: "internal_error", message: message, details: cause, action: "application-registration")
-        default:
-            mapped = EnhancedError(status: status, code: "internal_error", message: message, details: cause, action: "none")
-        }
-        mapped.mvpd = mvpd
-        mapped.trace = trace
-        return mapped
-    }
-
-    /// The XML representation REST API v1 answers when asked: `<error><action/><status/><code/><message/>
-    /// <details/><helpUrl/><trace/></error>`, `details` and `trace` only when set.
-    public var xml: [UInt8] {
-        var fields = [("action", action), ("status", String(status)), ("code", code), ("message", message)]
-        if let details { fields.append(("details", details)) }
-        fields.append(("helpUrl", Self.helpURL))
-        if let trace { fields.append(("trace", trace)) }
-        let elements = fields.map { "<\($0)>\(XMLEscaping.escape($1))</\($0)>" }.joined()
-        return Array(("<?xml version=\"1.0\" encoding=\"UTF-8\"?><error>" + elements + "</error>").utf8)
-    }
+    private let slot = Mutex<AppleSSOProfile?>(nil)
+    func set(_ profile: AppleSSOProfile) { slot.withLock { $0 = profile } }
+    func get() -> AppleSSOProfile? { slot.withLock { $0 } }
 }

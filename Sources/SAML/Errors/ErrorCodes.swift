@@ -98,7 +98,7 @@ extension SAMLError.Code {
     /// one space, or Base64 longer than a line unbroken), and no reconstruction of the signer's layout
     /// verifies: the message names the part (the Reference digest or `SignedInfo`) and the marks seen. The
     /// device or the IdP changed more than whitespace between elements and Base64 line breaks (docs/recovery.md).
-    public static let signatureNormalisationDamage = Self("signature.normalisation-damage")
+    public static let signatureNormalizationDamage = Self("signature.normalisation-damage")
     /// The signature value does not verify, and the certificate it carries is not one of the pinned ones.
     public static let signatureUntrustedKey = Self("signature.untrusted-key")
     /// xmlsec could not process the signature (missing parts, bad encoding).
@@ -202,5 +202,5 @@ extension SAMLError.Code {
     // MARK: Library start-up
 
     /// libxmlsec1 or its OpenSSL backend failed to initialise, or its ABI differs from the headers.
-    public static let runtimeInitialisationFailed = Self("runtime.initialisation-failed", httpStatus: 500)
+    public static let runtimeInitializationFailed = Self("runtime.initialisation-failed", httpStatus: 500)
 }

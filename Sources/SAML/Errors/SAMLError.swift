@@ -43,6 +43,10 @@ public struct SAMLError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The HTTP status a service answers this error with (``Code/httpStatus``): 400 for the caller's
+    /// input, 413 for its size, 500 for the service's own configuration, 503 when a store does not answer.
+    public var httpStatus: Int { code.httpStatus }
+
     public var description: String { "\(code.identifier): \(message)" }
 
     public static func == (lhs: SAMLError, rhs: SAMLError) -> Bool { lhs.code == rhs.code }

@@ -104,6 +104,11 @@ public struct IdentityProviderMetadata: Sendable {
         return reading.found
     }
 
+    /// ``read(_:entityID:options:)`` of a document held as text.
+    public static func read(_ xml: String, entityID: String?, options: Options = Options()) throws -> IdentityProviderMetadata {
+        try read(Array(xml.utf8), entityID: entityID, options: options)
+    }
+
     /// The one identity provider named `entityID` (or the only one, when nil).
     ///
     /// - Throws: as ``read(_:options:)``; when the entity named is in the document but left out, the reason

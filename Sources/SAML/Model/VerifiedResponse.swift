@@ -20,12 +20,12 @@ public struct VerifiedResponse: Sendable, Hashable {
     public let signingKeyFingerprint: String
     /// What was repaired on the way: by ``SAMLResponseDecoder`` (when verified from its
     /// ``SAMLResponseDecoder/Decoded``), then by the recovery of signed content damaged by the cookbook's
-    /// whitespace normalisation (``SAMLResponseVerifier/Configuration/recoversNormalisationDamage``).
+    /// whitespace normalisation (``SAMLResponseVerifier/Configuration/recoversNormalizationDamage``).
     public package(set) var repairs: [SAMLResponseDecoder.Repair] = []
     /// The verified assertion.
     public let assertion: VerifiedAssertion
-    /// Checks not run because the configuration said `.skip` (for example `"audience"`).
-    public let skippedChecks: [String]
+    /// Checks not run because the configuration said so (for example ``SkippedChecks/audience``).
+    public let skippedChecks: SkippedChecks
     /// Whether the state store recorded ``SAMLResponseVerifier/RequestExpectations/attachment``'s value
     /// with the assertion, in the same step (a ``SAMLAttachingStateStore``).
     public package(set) var attachmentRecorded = false

@@ -101,7 +101,7 @@ public struct RequestIDAuthority: Sendable {
 
     /// A new ID for `binding`, answerable until `now + lifetime` (whole seconds, rounded up).
     ///
-    /// - Throws: ``SAMLError/Code/runtimeInitialisationFailed`` when OpenSSL cannot compute an HMAC.
+    /// - Throws: ``SAMLError/Code/runtimeInitializationFailed`` when OpenSSL cannot compute an HMAC.
     public func issue(for binding: RequestBinding, lifetime: Duration, now: SAMLInstant) throws(SAMLError) -> IssuedRequestID {
         let key = keys[0]
         let expirySeconds = (now + lifetime).millisecondsSinceEpoch / 1000 + 1
@@ -219,7 +219,7 @@ public struct RequestIDAuthority: Sendable {
         return hmac(input, key: key)?[..<macLength]
     }
 
-    private static let hmacFailed = SAMLError(.runtimeInitialisationFailed, "expected OpenSSL to compute an HMAC-SHA-256, found it failing")
+    private static let hmacFailed = SAMLError(.runtimeInitializationFailed, "expected OpenSSL to compute an HMAC-SHA-256, found it failing")
 
     private static func append(_ values: [String], to input: inout [UInt8]) {
         for value in values {

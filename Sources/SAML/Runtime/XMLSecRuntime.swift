@@ -15,13 +15,13 @@ public enum XMLSecRuntime {
         case SAML_SHIM_INIT_VERSION_MISMATCH:
             return .failure(
                 SAMLError(
-                    .runtimeInitialisationFailed,
+                    .runtimeInitializationFailed,
                     "expected a libxmlsec1 ABI-compatible with \(compiledVersion), found an incompatible one"
                 )
             )
         case let other:
             return .failure(
-                SAMLError(.runtimeInitialisationFailed, "libxmlsec1 start-up step \(other.rawValue) failed")
+                SAMLError(.runtimeInitializationFailed, "libxmlsec1 start-up step \(other.rawValue) failed")
             )
         }
     }()

@@ -24,7 +24,7 @@ enum SignatureVerification {
     {
         let outcome = try attempt(signature: signature, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
         if case .valid(let key) = outcome { return key }
-        throw failure(outcome, signature: signature, keys: keys)
+        throw failure(outcome, signature: signature, keys: keys, cookbookShaped: false)
     }
 
     /// One verification with every pinned key in turn.
@@ -74,14 +74,17 @@ enum SignatureVerification {
     }
 
     /// The error that reports a failed ``attempt(signature:keys:algorithms:fastCanonicalization:)``.
-    static func failure(_ outcome: Outcome, signature: xmlNodePtr, keys: [TrustedKey]) -> SAMLError {
+    /// `cookbookShaped`: the document bears the marks of the cookbook's whitespace normalisation (no newline
+    /// anywhere), so the message may name it as a likely cause; otherwise it does not.
+    static func failure(_ outcome: Outcome, signature: xmlNodePtr, keys: [TrustedKey], cookbookShaped: Bool) -> SAMLError {
         let parent = signedElementDescription(signature)
         switch outcome {
         case .digestMismatch:
             return SAMLError(
                 .signatureDigestMismatch,
                 "expected the digest of the signed \(parent) to match its Reference, found different content "
-                    + "(changed after signing, e.g. by whitespace normalisation)"
+                    + (cookbookShaped
+                        ? "(changed after signing, e.g. by whitespace normalisation)" : "(changed after signing)")
             )
         case .processingFailed(let reasons):
             return SAMLError(

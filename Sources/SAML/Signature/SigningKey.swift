@@ -8,6 +8,11 @@ public struct SigningKey: Sendable {
     /// signs requests (``ServiceProviderMetadata``).
     public let certificateDER: [UInt8]?
 
+    /// An unencrypted PEM private key and, optionally, its PEM certificate, held as text.
+    public init(privateKeyPEM: String, certificatePEM: String? = nil) throws {
+        try self.init(privateKeyPEM: Array(privateKeyPEM.utf8), certificatePEM: certificatePEM.map { Array($0.utf8) })
+    }
+
     /// An unencrypted PEM private key and, optionally, its PEM certificate.
     public init(privateKeyPEM: [UInt8], certificatePEM: [UInt8]? = nil) throws {
         try XMLSecRuntime.initialize()

@@ -50,6 +50,11 @@ public struct TrustedKey: Sendable {
         }
     }
 
+    /// ``all(pem:)`` of a PEM text held as a `String`.
+    public static func all(pem: String) throws -> [TrustedKey] {
+        try all(pem: Array(pem.utf8))
+    }
+
     /// The first certificate or public key of a PEM text.
     public init(pem: [UInt8]) throws {
         self = try Self.all(pem: pem)[0]

@@ -55,9 +55,13 @@ public struct IdentityProvider: Sendable {
 extension SAMLResponseVerifier.Configuration {
     /// A configuration bound to one identity provider: its keys pinned and its entity ID required as
     /// the Issuer of the Response and the Assertion. The safe way to build a verifier per IdP.
+    ///
+    /// Every check is named, `inResponseTo` too: `.skip` when the request a response answers comes with
+    /// each call (``SAMLResponseVerifier/RequestExpectations``) or when IdP-initiated responses are
+    /// expected; a response verified without one lists ``SkippedChecks/inResponseTo``.
     public init(
         identityProvider: IdentityProvider, audience: ExpectedValue<String>, destination: ExpectedValue<String>,
-        inResponseTo: ExpectedValue<String> = .skip, replay: SAMLResponseVerifier.ReplayProtection
+        inResponseTo: ExpectedValue<String>, replay: SAMLResponseVerifier.ReplayProtection
     ) {
         self.init(
             trustedKeys: identityProvider.keys, issuer: .equals(identityProvider.entityID), audience: audience,

@@ -1,0 +1,16 @@
+// What the shim's own C files share and Swift never sees (the public declarations are in
+// include/CSAMLShim.h).
+#ifndef SAML_SHIM_PRIVATE_H
+#define SAML_SHIM_PRIVATE_H
+
+#include "CSAMLShim.h"
+
+// errors.c: the callback runtime.c installs for xmlsec's errors.
+void saml_shim_collect_xmlsec_error(const char *file, int line, const char *func, const char *errorObject,
+                                    const char *errorSubject, int reason, const char *msg);
+
+// verification.c: a non-empty name without any character an XPointer or XPath expression needs (also
+// required of the IDs signing.c registers).
+int saml_shim_plain_name(const xmlChar *name);
+
+#endif
