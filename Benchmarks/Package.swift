@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "AppleSSO", package: "swift-saml"),
                 .product(name: "SAML", package: "swift-saml"),
+                .product(name: "SAMLTestSupport", package: "swift-saml"),
             ],
             path: "Benchmarks/CodecBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

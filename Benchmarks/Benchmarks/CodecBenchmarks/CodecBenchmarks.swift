@@ -2,6 +2,7 @@ import AppleSSO
 import Benchmark
 import Foundation
 import SAML
+import SAMLTestSupport
 
 // Normalise, encode and decode throughput on 4 KiB, 64 KiB and 1 MiB pretty-printed SAML responses,
 // each beside the Adobe Pass cookbook's own Foundation code on the same input (the baseline).
@@ -25,7 +26,7 @@ let benchmarks: @Sendable () -> Void = {
             for _ in benchmark.scaledIterations { blackHole(try Cookbook.normalize(utf8: bytes)) }
         }
         Benchmark("normalize:\(label):foundation-cookbook") { benchmark in
-            for _ in benchmark.scaledIterations { blackHole(FoundationCookbook.normalize(text)) }
+            for _ in benchmark.scaledIterations { blackHole(CookbookOracle.normalize(text)) }
         }
         Benchmark("encode:\(label)") { benchmark in
             for _ in benchmark.scaledIterations { blackHole(try Cookbook.encode(utf8: bytes)) }
@@ -34,7 +35,7 @@ let benchmarks: @Sendable () -> Void = {
             for _ in benchmark.scaledIterations { blackHole(Cookbook.encode(text)) }
         }
         Benchmark("encode:\(label):foundation-cookbook") { benchmark in
-            for _ in benchmark.scaledIterations { blackHole(FoundationCookbook.encode(text)) }
+            for _ in benchmark.scaledIterations { blackHole(CookbookOracle.encode(text)) }
         }
         Benchmark("decode:\(label)") { benchmark in
             for _ in benchmark.scaledIterations { blackHole(try decoder.decode(encoded)) }
@@ -77,23 +78,8 @@ enum Inputs {
     }
 }
 
-/// The cookbook's Foundation code (the baseline), and a Foundation decoder for comparison.
+/// A Foundation decoder, beside the library's (the cookbook's own encoding code is ``CookbookOracle``).
 enum FoundationCookbook {
-    static func normalize(_ input: String) -> String {
-        var samlResponse: String? = input
-        samlResponse = samlResponse?.replacingOccurrences(
-            of: "[ \\t]+", with: " ", options: String.CompareOptions.regularExpression)
-        samlResponse = samlResponse?.components(separatedBy: CharacterSet.newlines).joined(separator: "")
-        samlResponse = samlResponse?.trimmingCharacters(in: CharacterSet.whitespacesAndNewlines)
-        return samlResponse!
-    }
-
-    static func encode(_ input: String) -> String {
-        let base64 = normalize(input).data(using: .utf8)!.base64EncodedString(options: [])
-        return base64.addingPercentEncoding(
-            withAllowedCharacters: CharacterSet(charactersIn: "!*'();:@&=+$,/?%#[]").inverted)!
-    }
-
     static func decode(_ value: String) -> Data? {
         value.removingPercentEncoding.flatMap { Data(base64Encoded: $0) }
     }
