@@ -31,11 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = try ServiceConfiguration.load(contentsOf: config)
         if let port { configuration.port = port }
         if let store { configuration.store = store }
-        if let tracingEndpoint {
-            var tracing = configuration.tracing ?? ServiceConfiguration.Tracing()
-            tracing.endpoint = try ServiceConfiguration.Tracing.checkedEndpoint(tracingEndpoint)
-            configuration.tracing = tracing
-        }
+        if let tracingEndpoint { try configuration.trace(to: tracingEndpoint) }
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

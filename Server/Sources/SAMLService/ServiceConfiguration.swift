@@ -157,7 +157,7 @@ public struct ServiceConfiguration: Sendable {
         }
 
         /// An absolute `http` or `https` URL with a host; with no path, OTLP/HTTP's `/v1/traces`.
-        public static func checkedEndpoint(_ text: String) throws -> String {
+        static func checkedEndpoint(_ text: String) throws -> String {
             guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 let host = url.host, !host.isEmpty
             else {
@@ -165,6 +165,14 @@ public struct ServiceConfiguration: Sendable {
             }
             return url.path.isEmpty || url.path == "/" ? (text.hasSuffix("/") ? String(text.dropLast()) : text) + "/v1/traces" : text
         }
+    }
+
+    /// Turns tracing on, exporting to `endpoint` (an http(s) URL; with no path, `/v1/traces`), the other
+    /// tracing settings as they are: `SAML_SERVICE_TRACING_ENDPOINT`, `saml-server serve --tracing-endpoint`.
+    public mutating func trace(to endpoint: String) throws {
+        var settings = tracing ?? Tracing()
+        settings.endpoint = try Tracing.checkedEndpoint(endpoint)
+        tracing = settings
     }
 
     public init(serviceProvider: String, mvpdConfigurationPath: String, trustPath: String) {
@@ -444,11 +452,7 @@ public struct ServiceConfiguration: Sendable {
         }
         if let value = environment["SAML_SERVICE_STORE"] { store = value }
         if let value = environment["SAML_SERVICE_LOG_LEVEL"] { logLevel = try Self.level(value) }
-        if let value = environment["SAML_SERVICE_TRACING_ENDPOINT"] {
-            var settings = tracing ?? Tracing()
-            settings.endpoint = try Tracing.checkedEndpoint(value)
-            tracing = settings
-        }
+        if let value = environment["SAML_SERVICE_TRACING_ENDPOINT"] { try trace(to: value) }
         if tracing == nil, environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] != nil || environment["OTEL_EXPORTER_OTLP_ENDPOINT"] != nil {
             tracing = Tracing()
         }

@@ -1,7 +1,7 @@
 import AppleSSO
 import Foundation
 import Logging
-import SAML
+@_spi(Spans) import SAML
 import Synchronization
 import Tracing
 
@@ -38,7 +38,8 @@ public struct TokenExchangeService: Sendable {
     private struct Snapshot {
         var mvpds: MVPDConfiguration
         var exchange: TokenExchange
-        /// The values an `mvpd` metric label may take: the MVPD configuration's and the trust file's IDs.
+        /// The values an `mvpd` metric label may take: the MVPD configuration's IDs (every MVPD an answer
+        /// names is one of them).
         var metricLabels: Set<String>
     }
     public var mvpds: MVPDConfiguration { current.snapshot.withLock { $0.mvpds } }
@@ -105,8 +106,7 @@ public struct TokenExchangeService: Sendable {
             requests = try RequestIDAuthority(keys: configuration.requestKeys)
         }
         bearerDigests = configuration.bearerTokens.map { BearerToken.digest(Array($0.utf8)) }
-        current = Current(
-            Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests, trustContents: trustContents))
+        current = Current(Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests))
         if let keyPath = configuration.requestSigningKeyPath {
             signingKey = try SigningKey(
                 privateKeyPEM: try Self.read(keyPath), certificatePEM: try configuration.requestSigningCertificatePath.map(Self.read))
@@ -129,15 +129,13 @@ public struct TokenExchangeService: Sendable {
     }
 
     private static func snapshot(
-        _ mvpds: MVPDConfiguration, configuration: ServiceConfiguration, trust: TrustRegistry, requests: RequestIDAuthority,
-        trustContents: TrustFile.Contents
+        _ mvpds: MVPDConfiguration, configuration: ServiceConfiguration, trust: TrustRegistry, requests: RequestIDAuthority
     ) -> Snapshot {
         var exchange = TokenExchange(
             configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping), requests: requests)
         exchange.defaultAuthenticationTTL = configuration.authenticationTTL
         exchange.authenticationTTLs = configuration.mvpdAuthenticationTTLs
-        let labels = Set(mvpds.mvpds.map(\.id)).union(trustContents.pinned.keys).union(trustContents.sources.keys).union(trust.status.keys)
-        return Snapshot(mvpds: mvpds, exchange: exchange, metricLabels: labels)
+        return Snapshot(mvpds: mvpds, exchange: exchange, metricLabels: Set(mvpds.mvpds.map(\.id)))
     }
 
     /// Reads the MVPD configuration file again and swaps it in for new requests; a file that does not read
@@ -145,8 +143,7 @@ public struct TokenExchangeService: Sendable {
     public func reloadMVPDConfiguration() {
         do {
             let mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
-            let snapshot = Self.snapshot(
-                mvpds, configuration: configuration, trust: trust, requests: requests, trustContents: trustContents)
+            let snapshot = Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests)
             current.snapshot.withLock { $0 = snapshot }
             logger.info("MVPD configuration reloaded", metadata: ["mvpds": "\(mvpds.mvpds.count)"])
         } catch {
@@ -315,21 +312,9 @@ public struct TokenExchangeService: Sendable {
                 .attributeQuery(attributes: mvpd.requiredMetadataFields), id: issued.id, issuer: configuration.spEntityID,
                 destination: Self.destination(of: idp), signingKey: signingKey)
         }
-        let request = try tracer.map { try Self.span("saml.request.issue", $0, issue) } ?? issue()
+        let request = try VerificationSpans(tracer).phase("saml.request.issue", issue)
         metrics.requestIssued(mvpd: mvpd.id, api: caller.api)
         return request
-    }
-
-    /// `body` within a span of `tracer` that says when it failed, never why (the error is not recorded).
-    private static func span<Spans: Tracer, T>(_ name: String, _ tracer: Spans, _ body: () throws -> T) throws -> T {
-        let span = tracer.startSpan(name, ofKind: .internal)
-        defer { span.end() }
-        do {
-            return try body()
-        } catch {
-            span.setStatus(SpanStatus(code: .error))
-            throw error
-        }
     }
 
     /// The value of an `mvpd` metric label: a configured MVPD's id, else `none`. Never a value of the

@@ -1,5 +1,5 @@
 import Foundation
-import SAML
+@_spi(Spans) import SAML
 import Synchronization
 
 /// The server side of the Apple SSO Token Exchange: one call from the incoming form body and headers to

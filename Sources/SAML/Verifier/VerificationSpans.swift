@@ -1,4 +1,4 @@
-package import Tracing
+public import Tracing
 
 /// The spans of one verification, children of the caller's current span (`ServiceContext.current`):
 /// `saml.decode`, `saml.parse`, `saml.signature`, `saml.decrypt`, `saml.validate` and `saml.store.consume`.
@@ -13,21 +13,25 @@ package import Tracing
 /// Phases are siblings under the caller's span, even where one runs inside another (the decryption of an
 /// encrypted assertion happens between its two signatures): each is one step of the request, and the
 /// caller's span stays the one its log lines name.
-package struct VerificationSpans: Sendable {
-    package let tracer: (any Tracer)?
+///
+/// SPI (`@_spi(Spans) import SAML`) for this package's other modules and the service, whose own steps
+/// (`saml.request.issue`) follow the same rules; not an API for applications.
+@_spi(Spans)
+public struct VerificationSpans: Sendable {
+    public let tracer: (any Tracer)?
 
-    package init(_ tracer: (any Tracer)?) {
+    public init(_ tracer: (any Tracer)?) {
         self.tracer = tracer
     }
 
     /// Runs `body` within the span `name`.
-    package func phase<T>(_ name: String, _ body: () throws -> T) throws -> T {
+    public func phase<T>(_ name: String, _ body: () throws -> T) throws -> T {
         guard let tracer else { return try body() }
         return try Self.run(tracer, name, body)
     }
 
     /// Runs `body` within the span `name`, then sets the attributes `annotate` gives for its result.
-    package func phase<T>(_ name: String, _ body: () async throws -> T, annotate: (T) -> SpanAttributes) async throws -> T {
+    public func phase<T>(_ name: String, _ body: () async throws -> T, annotate: (T) -> SpanAttributes) async throws -> T {
         guard let tracer else { return try await body() }
         return try await Self.run(tracer, name, body, annotate: annotate)
     }
