@@ -1,6 +1,8 @@
 import AppleSSO
 import ArgumentParser
 import Foundation
+import NIOCore
+import NIOPosix
 import SAML
 import SAMLMockIdP
 import SAMLPostgres
@@ -18,6 +20,21 @@ struct SAMLServerCommand: AsyncParsableCommand {
             ServeCommand.self, LoadCommand.self, RequestCommand.self, VerifyCommand.self, ExchangeCommand.self, BenchCommand.self,
         ]
     )
+
+    static func main() async {
+        if let allowed = allowedCPUs() { NIOSingletons.groupLoopCountSuggestion = min(allowed, System.coreCount) }
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// `--store postgres://user@host:port/db` or `memory`.
@@ -50,4 +67,16 @@ func read(_ path: String) throws -> [UInt8] {
     if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
     guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
     return Array(data)
+}
+
+/// The CPUs this process may run on (`taskset`, `sched_setaffinity`), from `Cpus_allowed` in
+/// /proc/self/status: a hex mask, comma-separated in groups of 32 bits.
+func allowedCPUs() -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") })
+    else { return nil }
+    let count = line.dropFirst("Cpus_allowed:".count).reduce(0) { sum, character in
+        sum + (character.hexDigitValue?.nonzeroBitCount ?? 0)
+    }
+    return count > 0 ? count : nil
 }

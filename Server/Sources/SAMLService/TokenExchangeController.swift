@@ -176,9 +176,17 @@ struct TokenExchangeController: Sendable {
     /// `application/x-www-form-urlencoded`, parameters (`; charset=UTF-8`) allowed, any case.
     static func isForm(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-        return mediaType.lowercased() == "application/x-www-form-urlencoded"
+        // Bytes, not Foundation's trimming: this runs on every request (issue 28).
+        let bytes = contentType.utf8
+        let mediaType = bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)]
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let first = mediaType.firstIndex(where: { !isSpace($0) }), let last = mediaType.lastIndex(where: { !isSpace($0) }) else {
+            return false
+        }
+        return mediaType[first...last].elementsEqual(formMediaType) { (0x41...0x5A).contains($0) ? $0 | 0x20 == $1 : $0 == $1 }
     }
+
+    private static let formMediaType = Array("application/x-www-form-urlencoded".utf8)
 
     /// A JSON response (no content type for an empty body, as `204`).
     static func json(_ status: Int, _ body: [UInt8]) -> Response {

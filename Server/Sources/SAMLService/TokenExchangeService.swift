@@ -632,8 +632,8 @@ public struct TokenExchangeService: Sendable {
     }
 
     private func checkDevice(_ headers: RequestHeaders) -> ServiceAnswer? {
-        guard let identifier = headers.deviceIdentifier, identifier.hasPrefix("fingerprint "), identifier.count > 12,
-            identifier.count <= 512
+        guard let identifier = headers.deviceIdentifier, identifier.utf8.starts(with: "fingerprint ".utf8), identifier.utf8.count > 12,
+            identifier.utf8.count <= 512
         else {
             return .error(
                 EnhancedError(
@@ -642,7 +642,7 @@ public struct TokenExchangeService: Sendable {
         }
         if let info = headers.deviceInfo {
             let decoded = Data(base64Encoded: info)
-            guard let decoded, (try? JSONDecoder().decode(AnyJSONObject.self, from: decoded)) != nil else {
+            guard let decoded, case .object? = try? JSONValue(parsing: decoded, maxDepth: 16) else {
                 return .error(
                     EnhancedError(
                         status: 400, code: "invalid_header_device_info",
@@ -717,19 +717,5 @@ public struct ServiceAnswer: Sendable {
             detail: error.cause?.message)
         answer.error = error
         return answer
-    }
-}
-
-/// Decodes when the JSON is an object, whatever its members.
-private struct AnyJSONObject: Decodable {
-    struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    init(from decoder: any Decoder) throws {
-        _ = try decoder.container(keyedBy: Key.self)
     }
 }

@@ -88,30 +88,33 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
         let bytes = headerValue.utf8
         let first = bytes.firstIndex { $0 != 0x20 && $0 != 0x09 } ?? bytes.endIndex
         let last = bytes.lastIndex { $0 != 0x20 && $0 != 0x09 }.map { bytes.index(after: $0) } ?? first
-        let trimmed = Substring(headerValue.utf8[first..<max(first, last)])
+        let trimmed = bytes[first..<max(first, last)]
         // Standard Base64; the header page says only "Base64-encoded", so the URL-safe alphabet and
         // missing padding are read too.
-        var normalized = String(trimmed).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        if normalized.utf8.count % 4 != 0 { normalized += String(repeating: "=", count: 4 - normalized.utf8.count % 4) }
-        guard normalized.utf8.count <= 16 * 1024, let data = Data(base64Encoded: normalized) else {
+        guard trimmed.count <= 16 * 1024,
+            let data = Data(base64Encoded: Data(Self.standardBase64(trimmed)))
+        else {
             throw SAMLError(
-                .pfsMalformedBase64, "expected standard Base64 in AP-Partner-Framework-Status, found \(SAMLError.quote(String(trimmed)))")
+                .pfsMalformedBase64,
+                "expected standard Base64 in AP-Partner-Framework-Status, found \(SAMLError.quote(String(Substring(trimmed))))")
         }
-        let decoded: Wire
+        let object: [String: JSONValue]
         do {
-            decoded = try JSONDecoder().decode(Wire.self, from: data)
-        } catch DecodingError.typeMismatch(_, let context) {
-            throw SAMLError(.pfsMalformedJSON, "expected \(Self.path(context)) to be \(Self.expectedKind(context)), found another type")
-        } catch {
-            throw SAMLError(.pfsMalformedJSON, "expected a JSON object in AP-Partner-Framework-Status, found something else")
+            guard case .object(let members) = try JSONValue(parsing: data, maxDepth: 8) else {
+                throw SAMLError(.pfsMalformedJSON, "expected a JSON object in AP-Partner-Framework-Status, found another value")
+            }
+            object = members
+        } catch let error as JSONValue.ParseError {
+            throw SAMLError(.pfsMalformedJSON, "expected a JSON object in AP-Partner-Framework-Status, found malformed JSON: \(error)")
         }
-        let permission = decoded.frameworkPermissionInfo
-        let provider = decoded.frameworkProviderInfo
-        accessStatus = permission?.accessStatus.map(AccessStatus.init(rawValue:))
-        permissionError = permission?.error.map { FrameworkError(code: $0.code, message: $0.message) }
-        providerID = provider?.id
-        providerError = provider?.error.map { FrameworkError(code: $0.code, message: $0.message) }
-        if let text = provider?.expirationDate {
+        // Unknown members are ignored and `null` counts as absent; a known member of another type is an error.
+        let permission = try Self.object(object, "frameworkPermissionInfo", path: "")
+        let provider = try Self.object(object, "frameworkProviderInfo", path: "")
+        accessStatus = try Self.string(permission, "accessStatus", path: "frameworkPermissionInfo.").map(AccessStatus.init(rawValue:))
+        permissionError = try Self.error(permission, path: "frameworkPermissionInfo.")
+        providerID = try Self.string(provider, "id", path: "frameworkProviderInfo.")
+        providerError = try Self.error(provider, path: "frameworkProviderInfo.")
+        if let text = try Self.string(provider, "expirationDate", path: "frameworkProviderInfo.") {
             guard let value = Int64(text) else {
                 throw SAMLError(
                     .pfsMalformedJSON, "expected frameworkProviderInfo.expirationDate in milliseconds, found \(SAMLError.quote(text))")
@@ -122,32 +125,44 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
         }
     }
 
-    /// The header's JSON as it travels (unknown members ignored, `null` as absent).
-    private struct Wire: Decodable {
-        struct Error: Decodable {
-            var code: String?
-            var message: String?
+    /// The URL-safe alphabet mapped to the standard one, and the padding completed.
+    private static func standardBase64(_ text: Substring.UTF8View) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(text.count + 3)
+        for byte in text {
+            switch byte {
+            case UInt8(ascii: "-"): out.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): out.append(UInt8(ascii: "/"))
+            default: out.append(byte)
+            }
         }
-        struct Permission: Decodable {
-            var accessStatus: String?
-            var error: Error?
-        }
-        struct Provider: Decodable {
-            var id: String?
-            var expirationDate: String?
-            var error: Error?
-        }
-        var frameworkPermissionInfo: Permission?
-        var frameworkProviderInfo: Provider?
+        while out.count % 4 != 0 { out.append(UInt8(ascii: "=")) }
+        return out
     }
 
-    private static func path(_ context: DecodingError.Context) -> String {
-        context.codingPath.map(\.stringValue).joined(separator: ".")
+    /// A member that must be an object when present.
+    private static func object(_ parent: [String: JSONValue]?, _ name: String, path: String) throws -> [String: JSONValue]? {
+        switch parent?[name] {
+        case nil, .null?: return nil
+        case .object(let members)?: return members
+        default: throw SAMLError(.pfsMalformedJSON, "expected \(path)\(name) to be an object, found another type")
+        }
     }
 
-    private static func expectedKind(_ context: DecodingError.Context) -> String {
-        ["accessStatus", "id", "expirationDate", "code", "message"].contains(context.codingPath.last?.stringValue ?? "")
-            ? "a string" : "an object"
+    /// A member that must be a string when present.
+    private static func string(_ parent: [String: JSONValue]?, _ name: String, path: String) throws -> String? {
+        switch parent?[name] {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        default: throw SAMLError(.pfsMalformedJSON, "expected \(path)\(name) to be a string, found another type")
+        }
+    }
+
+    /// The optional `error` object of either part.
+    private static func error(_ parent: [String: JSONValue]?, path: String) throws -> FrameworkError? {
+        guard let members = try object(parent, "error", path: path) else { return nil }
+        return FrameworkError(
+            code: try string(members, "code", path: path + "error."), message: try string(members, "message", path: path + "error."))
     }
 
 }

@@ -16,6 +16,14 @@ enum ASCII {
         return memchr(base + bytes.startIndex, Int32(byte), bytes.count) != nil
     }
 
+    /// `memchr`: the index of the first `byte` in `bytes`, or `bytes.endIndex`.
+    static func firstIndex(of byte: UInt8, in bytes: Slice<UnsafeRawBufferPointer>) -> Int {
+        guard let base = bytes.base.baseAddress, !bytes.isEmpty,
+            let found = memchr(base + bytes.startIndex, Int32(byte), bytes.count)
+        else { return bytes.endIndex }
+        return UnsafeRawPointer(found) - base
+    }
+
     private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// `<` first, after an optional UTF-8 byte order mark.
