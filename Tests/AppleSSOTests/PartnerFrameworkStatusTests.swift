@@ -101,6 +101,11 @@ struct PartnerFrameworkStatusTests {
             _ = try PartnerFrameworkStatus(
                 headerValue: Data(#"{"frameworkProviderInfo":{"expirationDate":"soon"}}"#.utf8).base64EncodedString())
         }
+        // Two readers could disagree on which of two same-named members counts: neither is read.
+        #expect(throws: SAMLError(.pfsMalformedJSON, "")) {
+            _ = try PartnerFrameworkStatus(
+                headerValue: Data(#"{"frameworkProviderInfo":{"id":"A","id":"B"}}"#.utf8).base64EncodedString())
+        }
     }
 }
 

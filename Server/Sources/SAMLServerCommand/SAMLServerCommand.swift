@@ -21,9 +21,18 @@ struct SAMLServerCommand: AsyncParsableCommand {
         ]
     )
 
+    /// NIO's event loops: one per CPU the process may use (`taskset`, a cpuset), not one per CPU of the
+    /// machine. Swift concurrency's global executor: NIO's event loop when the process may use one CPU,
+    /// Swift's own pool otherwise (`SAML_SERVER_EXECUTOR=nio` or `swift` decides instead). On one CPU a
+    /// request then runs where it was read, without a hop to Swift's pool and back at each `await`
+    /// (1,560 → 2,430 requests/s); on two, computing on the event loops delays their I/O and Swift's pool
+    /// is faster (BENCHMARKS.md, "The service at the speed of the library"). Nothing in saml-server
+    /// blocks a thread.
     static func main() async {
-        if let allowed = allowedCPUs() { NIOSingletons.groupLoopCountSuggestion = min(allowed, System.coreCount) }
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        let allowed = allowedCPUs()
+        if let allowed { NIOSingletons.groupLoopCountSuggestion = min(allowed, System.coreCount) }
+        let executor = ProcessInfo.processInfo.environment["SAML_SERVER_EXECUTOR"] ?? (allowed == 1 ? "nio" : "swift")
+        if executor == "nio" { NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() }
         do {
             var command = try parseAsRoot()
             if var command = command as? AsyncParsableCommand {

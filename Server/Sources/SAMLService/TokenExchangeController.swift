@@ -158,12 +158,14 @@ struct TokenExchangeController: Sendable {
             service.metrics.verdict(endpoint: verdictEndpoint, code: result.code, mvpd: mvpd, elapsed)
         }
         RequestSpan.annotate(verdict: result.code, mvpd: mvpd)
-        var metadata: Logger.Metadata = [
-            "status": "\(result.status)", "code": "\(result.code)", "latency_us": "\(elapsed.nanoseconds / 1000)",
-        ]
-        if let mvpd = result.mvpd { metadata["mvpd"] = "\(mvpd)" }
-        if let trace = result.trace { metadata["trace"] = "\(trace)" }
-        context.logger.info("\(request.method) \(context.endpointPath ?? "unmatched")", metadata: metadata)
+        if context.logger.logLevel <= .info {
+            var metadata: Logger.Metadata = [
+                "status": "\(result.status)", "code": "\(result.code)", "latency_us": "\(elapsed.nanoseconds / 1000)",
+            ]
+            if let mvpd = result.mvpd { metadata["mvpd"] = "\(mvpd)" }
+            if let trace = result.trace { metadata["trace"] = "\(trace)" }
+            context.logger.info("\(request.method) \(context.endpointPath ?? "unmatched")", metadata: metadata)
+        }
         if let detail = result.detail {
             context.logger.debug("refusal detail", metadata: ["detail": "\(detail)"])
         }

@@ -57,6 +57,19 @@ struct ServiceRouterTests {
         }
     }
 
+    @Test(
+        "the form media type: any case, parameters and surrounding spaces allowed; nothing else, not even a look-alike",
+        arguments: [
+            ("application/x-www-form-urlencoded", true), ("Application/X-WWW-Form-URLEncoded", true),
+            (" application/x-www-form-urlencoded ; charset=UTF-8", true), ("\tapplication/x-www-form-urlencoded\t", true),
+            ("application/x-www-form-urlencodedx", false), ("application/x\u{0D}www-form-urlencoded", false),
+            ("application/x\u{0F}www-form-urlencoded", false), ("text/plain", false), ("", false), (" ; charset=UTF-8", false),
+            ("application/json; x=application/x-www-form-urlencoded", false), ("application/x-www-form-urlencoded\u{E9}", false),
+        ])
+    func formMediaType(value: String, expected: Bool) {
+        #expect(TokenExchangeController.isForm(value) == expected)
+    }
+
     @Test("authentication first, then the media type, then the path")
     func checkOrder() async throws {
         var configuration = Service.configuration()

@@ -12,7 +12,7 @@ public enum FormBody {
             } catch let error as SAMLError where error.code == .decodeMissingField {
                 return nil
             }
-            let decoded = try PercentDecoding.decode(Array(raw), plusAsSpace: true)
+            let decoded = try PercentDecoding.decode(raw, plusAsSpace: true)
             guard let text = String(validating: decoded, as: UTF8.self) else {
                 throw SAMLError(.decodeNotUTF8, "expected UTF-8 in the \(name) field, found other bytes")
             }
@@ -66,25 +66,42 @@ public enum FormBody {
 /// Percent-decoding (RFC 3986 section 2.1), applied exactly once per call.
 enum PercentDecoding {
     static func decode(_ input: [UInt8], plusAsSpace: Bool = false) throws -> [UInt8] {
-        var output = [UInt8]()
-        output.reserveCapacity(input.count)
-        var i = 0
-        while i < input.count {
-            let byte = input[i]
-            if byte == UInt8(ascii: "%") {
-                guard i + 2 < input.count, let high = Hex.value(input[i + 1]), let low = Hex.value(input[i + 2]) else {
-                    let excerpt = input[i..<min(i + 3, input.count)]
-                    throw SAMLError(
-                        .decodeInvalidPercentEncoding,
-                        "expected '%' and two hex digits at offset \(i), found \(SAMLError.quote(bytes: excerpt))"
-                    )
+        try input.withUnsafeBufferPointer { try decode($0, plusAsSpace: plusAsSpace) }
+    }
+
+    static func decode(_ input: Slice<UnsafeRawBufferPointer>, plusAsSpace: Bool = false) throws -> [UInt8] {
+        try decode(UnsafeRawBufferPointer(rebasing: input).bindMemory(to: UInt8.self), plusAsSpace: plusAsSpace)
+    }
+
+    /// One pass writing into storage sized for the input (the output is never longer): the SAMLResponse
+    /// field is kilobytes with an escape every few dozen bytes, and appending byte by byte to a growing
+    /// array was 2% of a service request (BENCHMARKS.md, issue 28).
+    static func decode(_ input: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool) throws -> [UInt8] {
+        var failure: Int?
+        let output = [UInt8](unsafeUninitializedCapacity: input.count) { out, written in
+            var i = 0, o = 0
+            let count = input.count
+            while i < count {
+                let byte = input[i]
+                if byte == UInt8(ascii: "%") {
+                    guard i + 2 < count, let high = Hex.value(input[i + 1]), let low = Hex.value(input[i + 2]) else {
+                        failure = i
+                        break
+                    }
+                    out[o] = high << 4 | low
+                    i += 3
+                } else {
+                    out[o] = plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte
+                    i += 1
                 }
-                output.append(high << 4 | low)
-                i += 3
-            } else {
-                output.append(plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-                i += 1
+                o += 1
             }
+            written = o
+        }
+        if let i = failure {
+            let excerpt = input[i..<min(i + 3, input.count)]
+            throw SAMLError(
+                .decodeInvalidPercentEncoding, "expected '%' and two hex digits at offset \(i), found \(SAMLError.quote(bytes: excerpt))")
         }
         return output
     }

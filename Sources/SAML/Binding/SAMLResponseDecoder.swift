@@ -137,7 +137,7 @@ public struct SAMLResponseDecoder: Sendable {
         }
         var repairs: [Repair] = []
         let encodedXML = value.starts(with: Array("%3C".utf8)) || value.starts(with: Array("%3c".utf8))
-        var text = try PercentDecoding.decode(Array(value), plusAsSpace: encodedXML)
+        var text = try PercentDecoding.decode(value, plusAsSpace: encodedXML)
         if format == .base64 { format = .formValue }
         if text.contains(UInt8(ascii: "%")) {
             guard options.doubleEncoding == .repair else {
