@@ -46,6 +46,14 @@ extension PostgresStateStore {
         public var maximumConnections = 4
         /// The most consumes and profile saves one transaction carries. Default 64.
         public var maximumBatch = 64
+        /// The batching window: while the store is busy (its last transaction carried more than one
+        /// write), a transaction that would carry fewer than ``batchTarget`` writes waits up to this long
+        /// for more, then carries them too. Default 1 ms; zero turns it off; at most 50 ms. A quiet store
+        /// (one login at a time) never waits. Measured on one 2-core machine with two instances and a
+        /// synchronous standby: +18% logins per second, fewer commits, lower p99 (BENCHMARKS.md).
+        public var batchWindow: Duration = .milliseconds(1)
+        /// The transaction size below which a busy store's transaction waits ``batchWindow``. Default 6.
+        public var batchTarget = 6
         /// The most operations waiting for a connection; beyond it an operation fails closed at once
         /// (``SAMLError/Code/storeUnavailable``) instead of queueing past its deadline. Default 4096.
         public var maximumQueue = 4096

@@ -29,7 +29,9 @@ final class StoreLanes: Sendable {
     init(configuration: PostgresStateStore.Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        queue = StoreQueue(capacity: configuration.maximumQueue, maximumBatch: configuration.maximumBatch)
+        queue = StoreQueue(
+            capacity: configuration.maximumQueue, maximumBatch: configuration.maximumBatch, batchWindow: configuration.batchWindow,
+            batchTarget: configuration.batchTarget)
         lanes = (0..<max(1, configuration.maximumConnections)).map { _ in
             Lane(executor: LaneExecutor(MultiThreadedEventLoopGroup.singleton.next()))
         }
@@ -80,17 +82,22 @@ final class StoreLanes: Sendable {
 
     /// One lane: takes work, runs it on its connection, answers its operations.
     private func work(_ lane: Lane, number: Int) async {
-        while let work = await queue.next() {
+        while var work = await queue.next() {
+            if case .batch(let batch, waits: true) = work {
+                // A busy store's small batch: the writes that arrive within the window join it.
+                try? await Task.sleep(for: queue.batchWindow)
+                work = .batch(batch + queue.more(for: batch), waits: false)
+            }
             let operations: [StoreOperation]
             switch work {
-            case .batch(let batch): operations = batch
+            case .batch(let batch, _): operations = batch
             case .job(let operation): operations = [operation]
             }
             lane.started(operations)
             do {
                 let live = try await lane.current { try await self.connect(on: lane.executor.eventLoop) }
                 switch work {
-                case .batch(let operations):
+                case .batch(let operations, _):
                     try await GroupCommit.run(operations, on: live, logger: self.logger)
                 case .job(let operation):
                     guard case .job(let body) = operation.kind else { break }

@@ -10,10 +10,18 @@ import Synchronization
 /// the next one, unless half a batch is already waiting (then another lane takes them at once). So a
 /// quiet store answers each write with one transaction without delay, and a busy one spends one commit
 /// on many writes instead of one connection's commit on each.
+///
+/// The batching window: when the previous batch carried more than one write (the store is busy) and
+/// the next one would carry fewer than ``batchTarget``, its lane waits up to ``batchWindow`` and takes
+/// the writes that arrived meanwhile (``more(for:)``) into the same transaction. A commit costs the
+/// database far more than a row (BENCHMARKS.md), so fewer, fuller commits leave more of a shared
+/// machine to everything else; a quiet store (batches of one) never waits.
 final class StoreQueue: Sendable {
     /// What a lane takes: a batch of writes for one transaction, or one job.
     enum Work: Sendable {
-        case batch([StoreOperation])
+        /// Writes for one transaction; `waits`: the lane waits ``batchWindow`` and adds ``more(for:)``
+        /// (the store is busy: the batch before carried more than one write, and this one is small).
+        case batch([StoreOperation], waits: Bool)
         case job(StoreOperation)
     }
 
@@ -24,16 +32,25 @@ final class StoreQueue: Sendable {
         var idleLanes: [CheckedContinuation<Void, Never>] = []
         var closed = false
         var writeBatchesInFlight = 0
+        /// The size of the last batch of writes taken.
+        var lastBatch = 0
         var count: Int { writes.count + jobs.count }
     }
 
     let capacity: Int
     let maximumBatch: Int
+    /// The longest a batch smaller than ``batchTarget`` waits for more writes while the store is busy;
+    /// zero: never.
+    let batchWindow: Duration
+    /// The batch size below which a busy store's batch waits for ``batchWindow``.
+    let batchTarget: Int
     private let state = Mutex(State())
 
-    init(capacity: Int, maximumBatch: Int) {
+    init(capacity: Int, maximumBatch: Int, batchWindow: Duration = .zero, batchTarget: Int = 1) {
         self.capacity = max(1, capacity)
         self.maximumBatch = max(1, maximumBatch)
+        self.batchWindow = min(max(.zero, batchWindow), .milliseconds(50))
+        self.batchTarget = min(max(1, batchTarget), self.maximumBatch)
     }
 
     /// Queues an operation and wakes an idle lane; throws ``SAMLError/Code/storeUnavailable`` when the
@@ -154,23 +171,42 @@ final class StoreQueue: Sendable {
         default:
             var batch: [StoreOperation] = []
             var keys: Set<String> = []
-            var deferred: [(sequence: UInt64, operation: StoreOperation)] = []
-            while batch.count < maximumBatch, let entry = state.writes.popFirst() {
-                if entry.operation.isFinished { continue }
-                let own = entry.operation.batchKeys
-                if own.contains(where: keys.contains) {
-                    deferred.append(entry)
-                    // Past a few duplicates, leave the rest for the next batch as they are.
-                    if deferred.count >= maximumBatch { break }
-                    continue
-                }
-                keys.formUnion(own)
-                batch.append(entry.operation)
-            }
-            for entry in deferred.reversed() { state.writes.prepend(entry) }
+            fill(&batch, keys: &keys, from: &state)
             guard !batch.isEmpty else { return nil }
             state.writeBatchesInFlight += 1
-            return .batch(batch)
+            let waits = batchWindow > .zero && batch.count < batchTarget && state.lastBatch > 1
+            state.lastBatch = batch.count
+            return .batch(batch, waits: waits)
         }
+    }
+
+    /// The writes queued since `batch` was taken that may join it (none sharing its keys, up to a batch).
+    func more(for batch: [StoreOperation]) -> [StoreOperation] {
+        state.withLock { state in
+            var joined = batch
+            var keys = Set(batch.flatMap(\.batchKeys))
+            fill(&joined, keys: &keys, from: &state)
+            state.lastBatch = joined.count
+            return Array(joined[batch.count...])
+        }
+    }
+
+    /// Moves the oldest writes into `batch` up to a batch, skipping those whose callers gave up; a write
+    /// sharing a key with the batch stays queued, in order, for the next one.
+    private func fill(_ batch: inout [StoreOperation], keys: inout Set<String>, from state: inout State) {
+        var deferred: [(sequence: UInt64, operation: StoreOperation)] = []
+        while batch.count < maximumBatch, let entry = state.writes.popFirst() {
+            if entry.operation.isFinished { continue }
+            let own = entry.operation.batchKeys
+            if own.contains(where: keys.contains) {
+                deferred.append(entry)
+                // Past a few duplicates, leave the rest for the next batch as they are.
+                if deferred.count >= maximumBatch { break }
+                continue
+            }
+            keys.formUnion(own)
+            batch.append(entry.operation)
+        }
+        for entry in deferred.reversed() { state.writes.prepend(entry) }
     }
 }

@@ -49,6 +49,7 @@ public enum ServiceApplication {
             if let password = configuration.storePassword { storeConfiguration.password = password }
             storeConfiguration.timeout = configuration.storeTimeout
             storeConfiguration.maximumConnections = configuration.storeConnections
+            storeConfiguration.batchWindow = configuration.storeBatchWindow
             let postgres = PostgresStateStore(storeConfiguration, logger: logger)
             store = postgres
             ready = { try await postgres.checkHealth() }

@@ -52,6 +52,9 @@ public struct ServiceConfiguration: Sendable {
     /// Connections to PostgreSQL, each carrying one transaction (a batch of logins) at a time. Default 4
     /// (docs/service.md: what it costs).
     public var storeConnections = 4
+    /// The store's batching window: while the store is busy, a small transaction waits this long for more
+    /// logins to carry (`PostgresStateStore.Configuration.batchWindow`). Default 1 ms; zero: off; at most 50 ms.
+    public var storeBatchWindow: Duration = .milliseconds(1)
     /// How long a SAML request issued by `sessions/sso` can be answered. Default 300 s.
     public var requestLifetime: Duration = .seconds(300)
     /// The largest request body accepted (413 above it). Default 256 KiB: a SAMLResponse is a few KiB;
@@ -238,6 +241,7 @@ public struct ServiceConfiguration: Sendable {
         var storeTimeoutSeconds: Double?
         var storeStartupTimeoutSeconds: Double?
         var storeConnections: Int?
+        var storeBatchWindowMilliseconds: Double?
         var requestLifetimeSeconds: Double?
         var maximumBodyBytes: Int?
         var maximumHeaderBytes: Int?
@@ -261,7 +265,7 @@ public struct ServiceConfiguration: Sendable {
             case serviceProvider, mvpdConfiguration, trust, host, port, spEntityID, destination, store, storePasswordFile
             case bearerTokensFile, adminTokensFile, requestKeysFile, maximumConnections, headerTimeoutSeconds, requestTimeoutSeconds
             case idleTimeoutSeconds, maximumConcurrentVerifications, verificationQueue, adminPort, adminHost
-            case shutdownTimeoutSeconds, storeTimeoutSeconds, storeStartupTimeoutSeconds, storeConnections
+            case shutdownTimeoutSeconds, storeTimeoutSeconds, storeStartupTimeoutSeconds, storeConnections, storeBatchWindowMilliseconds
             case requestLifetimeSeconds, maximumBodyBytes, maximumHeaderBytes, userMetadataMapping, featuredMVPDs
             case bearerTokens, allowUnsolicited, requestSigningKey, requestSigningCertificate, logLevel
             case assertionConsumerServiceURLs, encryptionCertificate, authenticationURL, authenticationTTLSeconds
@@ -295,6 +299,7 @@ public struct ServiceConfiguration: Sendable {
             storeTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .storeTimeoutSeconds)
             storeStartupTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .storeStartupTimeoutSeconds)
             storeConnections = try container.decodeIfPresent(Int.self, forKey: .storeConnections)
+            storeBatchWindowMilliseconds = try container.decodeIfPresent(Double.self, forKey: .storeBatchWindowMilliseconds)
             requestLifetimeSeconds = try container.decodeIfPresent(Double.self, forKey: .requestLifetimeSeconds)
             maximumBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maximumBodyBytes)
             maximumHeaderBytes = try container.decodeIfPresent(Int.self, forKey: .maximumHeaderBytes)
@@ -347,6 +352,12 @@ public struct ServiceConfiguration: Sendable {
             if let value = duration(storeTimeoutSeconds) { configuration.storeTimeout = value }
             if let value = duration(storeStartupTimeoutSeconds) { configuration.storeStartupTimeout = value }
             if let storeConnections { configuration.storeConnections = storeConnections }
+            if let storeBatchWindowMilliseconds {
+                guard (0...50).contains(storeBatchWindowMilliseconds) else {
+                    throw SAMLError(.configurationInvalid, "expected storeBatchWindowMilliseconds from 0 to 50, found another value")
+                }
+                configuration.storeBatchWindow = .microseconds(Int64(storeBatchWindowMilliseconds * 1000))
+            }
             if let value = duration(requestLifetimeSeconds) { configuration.requestLifetime = value }
             if let maximumBodyBytes { configuration.maximumBodyBytes = maximumBodyBytes }
             if let maximumHeaderBytes { configuration.maximumHeaderBytes = maximumHeaderBytes }

@@ -17,7 +17,7 @@ struct StoreQueueTests {
     }
 
     static func ids(_ work: StoreQueue.Work?) -> [String] {
-        guard case .batch(let operations) = work else { return [] }
+        guard case .batch(let operations, _) = work else { return [] }
         return operations.compactMap {
             if case .consume(let assertion, _, _) = $0.kind { return assertion.id }
             return nil
@@ -52,6 +52,67 @@ struct StoreQueueTests {
         queue.batchFinished()
         try queue.submit(Self.consume("fourth"))
         #expect(Self.ids(await queue.next()) == ["fourth"], "nothing in flight: a lone write goes at once")
+    }
+
+    static func waits(_ work: StoreQueue.Work?) -> Bool {
+        if case .batch(_, let waits) = work { return waits }
+        return false
+    }
+
+    @Test("the batching window: a busy store's small batch waits and takes the writes that arrived; a quiet store's never waits")
+    func batchingWindow() async throws {
+        let queue = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .milliseconds(1), batchTarget: 4)
+        // Quiet: a lone write goes at once, and does not wait (no batch of more than one before it).
+        try queue.submit(Self.consume("lone"))
+        let lone = await queue.next()
+        #expect(Self.ids(lone) == ["lone"] && !Self.waits(lone))
+        queue.batchFinished()
+        // Busy: two writes in one batch; the next small batch is told to wait.
+        try queue.submit(Self.consume("a"))
+        try queue.submit(Self.consume("b"))
+        #expect(Self.ids(await queue.next()) == ["a", "b"])
+        queue.batchFinished()
+        try queue.submit(Self.consume("c", request: "r"))
+        let small = await queue.next()
+        guard case .batch(let taken, waits: true) = small else {
+            Issue.record("expected a batch told to wait")
+            return
+        }
+        // Arriving during the window: a write sharing the batch's request stays for the next batch, in order.
+        try queue.submit(Self.consume("d", request: "r"))
+        try queue.submit(Self.consume("e"))
+        try queue.submit(Self.consume("f"))
+        let joined = queue.more(for: taken)
+        #expect(Self.ids(.batch(taken + joined, waits: false)) == ["c", "e", "f"])
+        queue.batchFinished()
+        // A batch of the target size does not wait.
+        try queue.submit(Self.consume("g"))
+        try queue.submit(Self.consume("h"))
+        try queue.submit(Self.consume("i"))
+        let full = await queue.next()
+        #expect(Self.ids(full) == ["d", "g", "h", "i"] && !Self.waits(full))
+        queue.batchFinished()
+        // A window of zero never waits.
+        let off = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .zero, batchTarget: 4)
+        for id in ["x", "y"] { try off.submit(Self.consume(id)) }
+        _ = await off.next()
+        off.batchFinished()
+        try off.submit(Self.consume("z"))
+        #expect(!Self.waits(await off.next()))
+    }
+
+    @Test("a batch's joiners never exceed the maximum batch")
+    func moreIsBounded() async throws {
+        let queue = StoreQueue(capacity: 100, maximumBatch: 3, batchWindow: .milliseconds(1), batchTarget: 3)
+        try queue.submit(Self.consume("a"))
+        guard case .batch(let taken, _) = await queue.next() else {
+            Issue.record("expected a batch")
+            return
+        }
+        for id in ["b", "c", "d", "e"] { try queue.submit(Self.consume(id)) }
+        #expect(Self.ids(.batch(taken + queue.more(for: taken), waits: false)) == ["a", "b", "c"])
+        queue.batchFinished()
+        #expect(Self.ids(await queue.next()) == ["d", "e"])
     }
 
     @Test("past their deadline, queued operations fail closed and are never run; a full queue refuses at once; a closed one too")

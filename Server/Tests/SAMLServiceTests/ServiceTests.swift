@@ -450,14 +450,14 @@ struct ServiceConfigurationTests {
         let json = """
             {"serviceProvider": "REF30", "mvpdConfiguration": "\(Service.vectors)/exchange/mvpd-configuration.json",
              "trust": "\(Service.vectors)/exchange/trust.json", "storeConnections": 1, "headerTimeoutSeconds": 1,
-             "verificationQueue": 0, "allowUnsolicited": true, "requestKeysFile": "keys", "storePasswordFile": "password",
+             "storeBatchWindowMilliseconds": 2.5, "verificationQueue": 0, "allowUnsolicited": true, "requestKeysFile": "keys", "storePasswordFile": "password",
              "bearerTokensFile": "tokens"}
             """
         try json.write(to: folder.appendingPathComponent("service.json"), atomically: true, encoding: .utf8)
         let path = folder.appendingPathComponent("service.json").path
         let configuration = try ServiceConfiguration.load(contentsOf: path, environment: [:])
         #expect(configuration.storeConnections == 1 && configuration.headerTimeout == .seconds(1) && configuration.verificationQueue == 0)
-        #expect(configuration.allowUnsolicited)
+        #expect(configuration.allowUnsolicited && configuration.storeBatchWindow == .microseconds(2500))
         #expect(configuration.requestKeys.map(\.id) == [1, 2])
         #expect(configuration.storePassword == "s3cret, with a comma")
         #expect(configuration.bearerTokens == ["token-a", "token-b"])
@@ -476,7 +476,8 @@ struct ServiceConfigurationTests {
         // A misspelt member is refused, not ignored; a value of the wrong type names its member only.
         let misspelt = json.replacingOccurrences(of: #""bearerTokensFile""#, with: #""bearerTokenFile""#)
         let mistyped = json.replacingOccurrences(of: #""allowUnsolicited": true"#, with: #""allowUnsolicited": "yes""#)
-        for (broken, member) in [(misspelt, "bearerTokenFile"), (mistyped, "allowUnsolicited")] {
+        let window = json.replacingOccurrences(of: #""storeBatchWindowMilliseconds": 2.5"#, with: #""storeBatchWindowMilliseconds": 51"#)
+        for (broken, member) in [(misspelt, "bearerTokenFile"), (mistyped, "allowUnsolicited"), (window, "storeBatchWindowMilliseconds")] {
             try broken.write(to: folder.appendingPathComponent("broken.json"), atomically: true, encoding: .utf8)
             do {
                 _ = try ServiceConfiguration.load(contentsOf: folder.appendingPathComponent("broken.json").path, environment: [:])
