@@ -50,7 +50,7 @@ extension PostgresStateStore {
         /// write), a transaction that would carry fewer than ``batchTarget`` writes waits up to this long
         /// for more, then carries them too. Default 1 ms; zero turns it off; at most 50 ms. A quiet store
         /// (one login at a time) never waits. Measured on one 2-core machine with two instances and a
-        /// synchronous standby: +18% logins per second, fewer commits, lower p99 (BENCHMARKS.md).
+        /// synchronous standby: +14% logins per second, a quarter fewer commits per login, lower p99 (BENCHMARKS.md).
         public var batchWindow: Duration = .milliseconds(1)
         /// The transaction size below which a busy store's transaction waits ``batchWindow``. Default 6.
         public var batchTarget = 6

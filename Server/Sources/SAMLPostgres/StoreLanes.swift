@@ -84,7 +84,9 @@ final class StoreLanes: Sendable {
     private func work(_ lane: Lane, number: Int) async {
         while var work = await queue.next() {
             if case .batch(let batch, waits: true) = work {
-                // A busy store's small batch: the writes that arrive within the window join it.
+                // A busy store's small batch: the writes that arrive within the window join it. Tracked
+                // meanwhile, so that the deadline sweep sees it.
+                lane.started(batch)
                 try? await Task.sleep(for: queue.batchWindow)
                 work = .batch(batch + queue.more(for: batch), waits: false)
             }
