@@ -106,7 +106,7 @@ struct TokenExchangeController: Sendable {
                 router.on(RouterPath(path), method: method) { _, _ in
                     var error = EnhancedError(
                         status: 405, code: "method_not_allowed", message: "The HTTP method is not allowed for this resource.", details: nil)
-                    error.trace = UUID().uuidString.lowercased()
+                    error.trace = RandomIdentifier.uuid()
                     var response = json(405, method == .head ? [] : error.json)
                     response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
                     return response

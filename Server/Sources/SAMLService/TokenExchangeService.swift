@@ -191,7 +191,7 @@ public struct TokenExchangeService: Sendable {
         let mvpds = self.mvpds
         let now = configuration.clock.now()
         let device = headers.deviceIdentifier ?? ""
-        let sessionID = UUID().uuidString.lowercased()
+        let sessionID = RandomIdentifier.uuid()
         let code = codeOf(sessionID)
         let requested: String?
         do {
@@ -710,7 +710,7 @@ public struct ServiceAnswer: Sendable {
     /// An error answer, with a fresh `trace` (also the access log's) for support to find the request by.
     static func error(_ error: EnhancedError, mvpd: String? = nil) -> ServiceAnswer {
         var error = error
-        error.trace = error.trace ?? UUID().uuidString.lowercased()
+        error.trace = error.trace ?? RandomIdentifier.uuid()
         var answer = ServiceAnswer(
             status: error.status, body: error.json, trace: error.trace, code: error.cause?.code.identifier ?? error.code,
             mvpd: mvpd ?? error.mvpd,

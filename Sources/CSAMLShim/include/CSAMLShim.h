@@ -356,9 +356,18 @@ void saml_shim_free_plaintext(unsigned char *buffer);
 /// SHA-256 of `data` into `output`. 0 on success.
 int saml_shim_sha256(const unsigned char *data, size_t length, unsigned char output[32]);
 
-/// HMAC-SHA-256 of `data` under `key` into `output`. 0 on success.
-int saml_shim_hmac_sha256(const unsigned char *key, size_t keyLength, const unsigned char *data, size_t length,
-                          unsigned char output[32]);
+/// An HMAC-SHA-256 key made ready once (the key's inner and outer pads hashed, the algorithm looked up):
+/// OpenSSL's one-shot `HMAC()` looks both up again on every call, 1.7 µs against 0.7 µs from a ready key.
+typedef struct saml_hmac_key saml_hmac_key;
+
+/// A ready HMAC-SHA-256 key, freed with `saml_shim_hmac_key_free`; NULL when OpenSSL fails (allocation).
+saml_hmac_key *saml_shim_hmac_key_new(const unsigned char *key, size_t keyLength);
+
+void saml_shim_hmac_key_free(saml_hmac_key *key);
+
+/// HMAC-SHA-256 of `data` under `key` into `output`. 0 on success. Safe to call from several threads at
+/// once on one key: each call works on its own copy of the ready state.
+int saml_shim_hmac_sha256(const saml_hmac_key *key, const unsigned char *data, size_t length, unsigned char output[32]);
 
 /// 1 when the `length` bytes at `a` and `b` are equal, compared in time that does not depend on where they differ.
 int saml_shim_equal_constant_time(const unsigned char *a, const unsigned char *b, size_t length);

@@ -39,7 +39,9 @@ public struct IssuedRequestID: Sendable, Hashable {
 /// keys can rotate) and a secret of at least 32 bytes.
 public struct RequestIDKey: Sendable {
     public let id: UInt8
-    let secret: [UInt8]
+    /// The secret, made ready for HMAC-SHA-256 once, not at every MAC (a request ID's check computes
+    /// several).
+    let ready: ReadyHMACKey
 
     /// - Throws: ``SAMLError/Code/configurationInvalid`` for a secret shorter than 32 bytes.
     public init(id: UInt8, secret: [UInt8]) throws {
@@ -47,7 +49,7 @@ public struct RequestIDKey: Sendable {
             throw SAMLError(.configurationInvalid, "expected a request-ID key secret of at least 32 bytes, found \(secret.count)")
         }
         self.id = id
-        self.secret = secret
+        ready = ReadyHMACKey(secret)
     }
 
     /// A key of 32 bytes from the system's cryptographic random source (one process only: other
@@ -56,6 +58,29 @@ public struct RequestIDKey: Sendable {
         var generator = SystemRandomNumberGenerator()
         // 32 random bytes always satisfy the length rule.
         return try! RequestIDKey(id: id, secret: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+}
+
+/// An HMAC-SHA-256 key made ready by OpenSSL once (`saml_shim_hmac_key_new`), freed with the last copy of
+/// its ``RequestIDKey``. Each MAC works on its own copy of the ready state, so one key serves any number of
+/// threads. A key OpenSSL could not make ready (it cannot allocate) makes every MAC fail, and every
+/// request ID under it is then refused.
+final class ReadyHMACKey: @unchecked Sendable {
+    let key: OpaquePointer?
+
+    init(_ secret: [UInt8]) {
+        key = secret.withUnsafeBufferPointer { saml_shim_hmac_key_new($0.baseAddress, $0.count) }
+    }
+
+    deinit { saml_shim_hmac_key_free(key) }
+
+    /// HMAC-SHA-256 of `input`, or nil when OpenSSL fails.
+    func mac(_ input: [UInt8]) -> [UInt8]? {
+        var output = [UInt8](repeating: 0, count: 32)
+        let status = input.withUnsafeBufferPointer { data in
+            output.withUnsafeMutableBufferPointer { saml_shim_hmac_sha256(key, data.baseAddress, data.count, $0.baseAddress) }
+        }
+        return status == 0 ? output : nil
     }
 }
 
@@ -233,17 +258,7 @@ public struct RequestIDAuthority: Sendable {
     }
 
     /// nil when OpenSSL fails (it cannot allocate): the caller then refuses, never compares with zeros.
-    private static func hmac(_ input: [UInt8], key: RequestIDKey) -> [UInt8]? {
-        var output = [UInt8](repeating: 0, count: 32)
-        let status = key.secret.withUnsafeBufferPointer { secret in
-            input.withUnsafeBufferPointer { data in
-                output.withUnsafeMutableBufferPointer {
-                    saml_shim_hmac_sha256(secret.baseAddress, secret.count, data.baseAddress, data.count, $0.baseAddress)
-                }
-            }
-        }
-        return status == 0 ? output : nil
-    }
+    private static func hmac(_ input: [UInt8], key: RequestIDKey) -> [UInt8]? { key.ready.mac(input) }
 
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     private static let values: [UInt8] = {
