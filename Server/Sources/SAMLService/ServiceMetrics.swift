@@ -1,6 +1,7 @@
 import CoreMetrics
 import Prometheus
 import SAML
+import Synchronization
 
 /// The service's metrics, through swift-metrics, into a Prometheus registry of its own (so that two
 /// instances in one process, as in the tests, keep separate counts; `saml-server serve` also bootstraps
@@ -35,6 +36,8 @@ import SAML
 public struct ServiceMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
+    /// The per-request metrics' objects, by label set.
+    private let perRequest = PerRequestMetrics()
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -49,19 +52,22 @@ public struct ServiceMetrics: Sendable {
     }
 
     func verdict(endpoint: String, code: String, mvpd: String, _ duration: Duration) {
-        Counter(
-            label: "saml_token_exchange_verdicts_total", dimensions: [("endpoint", endpoint), ("code", code), ("mvpd", mvpd)],
-            factory: factory
-        ).increment()
-        CoreMetrics.Timer(
-            label: "saml_token_exchange_duration_seconds", dimensions: [("endpoint", endpoint), ("mvpd", mvpd)], factory: factory
-        ).recordNanoseconds(duration.nanoseconds)
+        perRequest.counter(.verdicts, endpoint, code, mvpd) {
+            Counter(
+                label: "saml_token_exchange_verdicts_total", dimensions: [("endpoint", endpoint), ("code", code), ("mvpd", mvpd)],
+                factory: factory)
+        }.increment()
+        perRequest.timer(.exchangeDuration, endpoint, mvpd) {
+            CoreMetrics.Timer(
+                label: "saml_token_exchange_duration_seconds", dimensions: [("endpoint", endpoint), ("mvpd", mvpd)], factory: factory)
+        }.recordNanoseconds(duration.nanoseconds)
     }
 
     func storeDuration(operation: String, mvpd: String, _ duration: Duration) {
-        CoreMetrics.Timer(
-            label: "saml_store_duration_seconds", dimensions: [("operation", operation), ("mvpd", mvpd)], factory: factory
-        ).recordNanoseconds(duration.nanoseconds)
+        perRequest.timer(.storeDuration, operation, mvpd) {
+            CoreMetrics.Timer(
+                label: "saml_store_duration_seconds", dimensions: [("operation", operation), ("mvpd", mvpd)], factory: factory)
+        }.recordNanoseconds(duration.nanoseconds)
     }
 
     func requestIssued(mvpd: String, api: String) {
@@ -73,9 +79,11 @@ public struct ServiceMetrics: Sendable {
     }
 
     func duration(endpoint: String, status: Int, _ duration: Duration) {
-        CoreMetrics.Timer(
-            label: "saml_http_request_duration_seconds", dimensions: [("endpoint", endpoint), ("status", String(status))], factory: factory
-        ).recordNanoseconds(duration.nanoseconds)
+        perRequest.timer(.httpDuration, endpoint, String(status)) {
+            CoreMetrics.Timer(
+                label: "saml_http_request_duration_seconds", dimensions: [("endpoint", endpoint), ("status", String(status))],
+                factory: factory)
+        }.recordNanoseconds(duration.nanoseconds)
     }
 
     func storeError(operation: String) {
@@ -111,5 +119,39 @@ public struct ServiceMetrics: Sendable {
     /// The Prometheus text exposition.
     public func exposition() -> [UInt8] {
         registry.emitToBuffer()
+    }
+}
+
+/// The objects of the metrics every request records, made once per label set and kept: making one
+/// through the swift-metrics factory validates its name and labels, builds a key, takes the registry's
+/// lock and allocates a new object, four times a Token Exchange (issue 28). As bounded as the registry's
+/// own series: the label values come from the configuration, the routes and fixed code lists.
+private final class PerRequestMetrics: Sendable {
+    enum Family: UInt8 { case verdicts, exchangeDuration, storeDuration, httpDuration }
+
+    private struct Key: Hashable {
+        var family: Family
+        var first: String, second: String, third: String
+    }
+
+    private let counters = Mutex<[Key: CoreMetrics.Counter]>([:])
+    private let timers = Mutex<[Key: CoreMetrics.Timer]>([:])
+
+    func counter(_ family: Family, _ first: String, _ second: String, _ third: String = "", make: () -> CoreMetrics.Counter)
+        -> CoreMetrics.Counter
+    {
+        let key = Key(family: family, first: first, second: second, third: third)
+        if let known = counters.withLock({ $0[key] }) { return known }
+        let made = make()
+        counters.withLock { $0[key] = made }
+        return made
+    }
+
+    func timer(_ family: Family, _ first: String, _ second: String, make: () -> CoreMetrics.Timer) -> CoreMetrics.Timer {
+        let key = Key(family: family, first: first, second: second, third: "")
+        if let known = timers.withLock({ $0[key] }) { return known }
+        let made = make()
+        timers.withLock { $0[key] = made }
+        return made
     }
 }
