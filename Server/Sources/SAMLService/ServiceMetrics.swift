@@ -140,18 +140,18 @@ private final class PerRequestMetrics: Sendable {
     func counter(_ family: Family, _ first: String, _ second: String, _ third: String = "", make: () -> CoreMetrics.Counter)
         -> CoreMetrics.Counter
     {
-        let key = Key(family: family, first: first, second: second, third: third)
-        if let known = counters.withLock({ $0[key] }) { return known }
-        let made = make()
-        counters.withLock { $0[key] = made }
-        return made
+        Self.kept(in: counters, Key(family: family, first: first, second: second, third: third), make: make)
     }
 
     func timer(_ family: Family, _ first: String, _ second: String, make: () -> CoreMetrics.Timer) -> CoreMetrics.Timer {
-        let key = Key(family: family, first: first, second: second, third: "")
-        if let known = timers.withLock({ $0[key] }) { return known }
+        Self.kept(in: timers, Key(family: family, first: first, second: second, third: ""), make: make)
+    }
+
+    /// The object kept for `key`, made and kept first if there is none.
+    private static func kept<Metric: Sendable>(in table: borrowing Mutex<[Key: Metric]>, _ key: Key, make: () -> Metric) -> Metric {
+        if let known = table.withLock({ $0[key] }) { return known }
         let made = make()
-        timers.withLock { $0[key] = made }
+        table.withLock { $0[key] = made }
         return made
     }
 }
