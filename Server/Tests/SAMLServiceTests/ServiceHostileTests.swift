@@ -191,6 +191,45 @@ struct ServiceHostileTests {
         }
     }
 
+    @Test("a kept-alive connection in use outlives every timeout; once idle it is closed after the idle timeout, not before")
+    func keptAliveConnectionOutlivesTimeouts() async throws {
+        var configuration = Service.configuration()
+        configuration.headerTimeout = .seconds(1)
+        configuration.requestTimeout = .seconds(2)
+        configuration.idleTimeout = .seconds(1)
+        try await Service.with(configuration) { port in
+            // On a thread of its own: the other tests' blocking reads may hold the concurrency pool's
+            // threads for seconds, which would stretch this client's pauses past the idle timeout.
+            let (answers, idle) = try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(with: Result { try Self.useThenIdle(port: port) })
+                }
+            }
+            for (index, answer) in answers.enumerated() {
+                #expect(answer.starts(with: Array("HTTP/1.1 200".utf8)), "request \(index)")
+            }
+            #expect(idle >= .milliseconds(900) && idle < .seconds(3), "closed after \(idle) idle")
+        }
+    }
+
+    /// Seven requests 400 ms apart on one connection (2.4 s: past the header deadline and the first idle
+    /// deadlines, each of which the connection's one timer meets and moves past), then how long it stays
+    /// open once idle.
+    static func useThenIdle(port: Int) throws -> (answers: [[UInt8]], idle: Duration) {
+        let clock = ContinuousClock()
+        let connection = try RawConnection(port: port)
+        var answers: [[UInt8]] = []
+        var idleSince = clock.now
+        for _ in 0..<7 {
+            try connection.write("GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+            answers.append(connection.read(waiting: .seconds(1)))
+            idleSince = clock.now
+            Thread.sleep(forTimeInterval: 0.4)
+        }
+        _ = connection.isClosed(waiting: .seconds(3))
+        return (answers, clock.now - idleSince)
+    }
+
     @Test("admission: a bounded number run, a bounded number wait, the rest are refused at once")
     func admissionControl() async throws {
         let admission = AdmissionControl(limit: 2, queue: 1)
@@ -302,6 +341,17 @@ final class RawConnection: Sendable {
             if count <= 0 { return true }
         }
         return false
+    }
+
+    /// What arrives within `timeout` (one read; empty when nothing does or the connection is closed).
+    func read(waiting timeout: Duration) -> [UInt8] {
+        var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let ready = poll(
+            &descriptorSet, 1, Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        guard ready > 0 else { return [] }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        return count > 0 ? Array(buffer[..<count]) : []
     }
 
     /// Closes once: a second close could close a descriptor the process reused meanwhile (NIO's).
