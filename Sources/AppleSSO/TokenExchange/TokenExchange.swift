@@ -217,7 +217,7 @@ public struct TokenExchange: Sendable {
                 let profile = try makeProfile(response, for: provider)
                 built.set(profile)
                 return StoredProfile(
-                    serviceProvider: caller.serviceProvider, device: caller.device, mvpd: profile.mvpd, json: profile.object.bytes,
+                    serviceProvider: caller.serviceProvider, device: caller.device, mvpd: profile.mvpd, json: profile.objectJSON,
                     notAfter: SAMLInstant(millisecondsSinceEpoch: profile.notAfter))
             }
         }
