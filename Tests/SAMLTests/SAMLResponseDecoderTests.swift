@@ -168,6 +168,57 @@ struct SAMLResponseDecoderTests {
         #expect(repairs.isEmpty)
     }
 
+    enum PercentOutcome: Equatable {
+        case bytes([UInt8])
+        case refused(at: Int)
+    }
+
+    /// The byte-at-a-time decoder the run-copying one replaced (issue 28): the oracle.
+    static func referencePercentDecode(_ input: [UInt8], plusAsSpace: Bool) -> PercentOutcome {
+        var out: [UInt8] = []
+        var i = 0
+        while i < input.count {
+            let byte = input[i]
+            if byte == UInt8(ascii: "%") {
+                guard i + 2 < input.count, let high = Hex.value(input[i + 1]), let low = Hex.value(input[i + 2]) else {
+                    return .refused(at: i)
+                }
+                out.append(high << 4 | low)
+                i += 3
+            } else {
+                out.append(plusAsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+                i += 1
+            }
+        }
+        return .bytes(out)
+    }
+
+    @Test("percent-decoding: the same bytes, or the same offset refused, as a byte-at-a-time decoder, on 10,000 random inputs")
+    func percentDecodingMatchesReference() {
+        var generator = SystemRandomNumberGenerator()
+        // Few symbols, so that escapes, '+', runs and broken escapes at every position all occur.
+        let alphabet = Array("%%++2Bb4fFgZ/=A".utf8)
+        for index in 0..<10_000 {
+            let length = index < 64 ? index : Int.random(in: 0...300, using: &generator)
+            let input = (0..<length).map { _ in alphabet.randomElement(using: &generator)! }
+            for plusAsSpace in [false, true] {
+                let expected = Self.referencePercentDecode(input, plusAsSpace: plusAsSpace)
+                let found: PercentOutcome
+                do {
+                    found = .bytes(try PercentDecoding.decode(input, plusAsSpace: plusAsSpace))
+                } catch let error as SAMLError where error.code == .decodeInvalidPercentEncoding {
+                    let message = error.message
+                    let offset = message.split(separator: " ").drop { $0 != "offset" }.dropFirst().first.flatMap { Int($0.dropLast()) }
+                    found = .refused(at: offset ?? -1)
+                } catch {
+                    found = .refused(at: -2)
+                }
+                #expect(found == expected, "\(String(decoding: input, as: UTF8.self)) plusAsSpace \(plusAsSpace)")
+                if found != expected { return }
+            }
+        }
+    }
+
     @Test("rejects XML that is not UTF-8")
     func rejectsNonUTF8XML() {
         let latin1: [UInt8] = Array("<a>".utf8) + [0xE9] + Array("</a>".utf8)
