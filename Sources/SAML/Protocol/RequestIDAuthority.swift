@@ -273,7 +273,7 @@ public struct RequestIDAuthority: Sendable {
         out.reserveCapacity(bytes.count / 3 * 4)
         for start in stride(from: 0, to: bytes.count, by: 3) {
             let group = UInt32(bytes[start]) << 16 | UInt32(bytes[start + 1]) << 8 | UInt32(bytes[start + 2])
-            for shift in [18, 12, 6, 0] { out.append(alphabet[Int(group >> UInt32(shift) & 63)]) }
+            for shift: UInt32 in stride(from: 18, through: 0, by: -6) { out.append(alphabet[Int(group >> shift & 63)]) }
         }
         return String(decoding: out, as: UTF8.self)
     }
@@ -290,7 +290,10 @@ public struct RequestIDAuthority: Sendable {
                 guard value != 0xFF else { return nil }
                 group = group << 6 | UInt32(value)
             }
-            out += [UInt8(group >> 16), UInt8(truncatingIfNeeded: group >> 8), UInt8(truncatingIfNeeded: group)]
+            // Appended one by one: an array literal per group is an allocation per group.
+            out.append(UInt8(group >> 16))
+            out.append(UInt8(truncatingIfNeeded: group >> 8))
+            out.append(UInt8(truncatingIfNeeded: group))
         }
         return out
     }
