@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SAMLService", targets: ["SAMLService"]),
         .library(name: "SAMLLoad", targets: ["SAMLLoad"]),
         .executable(name: "saml-server", targets: ["SAMLServerCommand"]),
+        .executable(name: "http-floor", targets: ["HTTPFloor"]),
     ],
     dependencies: [
         .package(name: "swift-saml", path: "../"),
@@ -36,6 +37,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
+        // What HTTP/1.1 costs with SwiftNIO alone: the yardstick of scripts/service-bench --floor.
+        .executableTarget(
+            name: "HTTPFloor",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "SAMLPostgres",
             dependencies: [
