@@ -330,10 +330,7 @@ final class RawConnection: Sendable {
 
     /// Whether the server closes the connection (or resets it) within `timeout`.
     func isClosed(waiting timeout: Duration) -> Bool {
-        var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let ready = poll(
-            &descriptorSet, 1, Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
-        guard ready > 0 else { return false }
+        guard isReadable(within: timeout) else { return false }
         var buffer = [UInt8](repeating: 0, count: 4096)
         // An answer (a 408 or 413 before closing) then the close, or the close alone.
         for _ in 0..<8 {
@@ -345,13 +342,17 @@ final class RawConnection: Sendable {
 
     /// What arrives within `timeout` (one read; empty when nothing does or the connection is closed).
     func read(waiting timeout: Duration) -> [UInt8] {
-        var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let ready = poll(
-            &descriptorSet, 1, Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
-        guard ready > 0 else { return [] }
+        guard isReadable(within: timeout) else { return [] }
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = recv(descriptor, &buffer, buffer.count, 0)
         return count > 0 ? Array(buffer[..<count]) : []
+    }
+
+    /// Whether bytes or the close arrive within `timeout`.
+    private func isReadable(within timeout: Duration) -> Bool {
+        var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        return poll(&descriptorSet, 1, Int32(milliseconds)) > 0
     }
 
     /// Closes once: a second close could close a descriptor the process reused meanwhile (NIO's).
