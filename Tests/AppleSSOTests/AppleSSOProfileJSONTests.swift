@@ -17,6 +17,11 @@ struct AppleSSOProfileJSONTests {
         [("zip", ["1"]), ("a", ["x"]), ("zip", ["2", "3"]), ("a", ["y"]), ("zip", ["4"])],
         // No values, and keys that sort by code point (upper case before lower, prefixes first, UTF-8).
         [("b", []), ("B", ["v"]), ("ab", ["w"]), ("a", ["z"]), ("é", ["e"]), ("z", ["é€😀"])],
+        // Canonically equivalent spellings are one key, as in a dictionary: the first spelling, the
+        // last values, wherever the other spelling sorts.
+        [("é", ["1"]), ("e\u{301}", ["2"])],
+        [("e\u{301}", ["1"]), ("é", ["2"])],
+        [("é", ["1"]), ("f", ["x"]), ("e\u{301}", ["2"])],
         // Escaping in keys and values.
         [("quote\"key", ["\"", "\\", "a/b"]), ("controls", ["\n\r\t\u{08}\u{0C}\u{01}\u{1F}\u{7F}"]), ("", [""])],
     ]

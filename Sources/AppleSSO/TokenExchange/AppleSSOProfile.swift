@@ -33,31 +33,37 @@ public struct AppleSSOProfile: Sendable {
     }
 
     /// ``object``'s text written straight to bytes, the same bytes as `object.bytes` (keys sorted by code
-    /// point, a repeated attribute key keeping its last values), without building its dictionaries: this
+    /// point, a repeated attribute key keeping its first spelling and its last values), without building its
+    /// `JSONValue` dictionaries: this
     /// runs on every accepted login, and the dictionaries and their sorting cost about 2% of a request on
     /// one core (issue 28).
     static func write(notBefore: Int64, notAfter: Int64, attributes: [(key: String, values: [String])]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(160 + attributes.reduce(0) { $0 + $1.key.utf8.count + $1.values.reduce(16) { $0 + $1.utf8.count + 3 } })
         out += #"{"attributes":{"#.utf8
-        // Sorted by key, then by position: the last of each run of equal keys is the one kept.
-        let order = attributes.indices.sorted { left, right in
-            let (a, b) = (attributes[left].key.utf8, attributes[right].key.utf8)
-            return a.elementsEqual(b) ? left < right : a.lexicographicallyPrecedes(b)
+        // One member per key as a dictionary counts keys (canonically equivalent spellings are one key):
+        // the first spelling, the last values; then sorted by the spelling's UTF-8.
+        var members: [(key: String, values: [String])] = []
+        var position: [String: Int] = [:]
+        members.reserveCapacity(attributes.count)
+        for (key, values) in attributes {
+            if let index = position[key] {
+                members[index].values = values
+            } else {
+                position[key] = members.count
+                members.append((key, values))
+            }
         }
-        var first = true
-        for (position, index) in order.enumerated() {
-            if position + 1 < order.count, attributes[order[position + 1]].key == attributes[index].key { continue }
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
-            JSONValue.write(attributes[index].key, into: &out)
+        members.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        for (index, member) in members.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONValue.write(member.key, into: &out)
             out += #":{"state":"plain","value":"#.utf8
-            let values = attributes[index].values
-            if values.count == 1 {
-                JSONValue.write(values[0], into: &out)
+            if member.values.count == 1 {
+                JSONValue.write(member.values[0], into: &out)
             } else {
                 out.append(UInt8(ascii: "["))
-                for (offset, value) in values.enumerated() {
+                for (offset, value) in member.values.enumerated() {
                     if offset > 0 { out.append(UInt8(ascii: ",")) }
                     JSONValue.write(value, into: &out)
                 }
