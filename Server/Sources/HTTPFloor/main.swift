@@ -12,7 +12,7 @@ final class FixedAnswer: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private static let body = ByteBuffer(string: "{\"profiles\":{\"floor\":\"" + String(repeating: "x", count: 277) + "\"}}")
+    private static let body = ByteBuffer(string: "{\"profiles\":{\"floor\":\"" + String(repeating: "x", count: 275) + "\"}}")
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .end = unwrapInboundIn(data) else { return }
