@@ -34,7 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let tracingEndpoint { try configuration.trace(to: tracingEndpoint) }
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = DeferredMetadataLogHandler(wrapping: StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }
