@@ -59,16 +59,7 @@ public struct AppleSSOProfile: Sendable {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             JSONValue.write(member.key, into: &out)
             out += #":{"state":"plain","value":"#.utf8
-            if member.values.count == 1 {
-                JSONValue.write(member.values[0], into: &out)
-            } else {
-                out.append(UInt8(ascii: "["))
-                for (offset, value) in member.values.enumerated() {
-                    if offset > 0 { out.append(UInt8(ascii: ",")) }
-                    JSONValue.write(value, into: &out)
-                }
-                out.append(UInt8(ascii: "]"))
-            }
+            Self.value(member.values).write(into: &out)
             out.append(UInt8(ascii: "}"))
         }
         out += #"},"issuer":"Apple","notAfter":"#.utf8
@@ -79,11 +70,16 @@ public struct AppleSSOProfile: Sendable {
         return out
     }
 
+    /// An attribute's `value`: one value as a string, several (or none) as an array.
+    static func value(_ values: [String]) -> JSONValue {
+        values.count == 1 ? .string(values[0]) : .strings(values)
+    }
+
     /// The profile object (`{"notBefore", "notAfter", "issuer": "Apple", "type": "appleSSO", "attributes"}`).
     public var object: JSONValue {
         var attributeObject: [String: JSONValue] = [:]
         for (key, values) in attributes {
-            attributeObject[key] = ["value": values.count == 1 ? .string(values[0]) : .strings(values), "state": "plain"]
+            attributeObject[key] = ["value": Self.value(values), "state": "plain"]
         }
         return [
             "notBefore": .integer(notBefore), "notAfter": .integer(notAfter), "issuer": "Apple", "type": "appleSSO",
