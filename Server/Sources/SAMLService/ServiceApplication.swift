@@ -22,6 +22,9 @@ import Tracing
 /// ``ServiceConfiguration/shutdownTimeout``: in-flight requests finish, then the store's pool closes) or
 /// inside a `ServiceGroup`.
 public enum ServiceApplication {
+    /// Every answer's `Server` header.
+    static let serverName = "swift-saml"
+
     /// - Parameters:
     ///   - store: a store of the caller's own (then ``ServiceConfiguration/store`` is not read; readiness
     ///     probes it when it conforms to ``StoreHealthCheck``); by default the configured one.
@@ -65,7 +68,12 @@ public enum ServiceApplication {
             logger: logger, clock: configuration.clock, listensForHangUp: configuration.reloadsOnHangUp,
             onReload: { service.reloadMVPDConfiguration() })
         services.append(maintainer)
-        let router = buildRouter(service: service, ready: ready, tracer: tracing?.tracer)
+        let controller = TokenExchangeController(
+            service: service, limit: configuration.maximumBodyBytes,
+            admission: AdmissionControl(limit: configuration.maximumConcurrentVerifications, queue: configuration.verificationQueue))
+        let router = buildRouter(service: service, controller: controller, ready: ready, tracer: tracing?.tracer)
+        let direct = DirectExchangeHandler.Route(
+            controller: controller, metrics: metrics, tracer: tracing?.tracer, logger: logger, serverName: serverName)
         if let adminPort = configuration.adminPort {
             services.append(
                 Application(
@@ -73,7 +81,7 @@ public enum ServiceApplication {
                         metrics: metrics, trust: service.trust, ready: ready, maintainer: maintainer,
                         tokens: configuration.adminTokens.map { BearerToken.digest(Array($0.utf8)) }),
                     configuration: ApplicationConfiguration(
-                        address: .hostname(configuration.adminHost, port: adminPort), serverName: "swift-saml"),
+                        address: .hostname(configuration.adminHost, port: adminPort), serverName: serverName),
                     onServerRunning: { channel in
                         logger.info("admin listener", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
                     }, logger: logger))
@@ -90,10 +98,14 @@ public enum ServiceApplication {
             router: router,
             server: .http1(
                 configuration: HTTP1Channel.Configuration(
-                    additionalChannelHandlers: [ConnectionGuard(limits: limits, registry: registry, metrics: metrics)],
-                    idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds), httpDecoderConfiguration: decoder)),
+                    additionalChannelHandlers: [
+                        ConnectionGuard(limits: limits, registry: registry, metrics: metrics), DirectExchangeHandler(route: direct),
+                    ],
+                    // ConnectionGuard closes idle connections: Hummingbird's own idle timer does not see the
+                    // requests DirectExchangeHandler answers.
+                    idleTimeout: nil, httpDecoderConfiguration: decoder)),
             configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: "swift-saml"),
+                address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             services: services,
             onServerRunning: { channel in
                 logger.info("listening", metadata: ["address": "\(channel.localAddress?.description ?? "?")", "store": "\(storeKind)"])
@@ -126,16 +138,13 @@ public enum ServiceApplication {
 
     /// The public routes: the API of ``TokenExchangeService`` and the health and metrics routes.
     static func buildRouter(
-        service: TokenExchangeService, ready: @escaping @Sendable () async throws -> Void, tracer: (any Tracer)? = nil
+        service: TokenExchangeService, controller: TokenExchangeController, ready: @escaping @Sendable () async throws -> Void,
+        tracer: (any Tracer)? = nil
     ) -> Router<BasicRequestContext> {
-        let configuration = service.configuration
         let metrics = service.metrics
         let router = Router(context: BasicRequestContext.self)
         if let tracer { router.add(middleware: RequestSpanMiddleware(tracer: tracer)) }
         router.add(middleware: ObservabilityMiddleware(metrics: metrics))
-        let controller = TokenExchangeController(
-            service: service, limit: configuration.maximumBodyBytes,
-            admission: AdmissionControl(limit: configuration.maximumConcurrentVerifications, queue: configuration.verificationQueue))
         controller.add(to: router)
         addHealthRoutes(to: router, metrics: metrics, trust: service.trust, ready: ready)
         return router

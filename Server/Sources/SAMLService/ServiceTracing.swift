@@ -57,27 +57,38 @@ struct RequestSpanMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // Probes and scrapes are not traced: they would fill the export queue with noise.
         if let route = context.endpointPath, route.hasPrefix("/health") || route == "/metrics" { return try await next(request, context) }
-        return try await Self.handle(tracer, request, context, next)
+        return try await RequestSpan.serve(
+            tracer, method: request.method, route: context.endpointPath ?? "unmatched", headers: request.headers,
+            status: { $0.status.code }
+        ) { try await next(request, context) }
     }
+}
 
-    private static func handle<Spans: Tracer>(
-        _ tracer: Spans, _ request: Request, _ context: Context, _ next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+/// The request's span, for the controller to annotate with what it decided.
+enum RequestSpan {
+    @TaskLocal static var current: (any Span)?
+
+    /// Runs `body` as the request's `SERVER` span (``RequestSpanMiddleware``, ``DirectExchangeHandler``):
+    /// named `"METHOD route"`, the child of the request's `traceparent`, the task's current context meanwhile;
+    /// `status` reads the answer's status code.
+    static func serve<Answer>(
+        _ tracer: some Tracer, method: HTTPRequest.Method, route: String, headers: HTTPFields, status: (Answer) -> Int,
+        _ body: () async throws -> Answer
+    ) async rethrows -> Answer {
         var parent = ServiceContext.topLevel
-        tracer.extract(request.headers, into: &parent, using: HTTPFieldsExtractor())
-        let route = context.endpointPath ?? "unmatched"
-        let span = tracer.startSpan("\(request.method.rawValue) \(route)", context: parent, ofKind: .server)
+        tracer.extract(headers, into: &parent, using: HTTPFieldsExtractor())
+        let span = tracer.startSpan("\(method.rawValue) \(route)", context: parent, ofKind: .server)
         defer { span.end() }
         span.updateAttributes { attributes in
-            attributes["http.request.method"] = request.method.rawValue
+            attributes["http.request.method"] = method.rawValue
             attributes["http.route"] = route
         }
         do {
-            let response = try await ServiceContext.$current.withValue(span.context) {
-                try await RequestSpan.$current.withValue(span) { try await next(request, context) }
+            let answer = try await ServiceContext.$current.withValue(span.context) {
+                try await RequestSpan.$current.withValue(span) { try await body() }
             }
-            finish(span, status: response.status.code)
-            return response
+            finish(span, status: status(answer))
+            return answer
         } catch {
             finish(span, status: (error as? any HTTPResponseError)?.status.code ?? 500)
             throw error
@@ -89,11 +100,6 @@ struct RequestSpanMiddleware: RouterMiddleware {
         // OpenTelemetry's HTTP conventions: a server span is an error for 5xx only (a 4xx is the caller's).
         if status >= 500 { span.setStatus(SpanStatus(code: .error)) }
     }
-}
-
-/// The request's span, for the controller to annotate with what it decided.
-enum RequestSpan {
-    @TaskLocal static var current: (any Span)?
 
     /// `saml.verdict` (`ok`, a library code or an Enhanced Error Code) and `saml.mvpd` (a configured MVPD).
     static func annotate(verdict: String, mvpd: String) {

@@ -30,12 +30,12 @@ struct TokenExchangeController: Sendable {
                     headers: headers, body: body)
             }
         }
-        router.post("/api/v2/:serviceProvider/profiles/sso/:partner") { request, context in
-            try await answer(request, context, verdictEndpoint: "profiles/sso", admitted: true) { headers, body in
-                await service.profile(
-                    serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
-                    headers: headers, body: body)
-            }
+        router.post(RouterPath(Self.exchangeRoute)) { request, context in
+            try await exchange(
+                serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
+                method: request.method, headers: request.headers, route: context.endpointPath ?? "unmatched", logger: context.logger,
+                body: body(of: request)
+            ).response
         }
         router.post("/api/v1/tokens/authn") { request, context in
             let format = TokenExchangeService.V1Format(
@@ -115,42 +115,84 @@ struct TokenExchangeController: Sendable {
         }
     }
 
-    /// Reads the body within the limit and the headers, runs `handler` (through the admission control
-    /// when `admitted`), and turns its answer into a response.
+    /// The Token Exchange's route, as Hummingbird spells it (``DirectExchangeHandler`` answers it too).
+    static let exchangeRoute = "/api/v2/:serviceProvider/profiles/sso/:partner"
+
+    /// The Token Exchange for the path's service provider and partner, as the router and
+    /// ``DirectExchangeHandler`` both answer it: read the body, admitted, `profiles/sso` verdicts.
+    func exchange(
+        serviceProvider: String, partner: String, method: HTTPRequest.Method, headers: HTTPFields, route: String, logger: Logger,
+        body: () async throws -> [UInt8]?
+    ) async rethrows -> Reply {
+        let service = service
+        return try await reply(
+            method: method, headers: headers, route: route, logger: logger, verdictEndpoint: "profiles/sso", admitted: true, body: body
+        ) { headers, body in
+            await service.profile(serviceProvider: serviceProvider, partner: partner, headers: headers, body: body)
+        }
+    }
+
+    /// Hummingbird's side of ``reply(method:headers:route:logger:form:verdictEndpoint:admitted:authenticated:body:_:)``.
     private func answer(
         _ request: Request, _ context: BasicRequestContext, form: Bool = true, verdictEndpoint: String? = nil, admitted: Bool = false,
         authenticated: Bool = true,
         _ handler: @escaping @Sendable (RequestHeaders, [UInt8]) async -> ServiceAnswer
     ) async throws -> Response {
+        try await reply(
+            method: request.method, headers: request.headers, route: context.endpointPath ?? "unmatched", logger: context.logger,
+            form: form, verdictEndpoint: verdictEndpoint, admitted: admitted, authenticated: authenticated, body: body(of: request),
+            handler
+        ).response
+    }
+
+    /// Reads `request`'s body within the limit: nil when it is larger.
+    private func body(of request: Request) -> () async throws -> [UInt8]? {
+        let limit = limit
+        return {
+            do {
+                return Array(try await request.body.collect(upTo: limit).readableBytesView)
+            } catch is NIOTooManyBytesError {
+                return nil
+            }
+        }
+    }
+
+    /// Checks the headers, reads the body within the limit (`body` answers nil when it is larger), runs
+    /// `handler` (through the admission control when `admitted`), and turns its answer into a reply; the
+    /// verdict metric, the span's annotations and the access-log line are written here, whichever way the
+    /// request arrived.
+    private func reply(
+        method: HTTPRequest.Method, headers fields: HTTPFields, route: String, logger: Logger, form: Bool = true,
+        verdictEndpoint: String? = nil, admitted: Bool = false, authenticated: Bool = true,
+        body readBody: () async throws -> [UInt8]?,
+        _ handler: @escaping @Sendable (RequestHeaders, [UInt8]) async -> ServiceAnswer
+    ) async rethrows -> Reply {
         let started = ContinuousClock.now
         let headers = RequestHeaders(
-            authorization: request.headers[.authorization], deviceIdentifier: request.headers[Self.deviceIdentifier],
-            deviceInfo: request.headers[Self.deviceInfo], partnerFrameworkStatus: request.headers[Self.partnerFrameworkStatus],
-            accept: request.headers[.accept])
+            authorization: fields[.authorization], deviceIdentifier: fields[Self.deviceIdentifier],
+            deviceInfo: fields[Self.deviceInfo], partnerFrameworkStatus: fields[Self.partnerFrameworkStatus],
+            accept: fields[.accept])
         var result: ServiceAnswer
         if authenticated, let refusal = service.checkAuthorization(headers) {
             // Authentication first: nothing about the path or the body is told to an unauthenticated caller.
             result = refusal
-        } else if form, !Self.isForm(request.headers[.contentType]) {
+        } else if form, !Self.isForm(fields[.contentType]) {
             result = .error(Self.unsupportedMediaType)
-        } else if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+        } else if let length = fields[.contentLength].flatMap(Int.init), length > limit {
             result = .error(Self.tooLarge(limit))
-        } else {
-            do {
-                let body = Array(try await request.body.collect(upTo: limit).readableBytesView)
-                if admitted {
-                    if let answer = await admission.run({ await handler(headers, body) }) {
-                        result = answer
-                    } else {
-                        service.metrics.rejection("verification-queue-full")
-                        result = .error(Self.overloaded)
-                    }
+        } else if let body = try await readBody() {
+            if admitted {
+                if let answer = await admission.run({ await handler(headers, body) }) {
+                    result = answer
                 } else {
-                    result = await handler(headers, body)
+                    service.metrics.rejection("verification-queue-full")
+                    result = .error(Self.overloaded)
                 }
-            } catch is NIOTooManyBytesError {
-                result = .error(Self.tooLarge(limit))
+            } else {
+                result = await handler(headers, body)
             }
+        } else {
+            result = .error(Self.tooLarge(limit))
         }
         let elapsed = ContinuousClock.now - started
         let mvpd = service.metricLabel(mvpd: result.mvpd)
@@ -158,21 +200,21 @@ struct TokenExchangeController: Sendable {
             service.metrics.verdict(endpoint: verdictEndpoint, code: result.code, mvpd: mvpd, elapsed)
         }
         RequestSpan.annotate(verdict: result.code, mvpd: mvpd)
-        if context.logger.logLevel <= .info {
+        if logger.logLevel <= .info {
             var metadata: Logger.Metadata = [
                 "status": "\(result.status)", "code": "\(result.code)", "latency_us": "\(elapsed.nanoseconds / 1000)",
             ]
             if let mvpd = result.mvpd { metadata["mvpd"] = "\(mvpd)" }
             if let trace = result.trace { metadata["trace"] = "\(trace)" }
-            context.logger.info("\(request.method) \(context.endpointPath ?? "unmatched")", metadata: metadata)
+            logger.info("\(method) \(route)", metadata: metadata)
         }
         if let detail = result.detail {
-            context.logger.debug("refusal detail", metadata: ["detail": "\(detail)"])
+            logger.debug("refusal detail", metadata: ["detail": "\(detail)"])
         }
-        var response = Self.json(result.status, result.body)
-        if let contentType = result.contentType { response.headers[.contentType] = contentType }
-        if result.status == 503 { response.headers[.retryAfter] = "1" }
-        return response
+        var reply = Reply.json(result.status, result.body)
+        if let contentType = result.contentType { reply.headers[.contentType] = contentType }
+        if result.status == 503 { reply.headers[.retryAfter] = "1" }
+        return reply
     }
 
     /// `application/x-www-form-urlencoded`, parameters (`; charset=UTF-8`) allowed, any case.
@@ -192,9 +234,25 @@ struct TokenExchangeController: Sendable {
 
     /// A JSON response (no content type for an empty body, as `204`).
     static func json(_ status: Int, _ body: [UInt8]) -> Response {
-        Response(
-            status: HTTPResponse.Status(code: status), headers: body.isEmpty ? [:] : [.contentType: "application/json;charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        Reply.json(status, body).response
+    }
+
+    /// An answer's status, headers and body, for Hummingbird's `Response` or for a channel.
+    struct Reply: Sendable {
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+        var body: [UInt8]
+
+        /// A JSON answer (no content type for an empty body, as `204`).
+        static func json(_ status: Int, _ body: [UInt8]) -> Reply {
+            Reply(
+                status: HTTPResponse.Status(code: status), headers: body.isEmpty ? [:] : [.contentType: "application/json;charset=utf-8"],
+                body: body)
+        }
+
+        var response: Response {
+            Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        }
     }
 
     static func tooLarge(_ limit: Int) -> EnhancedError {

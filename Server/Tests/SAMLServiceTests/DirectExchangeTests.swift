@@ -1,0 +1,206 @@
+import Foundation
+import SAML
+import SAMLLoad
+import ServiceLifecycle
+import Testing
+
+@testable import SAMLService
+
+/// The Token Exchange answered on the event loop (`DirectExchangeHandler`) beside Hummingbird on one
+/// listener: answers in the requests' order, the limits, `Connection: close`, a graceful shutdown, and
+/// the same answer whichever of the two answers it.
+@Suite("Token Exchange on the event loop")
+struct DirectExchangeTests {
+    /// A Token Exchange the service refuses after reading it (no `AP-Device-Identifier`: `400`).
+    static func exchange(body: String = "SAMLResponse=PHg%2B", extra: String = "", path: String = "/api/v2/REF30/profiles/sso/Apple")
+        -> String
+    {
+        "POST \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n\(extra)"
+            + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    }
+
+    static let live = "GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+
+    @Test("pipelined requests are answered in order, whichever of the two answers each")
+    func pipelinedOrder() async throws {
+        try await Service.with { port in
+            let statuses = try await Self.onThread {
+                let connection = try RawConnection(port: port)
+                try connection.write(Self.live + Self.exchange() + Self.live + Self.exchange() + Self.exchange() + Self.live)
+                return try Self.statuses(connection, count: 6)
+            }
+            #expect(statuses == [200, 400, 200, 400, 400, 200])
+        }
+    }
+
+    @Test("a body past the limit, chunked or announced, is 413 and the connection goes on; Connection: close closes it")
+    func limitsAndClose() async throws {
+        var configuration = Service.configuration()
+        configuration.maximumBodyBytes = 1024
+        try await Service.with(configuration) { port in
+            try await Self.onThread { try Self.limitsAndClose(port: port) }
+        }
+    }
+
+    static func limitsAndClose(port: Int) throws {
+        let connection = try RawConnection(port: port)
+        let large = "SAMLResponse=" + String(repeating: "A", count: 2000)
+        let chunked =
+            "POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+            + "Transfer-Encoding: chunked\r\n\r\n" + "400\r\n\(large.prefix(1024))\r\n"
+            + String(large.utf8.count - 1024, radix: 16) + "\r\n\(large.dropFirst(1024))\r\n0\r\n\r\n"
+        try connection.write(chunked + Self.exchange(body: large) + Self.live)
+        let answers = try Self.answers(connection, count: 3)
+        #expect(answers.map(\.status) == [413, 413, 200])
+        #expect(answers[0].text.contains(#""code":"request_too_large""#))
+
+        try connection.write(Self.exchange(extra: "Connection: close\r\n"))
+        #expect(try Self.statuses(connection, count: 1) == [400])
+        #expect(connection.isClosed(waiting: .seconds(2)))
+    }
+
+    @Test("an answer carries Content-Length, Date and Server; a path Hummingbird's router decides gets the same answer")
+    func sameAnswerBothWays() async throws {
+        try await Service.with { port in
+            let answers = try await Self.onThread {
+                let connection = try RawConnection(port: port)
+                // The plain path (on the event loop), then with a query (Hummingbird's router).
+                try connection.write(Self.exchange() + Self.exchange(path: "/api/v2/REF30/profiles/sso/Apple?from=router"))
+                return try Self.answers(connection, count: 2)
+            }
+            for answer in answers {
+                #expect(answer.status == 400)
+                #expect(answer.head.contains("\r\nServer: swift-saml\r\n"))
+                #expect(
+                    answer.head.range(
+                        of: #"\r\nDate: [A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT\r\n"#, options: .regularExpression)
+                        != nil)
+            }
+            #expect(Self.code(answers[0]) == Self.code(answers[1]))
+            let metrics = try await Service.send(port, "/metrics", method: "GET").text
+            #expect(
+                metrics.contains(
+                    #"saml_http_request_duration_seconds_count{endpoint="/api/v2/{serviceProvider}/profiles/sso/{partner}",status="400"} 2"#
+                ),
+                "both timed under the route's template")
+        }
+    }
+
+    @Test("a graceful shutdown lets an exchange in progress finish before the connection closes")
+    func shutdownWaitsForTheAnswer() async throws {
+        let store = GatedStore()
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let application = try ServiceApplication.buildApplication(
+            configuration: Service.configuration(), store: store, logger: Service.quiet, onRunning: { continuation.yield($0) })
+        let group = ServiceGroup(configuration: .init(services: [application], logger: Service.quiet))
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        let session = try await Service.session(port, Service.pfs(Service.mvpdA.providerID).headerValue)
+        let response = try Service.response(Service.mvpdA, to: try #require(session.partnerRequestID))
+        let answer = Task { try await Service.send(port, Service.exchange(response, Service.pfs(Service.mvpdA.providerID))) }
+        await store.reached()
+        await group.triggerGracefulShutdown()
+        try await Task.sleep(for: .milliseconds(200))
+        store.open()
+        let status = try await answer.value.status
+        #expect(status == 201)
+        try await running.value
+    }
+
+    @Test("the plain spelling of the route only is taken on the event loop")
+    func exchangePath() {
+        #expect(DirectExchangeHandler.exchangePath("/api/v2/REF30/profiles/sso/Apple")! == ("REF30", "Apple"))
+        #expect(DirectExchangeHandler.exchangePath("/api/v2/a-b.c_d~e/profiles/sso/9")! == ("a-b.c_d~e", "9"))
+        for path in [
+            "/api/v2/REF30/profiles/sso/Apple?x=1", "/api/v2/REF%30/profiles/sso/Apple", "/api/v2//profiles/sso/Apple",
+            "/api/v2/REF30/profiles/sso/", "/api/v2/REF30/profiles/sso/Apple/", "//api/v2/REF30/profiles/sso/Apple",
+            "/api/v2/REF30/profiles/SSO/Apple", "/api/v1/REF30/profiles/sso/Apple", "/api/v2/REF30/sessions/sso/Apple", "",
+            "/api/v2/REF 30/profiles/sso/Apple", "/api/v2/RÉF/profiles/sso/Apple",
+        ] {
+            #expect(DirectExchangeHandler.exchangePath(path) == nil, "\(path)")
+        }
+        #expect(DirectExchangeHandler.exchangePath(nil) == nil)
+    }
+
+    @Test("Date: RFC 9110's IMF-fixdate")
+    func httpDate() {
+        var parts = tm()
+        var seconds = time_t(784_111_777)  // RFC 9110's example: Sun, 06 Nov 1994 08:49:37 GMT
+        gmtime_r(&seconds, &parts)
+        #expect(HTTPDate.format(parts) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+
+    // MARK: Support
+
+    /// Runs `body` on a thread of its own: its blocking reads would otherwise hold the concurrency pool's
+    /// threads, on which the service's tasks run in tests.
+    static func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    struct Answer {
+        var status: Int
+        var head: String
+        var text: String
+    }
+
+    /// Reads `count` whole answers (each with a Content-Length) from `connection`, within 5 s.
+    static func answers(_ connection: RawConnection, count: Int) throws -> [Answer] {
+        var bytes: [UInt8] = []
+        var answers: [Answer] = []
+        let deadline = ContinuousClock.now + .seconds(5)
+        while answers.count < count, ContinuousClock.now < deadline {
+            bytes += connection.read(waiting: .milliseconds(200))
+            while let answer = take(&bytes) { answers.append(answer) }
+        }
+        guard answers.count == count else { throw POSIXError(.ETIMEDOUT) }
+        return answers
+    }
+
+    static func statuses(_ connection: RawConnection, count: Int) throws -> [Int] {
+        try answers(connection, count: count).map(\.status)
+    }
+
+    private static func take(_ bytes: inout [UInt8]) -> Answer? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let end = text.range(of: "\r\n\r\n") else { return nil }
+        let head = String(text[..<end.lowerBound])
+        guard let lengthLine = head.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
+            let length = Int(lengthLine.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)),
+            let status = Int(head.split(separator: " ")[1])
+        else { return nil }
+        let headBytes = head.utf8.count + 4
+        guard bytes.count >= headBytes + length else { return nil }
+        let body = String(decoding: bytes[headBytes..<headBytes + length], as: UTF8.self)
+        bytes.removeFirst(headBytes + length)
+        return Answer(status: status, head: head + "\r\n", text: body)
+    }
+
+    static func code(_ answer: Answer) -> String? {
+        (try? JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any])?["code"] as? String
+    }
+}
+
+/// An in-memory store whose consumptions wait until ``open()``; ``reached()`` returns once one waits.
+final class GatedStore: SAMLStateStore {
+    private let store = InMemoryStateStore()
+    private let waiting = AsyncStream<Void>.makeStream()
+    private let gate = AsyncStream<Void>.makeStream()
+
+    func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
+        waiting.continuation.yield()
+        for await _ in gate.stream { break }
+        return try await store.consume(request: request, assertion: assertion, now: now)
+    }
+
+    func reached() async {
+        for await _ in waiting.stream { break }
+    }
+
+    func open() {
+        gate.continuation.finish()
+    }
+}
