@@ -1,6 +1,5 @@
 import Dispatch
 import SAML
-import Synchronization
 
 /// Measured throughput of one body on some threads.
 public struct Throughput: Sendable {
@@ -47,10 +46,10 @@ public struct Throughput: Sendable {
 
 /// Per-thread counts and the first error.
 private final class Counters: Sendable {
-    private let state: Mutex<([Int], (any Error)?)>
+    private let state: Locked<([Int], (any Error)?)>
 
     init(_ threads: Int) {
-        state = Mutex((Array(repeating: 0, count: threads), nil))
+        state = Locked((Array(repeating: 0, count: threads), nil))
     }
 
     func set(_ index: Int, _ value: Int) { state.withLock { $0.0[index] = value } }

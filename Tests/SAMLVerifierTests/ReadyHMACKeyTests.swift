@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import SAML
@@ -32,7 +31,7 @@ struct ReadyHMACKeyTests {
         let ready = ReadyHMACKey(Array("swift-saml concurrent HMAC key of 32 bytes".utf8))
         let inputs = (0..<64).map { Array("request \($0)".utf8) }
         let expected = inputs.map { ready.mac($0) }
-        let mismatches = Mutex(0)
+        let mismatches = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for round in 0..<500 {
                 let index = (thread * 7 + round) % inputs.count

@@ -1,7 +1,6 @@
 import Foundation
 import SAML
 import SAMLMockIdP
-import Synchronization
 import Testing
 
 /// Requests bound to their issue (``RequestIDAuthority``) and replay detection through a
@@ -78,7 +77,7 @@ struct StateStoreTests {
     /// An attaching store over the in-memory one: what it was handed with each accepted consume.
     final class Attaching: SAMLAttachingStateStore {
         let base = InMemoryStateStore()
-        let kept = Mutex<[String]>([])
+        let kept = Locked<[String]>([])
         func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
             try await base.consume(request: request, assertion: assertion, now: now)
         }

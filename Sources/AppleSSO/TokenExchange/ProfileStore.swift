@@ -1,5 +1,4 @@
 import SAML
-import Synchronization
 
 /// A profile kept after a successful Token Exchange, for `GET /api/v2/{serviceProvider}/profiles` and the
 /// `authorize` answer of a later `sessions/sso`: the profile object's JSON, per service provider, device
@@ -43,7 +42,7 @@ public final class InMemoryProfileStore: ProfileStore {
         var byDevice: [Device: [String: StoredProfile]] = [:]
         var count = 0
     }
-    private let entries = Mutex(Entries())
+    private let entries = Locked(Entries())
 
     public init(capacity: Int = 100_000) {
         self.capacity = max(1, capacity)

@@ -1,6 +1,5 @@
 import Foundation
 @_spi(Spans) import SAML
-import Synchronization
 
 /// The server side of the Apple SSO Token Exchange: one call from the incoming form body and headers to
 /// either the v2-shaped `appleSSO` profile or an Enhanced Error Code object.
@@ -250,7 +249,7 @@ public struct TokenExchange: Sendable {
 
 /// The profile the attachment hook built, handed back to the exchange after verification.
 private final class ProfileSlot: Sendable {
-    private let slot = Mutex<AppleSSOProfile?>(nil)
+    private let slot = Locked<AppleSSOProfile?>(nil)
     func set(_ profile: AppleSSOProfile) { slot.withLock { $0 = profile } }
     func get() -> AppleSSOProfile? { slot.withLock { $0 } }
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Remembers assertion IDs until they expire, so that a second use is refused (SAML Profiles 4.1.4.5).
 ///
 /// Async so that a store shared by several server instances (a database, Redis) can implement it.
@@ -16,7 +14,7 @@ public final class InMemoryReplayCache: ReplayCache {
         var expiries: [String: SAMLInstant] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The most IDs kept at once.
     public let capacity: Int
 

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The state several verifier instances must share: which requests were answered and which assertions
 /// were used.
 ///
@@ -74,7 +72,7 @@ public final class InMemoryStateStore: SAMLStateStore {
         var id: String
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The most entries of each kind kept at once.
     public let capacity: Int
 

@@ -1,5 +1,3 @@
-import Synchronization
-
 extension SAMLError.Code {
     /// The MVPD (or tenant) has no identity provider in the trust registry: refused, never verified
     /// with another tenant's trust. A server configuration gap, hence 500.
@@ -87,7 +85,7 @@ public final class TrustRegistry: Sendable {
     /// Everything a per-IdP verifier needs besides the IdP: a configuration whose `trustedKeys` and
     /// `issuer` are replaced for each IdP.
     public let template: SAMLResponseVerifier.Configuration
-    private let verifiers: Mutex<[String: Entry]>
+    private let verifiers: Locked<[String: Entry]>
 
     private enum Entry {
         case trusted(IdentityProvider, SAMLResponseVerifier)
@@ -111,7 +109,7 @@ public final class TrustRegistry: Sendable {
     ///     ``SAMLResponseVerifier/Configuration/template(audience:destination:replay:)``.
     public init(_ identityProviders: [String: IdentityProvider], template: SAMLResponseVerifier.Configuration) throws {
         self.template = template
-        verifiers = Mutex(try Self.build(identityProviders, template: template))
+        verifiers = Locked(try Self.build(identityProviders, template: template))
     }
 
     /// The verifier of `mvpd`'s identity provider.
