@@ -18,8 +18,9 @@ import Tracing
 /// Hummingbird adds. Everything else goes on to Hummingbird untouched, and so does a Token Exchange
 /// whose path is not plainly spelled (a query, an escape, an empty or doubled segment: Hummingbird's
 /// router decides those) or that arrives while Hummingbird still answers an earlier request of the
-/// connection. While an exchange is read or answered, later pipelined requests wait (and reading stops),
-/// so answers keep the requests' order; a graceful shutdown's quiesce waits for the answer too.
+/// connection. While an exchange is answered, later pipelined requests wait (and reading stops), so
+/// answers keep the requests' order; so does a malformed request's `400` (Hummingbird's), and a graceful
+/// shutdown's quiesce waits for the answer too.
 final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -86,6 +87,8 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var held = CircularBuffer<HTTPRequestPart>()
     private var readHeld = false
     private var quiesceHeld = false
+    /// An error that came behind an exchange being answered (and the parts held before it).
+    private var failure: (any Error)?
     private var date = HTTPDate()
 
     init(route: Route) {
@@ -167,6 +170,11 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.fireChannelReadComplete()
         }
         guard !isAnswering else { return }
+        if let failure {
+            self.failure = nil
+            exchange = nil
+            context.fireErrorCaught(failure)
+        }
         if quiesceHeld, exchange == nil {
             quiesceHeld = false
             context.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
@@ -201,12 +209,14 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
-    /// A malformed request while an exchange is read or answered: the connection is closed (Hummingbird,
-    /// not knowing of the exchange, would answer out of order).
+    /// A malformed request goes to Hummingbird, which answers `400` and closes the connection: at once
+    /// when it breaks the exchange being read (Hummingbird answers in its place), after the answer and
+    /// the requests before it when it comes behind an exchange being answered.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if exchange != nil {
-            context.close(promise: nil)
+        if isAnswering {
+            failure = error
         } else {
+            exchange = nil
             context.fireErrorCaught(error)
         }
     }

@@ -33,6 +33,27 @@ struct DirectExchangeTests {
         }
     }
 
+    @Test("a malformed request is answered 400 in its turn and the connection closed, whether behind an exchange or inside one")
+    func malformedRequests() async throws {
+        try await Service.with { port in
+            try await Self.onThread {
+                // Behind an exchange being answered: its answer first.
+                let behind = try RawConnection(port: port)
+                try behind.write(Self.exchange() + "NOT HTTP AT ALL\r\n\r\n")
+                #expect(try Self.statuses(behind, count: 2) == [400, 400])
+                #expect(behind.isClosed(waiting: .seconds(2)))
+                // Inside an exchange: a chunk size that is not hexadecimal.
+                let inside = try RawConnection(port: port)
+                try inside.write(
+                    "POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                        + "Transfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n")
+                #expect(try Self.statuses(inside, count: 1) == [400])
+                #expect(inside.isClosed(waiting: .seconds(2)))
+            }
+            #expect(try await Service.send(port, "/health/live", method: "GET").status == 200)
+        }
+    }
+
     @Test("a body past the limit, chunked or announced, is 413 and the connection goes on; Connection: close closes it")
     func limitsAndClose() async throws {
         var configuration = Service.configuration()
