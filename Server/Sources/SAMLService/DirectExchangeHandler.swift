@@ -76,6 +76,8 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         /// The body so far (its first part as it arrived, the rest appended); nil once it passed the limit
         /// (the rest is read and dropped).
         var body: ByteBuffer? = ByteBuffer()
+        /// Its `end` has arrived.
+        var complete = false
         var answering = false
     }
 
@@ -89,6 +91,10 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var quiesceHeld = false
     /// An error that came behind an exchange being answered (and the parts held before it).
     private var failure: (any Error)?
+    /// The client closed its side behind an exchange being answered.
+    private var inputClosed = false
+    /// The rest of a body answered before it arrived (`413` on its `Content-Length`) is read and dropped.
+    private var discarding = false
     private var date = HTTPDate()
 
     init(route: Route) {
@@ -110,11 +116,19 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         switch part {
         case .head(let head):
             if handedOn == 0, head.method == .post, let path = Self.exchangePath(head.path) {
-                exchange = Exchange(head: head, path: path)
+                var current = Exchange(head: head, path: path)
+                if let length = head.headerFields[.contentLength].flatMap(Int.init), length > route.controller.limit {
+                    // Answered at once, as the router does (a client may wait for it before sending).
+                    current.body = nil
+                    current.answering = true
+                    answer(context, current)
+                }
+                exchange = current
                 return
             }
             handedOn += 1
         case .body(var chunk):
+            if discarding { return }
             guard exchange != nil else { break }
             if let size = exchange?.body?.readableBytes, size + chunk.readableBytes <= route.controller.limit {
                 if size == 0 {
@@ -127,9 +141,16 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
             }
             return
         case .end:
+            if discarding {
+                discarding = false
+                return
+            }
             guard let current = exchange else { break }
-            exchange?.answering = true
-            answer(context, current)
+            exchange?.complete = true
+            if !current.answering {
+                exchange?.answering = true
+                answer(context, current)
+            }
             return
         }
         context.fireChannelRead(wrapInboundOut(part))
@@ -157,6 +178,7 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: reply.body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        discarding = !(exchange?.complete ?? true)
         exchange = nil
         if closing {
             context.close(promise: nil)
@@ -170,10 +192,18 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.fireChannelReadComplete()
         }
         guard !isAnswering else { return }
+        if failure != nil || inputClosed {
+            // Nothing more arrives: a request left incomplete never will be.
+            exchange = nil
+            discarding = false
+        }
         if let failure {
             self.failure = nil
-            exchange = nil
             context.fireErrorCaught(failure)
+        }
+        if inputClosed {
+            inputClosed = false
+            context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
         }
         if quiesceHeld, exchange == nil {
             quiesceHeld = false
@@ -200,11 +230,19 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
-    /// A graceful shutdown closes the connection once it is idle: not before this handler's answer.
+    /// A graceful shutdown closes the connection once it is idle: not before this handler's answer. The
+    /// client's half-close (Hummingbird then closes its side) waits for the answer and the requests held
+    /// behind it; it drops an exchange still being read.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent, exchange != nil {
             quiesceHeld = true
+        } else if let event = event as? ChannelEvent, event == .inputClosed, isAnswering {
+            inputClosed = true
         } else {
+            if let event = event as? ChannelEvent, event == .inputClosed {
+                exchange = nil
+                discarding = false
+            }
             context.fireUserInboundEventTriggered(event)
         }
     }

@@ -80,6 +80,38 @@ struct DirectExchangeTests {
         #expect(connection.isClosed(waiting: .seconds(2)))
     }
 
+    @Test("a body announced past the limit is 413 before it is sent; the rest, when it comes, is dropped")
+    func announcedTooLarge() async throws {
+        var configuration = Service.configuration()
+        configuration.maximumBodyBytes = 1024
+        try await Service.with(configuration) { port in
+            try await Self.onThread {
+                let connection = try RawConnection(port: port)
+                try connection.write(
+                    "POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                        + "Content-Length: 2000\r\n\r\n")
+                #expect(try Self.statuses(connection, count: 1) == [413])
+                try connection.write(String(repeating: "A", count: 2000) + Self.live)
+                #expect(try Self.statuses(connection, count: 1) == [200])
+            }
+        }
+    }
+
+    @Test("a client's half-close after its requests still gets every answer")
+    func halfClose() async throws {
+        try await Service.with { port in
+            try await Self.onThread {
+                for _ in 0..<5 {
+                    let connection = try RawConnection(port: port)
+                    try connection.write(Self.exchange() + Self.exchange() + Self.live + Self.exchange())
+                    shutdown(connection.descriptor, Int32(SHUT_WR))
+                    #expect(try Self.statuses(connection, count: 4) == [400, 400, 200, 400])
+                    #expect(connection.isClosed(waiting: .seconds(2)))
+                }
+            }
+        }
+    }
+
     @Test("an answer carries Content-Length, Date and Server; a path Hummingbird's router decides gets the same answer")
     func sameAnswerBothWays() async throws {
         try await Service.with { port in
