@@ -10,14 +10,17 @@ import Synchronization
 /// acquire ordering on entry and writes it with release ordering on exit: two uncontended atomic
 /// operations, which ThreadSanitizer reads as the hand-over the lock makes.
 package struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
-    private let mutex: Mutex<Value>
-    private let handOver = Atomic<Bool>(false)
+    @usableFromInline let mutex: Mutex<Value>
+    @usableFromInline let handOver = Atomic<Bool>(false)
 
+    @inlinable
     package init(_ value: consuming sending Value) {
         mutex = Mutex(value)
     }
 
-    /// Runs `body` with the value, holding the lock.
+    /// Runs `body` with the value, holding the lock. (Inlinable, as `Mutex`'s own: each use is
+    /// specialised where it is written.)
+    @inlinable
     package borrowing func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout sending Value) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
