@@ -106,6 +106,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// Keep-alive traffic then costs no timer per request (a request used to schedule and cancel two,
     /// 1.7% of its time on one core: issue 28), and a waiting connection wakes once per deadline.
     private var timer: (task: Scheduled<Void>, at: NIODeadline)?
+    /// A request's head arrived, its end not yet.
+    private var receiving = false
+    /// Requests whole and not answered yet (more than one when pipelined).
+    private var unanswered = 0
+    /// Answers that ended before their request did (a refusal on the head, as a `413` on its
+    /// `Content-Length`): that request's end then leaves the connection waiting, not answering.
+    private var answeredAhead = 0
 
     init(limits: Limits, registry: Registry, metrics: ServiceMetrics) {
         self.limits = limits
@@ -149,12 +156,20 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
+            receiving = true
             if let id { registry.set(id, .receiving) }
             expire(context, after: limits.requestTimeout, reason: "request-timeout")
         case .end:
-            // The request is whole; the answer is the service's to bound (store and queue deadlines).
-            if let id { registry.set(id, .answering) }
-            deadline = nil
+            receiving = false
+            if answeredAhead > 0 {
+                answeredAhead -= 1
+                settle(context)
+            } else {
+                // The request is whole; the answer is the service's to bound (store and queue deadlines).
+                unanswered += 1
+                if let id { registry.set(id, .answering) }
+                deadline = nil
+            }
         case .body:
             break
         }
@@ -163,12 +178,23 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
-            // The next request of a kept-alive connection must start within the idle timeout; meanwhile
-            // the connection may make room for a new one.
-            if let id { registry.set(id, .waiting) }
-            expire(context, after: limits.idleTimeout, reason: "idle")
+            if unanswered > 0 {
+                unanswered -= 1
+            } else if receiving {
+                answeredAhead += 1
+            }
+            settle(context)
         }
         context.write(data, promise: promise)
+    }
+
+    /// After an answer, or a request's end after its answer: a request still arriving keeps its deadline,
+    /// requests still being answered have none; otherwise the next request of a kept-alive connection
+    /// must start within the idle timeout, and meanwhile the connection may make room for a new one.
+    private func settle(_ context: ChannelHandlerContext) {
+        guard !receiving, unanswered == 0 else { return }
+        if let id { registry.set(id, .waiting) }
+        expire(context, after: limits.idleTimeout, reason: "idle")
     }
 
     /// Sets the deadline `timeout` from now; the timer moves only when it would fire after it.

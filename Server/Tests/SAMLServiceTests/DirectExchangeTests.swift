@@ -84,15 +84,27 @@ struct DirectExchangeTests {
     func announcedTooLarge() async throws {
         var configuration = Service.configuration()
         configuration.maximumBodyBytes = 1024
+        configuration.idleTimeout = .seconds(1)
         try await Service.with(configuration) { port in
             try await Self.onThread {
-                let connection = try RawConnection(port: port)
-                try connection.write(
+                let head =
                     "POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-                        + "Content-Length: 2000\r\n\r\n")
+                    + "Content-Length: 2000\r\n\r\n"
+                let connection = try RawConnection(port: port)
+                try connection.write(head)
                 #expect(try Self.statuses(connection, count: 1) == [413])
                 try connection.write(String(repeating: "A", count: 2000) + Self.live)
                 #expect(try Self.statuses(connection, count: 1) == [200])
+                // Answered before its end, the request's end leaves the connection idle (closed after
+                // the idle timeout), not being answered for ever.
+                let idle = try RawConnection(port: port)
+                try idle.write(head)
+                #expect(try Self.statuses(idle, count: 1) == [413])
+                try idle.write(String(repeating: "A", count: 2000))
+                let clock = ContinuousClock()
+                let idleSince = clock.now
+                #expect(idle.isClosed(waiting: .seconds(4)))
+                #expect(clock.now - idleSince >= .milliseconds(800))
             }
         }
     }
