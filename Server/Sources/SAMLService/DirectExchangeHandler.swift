@@ -180,7 +180,9 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         discarding = !(exchange?.complete ?? true)
         exchange = nil
-        if closing {
+        guard context.channel.isActive, !closing else {
+            // Requests pipelined behind it are not answered (nor verified) for a client that has gone.
+            held.removeAll()
             context.close(promise: nil)
             return
         }
