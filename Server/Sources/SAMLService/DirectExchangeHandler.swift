@@ -95,6 +95,8 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var inputClosed = false
     /// The rest of a body answered before it arrived (`413` on its `Content-Length`) is read and dropped.
     private var discarding = false
+    /// The connection's last answer is written (`Connection: close`): what still arrives is dropped.
+    private var finished = false
     private var date = HTTPDate()
 
     init(route: Route) {
@@ -105,7 +107,9 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        if isAnswering || !held.isEmpty {
+        if finished {
+            return
+        } else if isAnswering || !held.isEmpty {
             held.append(part)
         } else {
             take(context, part)
@@ -181,9 +185,12 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         discarding = !(exchange?.complete ?? true)
         exchange = nil
         guard context.channel.isActive, !closing else {
-            // Requests pipelined behind it are not answered (nor verified) for a client that has gone.
+            // Requests pipelined behind it are not answered (nor verified): after `Connection: close`, or
+            // for a client that has gone. Only the output is closed, as Hummingbird does: closing a socket
+            // with unread input resets it, and the client could lose the answer.
             held.removeAll()
-            context.close(promise: nil)
+            finished = true
+            context.close(mode: .output, promise: nil)
             return
         }
         if !held.isEmpty {
