@@ -28,20 +28,15 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
     typealias OutboundOut = HTTPResponsePart
 
     /// What every connection's handler shares (a class: copied into each request's task by reference).
+    /// The logger, metrics and tracer are the service's, as the router's are.
     final class Route: Sendable {
         let controller: TokenExchangeController
-        let metrics: ServiceMetrics
-        let tracer: (any Tracer)?
-        let logger: Logger
         let serverName: String
         /// The route as Hummingbird names it (`context.endpointPath`), for the metrics, the span and the log.
         let endpoint = RouterPath(TokenExchangeController.exchangeRoute).description
 
-        init(controller: TokenExchangeController, metrics: ServiceMetrics, tracer: (any Tracer)?, logger: Logger, serverName: String) {
+        init(controller: TokenExchangeController, serverName: String) {
             self.controller = controller
-            self.metrics = metrics
-            self.tracer = tracer
-            self.logger = logger
             self.serverName = serverName
         }
 
@@ -50,7 +45,7 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
             -> TokenExchangeController.Reply
         {
             let started = ContinuousClock.now
-            var logger = logger
+            var logger = controller.service.logger
             logger[metadataKey: "hb.request.id"] = .stringConvertible(RequestID())
             let exchange = { [controller, endpoint] in
                 await controller.exchange(
@@ -58,13 +53,13 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
                     route: endpoint, logger: logger, body: { body })
             }
             let reply: TokenExchangeController.Reply
-            if let tracer {
+            if let tracer = controller.service.tracer {
                 reply = await RequestSpan.serve(
                     tracer, method: head.method, route: endpoint, headers: head.headerFields, status: { Int($0.status.code) }, exchange)
             } else {
                 reply = await exchange()
             }
-            metrics.duration(endpoint: endpoint, status: reply.status.code, ContinuousClock.now - started)
+            controller.service.metrics.duration(endpoint: endpoint, status: reply.status.code, ContinuousClock.now - started)
             return reply
         }
     }
@@ -121,7 +116,7 @@ final class DirectExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .head(let head):
             if handedOn == 0, head.method == .post, let path = Self.exchangePath(head.path) {
                 var current = Exchange(head: head, path: path)
-                if let length = head.headerFields[.contentLength].flatMap(Int.init), length > route.controller.limit {
+                if route.controller.announcesTooLarge(head.headerFields) {
                     // Answered at once, as the router does (a client may wait for it before sending).
                     current.body = nil
                     current.answering = true

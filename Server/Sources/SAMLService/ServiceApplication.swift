@@ -71,9 +71,8 @@ public enum ServiceApplication {
         let controller = TokenExchangeController(
             service: service, limit: configuration.maximumBodyBytes,
             admission: AdmissionControl(limit: configuration.maximumConcurrentVerifications, queue: configuration.verificationQueue))
-        let router = buildRouter(service: service, controller: controller, ready: ready, tracer: tracing?.tracer)
-        let direct = DirectExchangeHandler.Route(
-            controller: controller, metrics: metrics, tracer: tracing?.tracer, logger: logger, serverName: serverName)
+        let router = buildRouter(controller: controller, ready: ready, tracer: tracing?.tracer)
+        let direct = DirectExchangeHandler.Route(controller: controller, serverName: serverName)
         if let adminPort = configuration.adminPort {
             services.append(
                 Application(
@@ -138,9 +137,9 @@ public enum ServiceApplication {
 
     /// The public routes: the API of ``TokenExchangeService`` and the health and metrics routes.
     static func buildRouter(
-        service: TokenExchangeService, controller: TokenExchangeController, ready: @escaping @Sendable () async throws -> Void,
-        tracer: (any Tracer)? = nil
+        controller: TokenExchangeController, ready: @escaping @Sendable () async throws -> Void, tracer: (any Tracer)? = nil
     ) -> Router<BasicRequestContext> {
+        let service = controller.service
         let metrics = service.metrics
         let router = Router(context: BasicRequestContext.self)
         if let tracer { router.add(middleware: RequestSpanMiddleware(tracer: tracer)) }

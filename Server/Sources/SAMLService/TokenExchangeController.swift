@@ -145,6 +145,11 @@ struct TokenExchangeController: Sendable {
         ).response
     }
 
+    /// Whether the request's `Content-Length` is past the limit (refused before its body is read).
+    func announcesTooLarge(_ fields: HTTPFields) -> Bool {
+        fields[.contentLength].flatMap(Int.init).map { $0 > limit } ?? false
+    }
+
     /// Reads `request`'s body within the limit: nil when it is larger.
     private func body(of request: Request) -> () async throws -> [UInt8]? {
         let limit = limit
@@ -178,7 +183,7 @@ struct TokenExchangeController: Sendable {
             result = refusal
         } else if form, !Self.isForm(fields[.contentType]) {
             result = .error(Self.unsupportedMediaType)
-        } else if let length = fields[.contentLength].flatMap(Int.init), length > limit {
+        } else if announcesTooLarge(fields) {
             result = .error(Self.tooLarge(limit))
         } else if let body = try await readBody() {
             if admitted {
