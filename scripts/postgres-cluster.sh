@@ -6,14 +6,9 @@
 #   cluster_kill_primary                      SIGKILL the primary's postmaster (no shutdown, no checkpoint)
 #   cluster_promote                           promote the standby (pg_ctl promote, waits until it writes)
 #   cluster_stop                              stop both and delete their files (also on exit)
-cluster_sudo=""
-[ "$(id -u)" -eq 0 ] || cluster_sudo="sudo"
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-    echo "installing: postgresql" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    $cluster_sudo apt-get update -qq
-    $cluster_sudo apt-get install -y -qq postgresql >/dev/null
-fi
+# shellcheck source=scripts/apt-install.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_install postgresql
 cluster_bin=$(dirname "$(ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
 cluster_dir=""
 cluster_as=()
