@@ -82,7 +82,11 @@ struct OperatorAssetsTests {
             let first = try RawConnection(port: port)
             try await Task.sleep(for: .milliseconds(50))
             let second = try RawConnection(port: port)
-            #expect(first.isClosed(waiting: .milliseconds(500)))
+            // One of the two is closed to make room (the eviction's metric is what this test needs): the
+            // first, unless a loaded machine's event loops registered the second one first (CI saw the
+            // first still open after 500 ms once). ServiceHostileTests checks which one.
+            #expect(first.isClosed(waiting: .seconds(2)) || second.isClosed(waiting: .seconds(2)))
+            first.close()
             second.close()
         }
         let exposition = String(decoding: metrics.exposition(), as: UTF8.self)
