@@ -6,18 +6,14 @@
 #   cluster_kill_primary                      SIGKILL the primary's postmaster (no shutdown, no checkpoint)
 #   cluster_promote                           promote the standby (pg_ctl promote, waits until it writes)
 #   cluster_stop                              stop both and delete their files (also on exit)
-# shellcheck source=scripts/apt-install.sh
-. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
-ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_install postgresql
-cluster_bin=$(dirname "$(ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
+# shellcheck source=scripts/postgres-bin.sh
+. "$(dirname "${BASH_SOURCE[0]}")/postgres-bin.sh"
 cluster_dir=""
-cluster_as=()
-[ "$(id -u)" -ne 0 ] || cluster_as=(runuser -u postgres --)
 
 cluster_stop() {
     [ -n "$cluster_dir" ] || return 0
     for node in primary standby; do
-        [ ! -d "$cluster_dir/$node" ] || "${cluster_as[@]}" "$cluster_bin/pg_ctl" -D "$cluster_dir/$node" -m immediate stop >/dev/null 2>&1 || true
+        [ ! -d "$cluster_dir/$node" ] || "${as_postgres[@]}" "$postgres_bin/pg_ctl" -D "$cluster_dir/$node" -m immediate stop >/dev/null 2>&1 || true
     done
     rm -rf "$cluster_dir"
     cluster_dir=""
@@ -29,26 +25,26 @@ cluster_start() {
     cluster_dir=$(mktemp -d /tmp/saml-cluster.XXXXXX)
     chmod 755 "$cluster_dir"
     [ "$(id -u)" -ne 0 ] || chown postgres:postgres "$cluster_dir"
-    "${cluster_as[@]}" "$cluster_bin/initdb" -D "$cluster_dir/primary" -A trust -U saml >/dev/null
+    "${as_postgres[@]}" "$postgres_bin/initdb" -D "$cluster_dir/primary" -A trust -U saml >/dev/null
     # Replication connections from loopback (initdb's pg_hba.conf has them for 127.0.0.1 already; stated
     # here so that the script does not depend on the package's template).
-    echo "host replication all 127.0.0.1/32 trust" | "${cluster_as[@]}" tee -a "$cluster_dir/primary/pg_hba.conf" >/dev/null
+    echo "host replication all 127.0.0.1/32 trust" | "${as_postgres[@]}" tee -a "$cluster_dir/primary/pg_hba.conf" >/dev/null
     local common="-h 127.0.0.1 -k $cluster_dir -c max_connections=200 -c fsync=on -c synchronous_commit=on -c wal_level=replica"
     common="$common -c max_wal_senders=5 -c hot_standby=on -c shared_buffers=128MB"
     # synchronous_standby_names in postgresql.auto.conf, not on the command line (which would override
     # ALTER SYSTEM): after a promotion the new primary has no standby and must not wait for one.
     cluster_primary_options="$common -p $cluster_primary_port"
     cluster_standby_options="$common -p $cluster_standby_port"
-    echo "synchronous_standby_names = 'standby'" | "${cluster_as[@]}" tee -a "$cluster_dir/primary/postgresql.auto.conf" >/dev/null
-    "${cluster_as[@]}" "$cluster_bin/pg_ctl" -D "$cluster_dir/primary" -o "$cluster_primary_options" -l "$cluster_dir/primary.log" -w start >/dev/null
+    echo "synchronous_standby_names = 'standby'" | "${as_postgres[@]}" tee -a "$cluster_dir/primary/postgresql.auto.conf" >/dev/null
+    "${as_postgres[@]}" "$postgres_bin/pg_ctl" -D "$cluster_dir/primary" -o "$cluster_primary_options" -l "$cluster_dir/primary.log" -w start >/dev/null
     # The standby: a base backup with standby.signal and primary_conninfo (-R), named "standby" so that the
     # primary's synchronous_standby_names waits for its flush before a commit returns.
-    "${cluster_as[@]}" "$cluster_bin/pg_basebackup" -h 127.0.0.1 -p "$cluster_primary_port" -U saml -D "$cluster_dir/standby" -R -X stream >/dev/null
+    "${as_postgres[@]}" "$postgres_bin/pg_basebackup" -h 127.0.0.1 -p "$cluster_primary_port" -U saml -D "$cluster_dir/standby" -R -X stream >/dev/null
     # The copy carries the primary's synchronous_standby_names: the standby, once promoted, must not wait.
-    "${cluster_as[@]}" sed -i "/^synchronous_standby_names/d" "$cluster_dir/standby/postgresql.auto.conf"
+    "${as_postgres[@]}" sed -i "/^synchronous_standby_names/d" "$cluster_dir/standby/postgresql.auto.conf"
     echo "primary_conninfo = 'host=127.0.0.1 port=$cluster_primary_port user=saml application_name=standby'" |
-        "${cluster_as[@]}" tee -a "$cluster_dir/standby/postgresql.auto.conf" >/dev/null
-    "${cluster_as[@]}" "$cluster_bin/pg_ctl" -D "$cluster_dir/standby" -o "$cluster_standby_options" -l "$cluster_dir/standby.log" -w start >/dev/null
+        "${as_postgres[@]}" tee -a "$cluster_dir/standby/postgresql.auto.conf" >/dev/null
+    "${as_postgres[@]}" "$postgres_bin/pg_ctl" -D "$cluster_dir/standby" -o "$cluster_standby_options" -l "$cluster_dir/standby.log" -w start >/dev/null
     # Until the standby streams synchronously, a commit on the primary would wait: wait for it here.
     for _ in $(seq 100); do
         state=$(cluster_sql "$cluster_primary_port" "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'" 2>/dev/null || true)
@@ -66,14 +62,14 @@ cluster_kill_primary() {
     kill -KILL "$pid"
     # The postmaster's children end once they notice it gone; wait until the port is free.
     for _ in $(seq 100); do
-        "$cluster_bin/pg_isready" -q -h 127.0.0.1 -p "$cluster_primary_port" || break
+        "$postgres_bin/pg_isready" -q -h 127.0.0.1 -p "$cluster_primary_port" || break
         sleep 0.1
     done
 }
 
 cluster_promote() {
-    "${cluster_as[@]}" "$cluster_bin/pg_ctl" -D "$cluster_dir/standby" -w promote >/dev/null
+    "${as_postgres[@]}" "$postgres_bin/pg_ctl" -D "$cluster_dir/standby" -w promote >/dev/null
 }
 
 # Runs SQL on the node at PORT; prints the first column.
-cluster_sql() { "$cluster_bin/psql" -h 127.0.0.1 -p "$1" -U saml -d postgres -Atc "$2"; }
+cluster_sql() { "$postgres_bin/psql" -h 127.0.0.1 -p "$1" -U saml -d postgres -Atc "$2"; }
