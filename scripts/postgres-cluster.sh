@@ -22,9 +22,7 @@ cluster_stop() {
 cluster_start() {
     cluster_primary_port=$1
     cluster_standby_port=$2
-    cluster_dir=$(mktemp -d /tmp/saml-cluster.XXXXXX)
-    chmod 755 "$cluster_dir"
-    [ "$(id -u)" -ne 0 ] || chown postgres:postgres "$cluster_dir"
+    cluster_dir=$(postgres_dir /tmp/saml-cluster.XXXXXX)
     "${as_postgres[@]}" "$postgres_bin/initdb" -D "$cluster_dir/primary" -A trust -U saml >/dev/null
     # Replication connections from loopback (initdb's pg_hba.conf has them for 127.0.0.1 already; stated
     # here so that the script does not depend on the package's template).
