@@ -18,7 +18,7 @@ start_instance() {
     local pin=()
     port=$(free_port)
     [ "$1" = - ] || pin=(taskset -c "$1")
-    SAML_SERVICE_LOG_LEVEL=warning "${pin[@]}" "$binary" serve --config "${SAML_SERVICE_CONFIG:-TestVectors/exchange/service.json}" --port "$port" --store "$2" \
+    SAML_SERVICE_LOG_LEVEL=warning "${pin[@]}" "$binary" serve --config "${SAML_SERVICE_CONFIG:-TestVectors/exchange/service.json}" --allow-development-keys --port "$port" --store "$2" \
         >/dev/null 2>&1 &
     pids+=($!)
     for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1 && return 0; sleep 0.1; done

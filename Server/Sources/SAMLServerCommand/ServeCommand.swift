@@ -22,13 +22,25 @@ struct ServeCommand: AsyncParsableCommand {
             TLS belongs to a proxy in front.
             """)
 
-    @Option(help: "The service configuration (JSON).") var config: String = "TestVectors/exchange/service.json"
+    @Option(help: "The service configuration (JSON); or SAML_SERVICE_CONFIG. Required: there is no default.") var config: String?
+    @Flag(
+        help: """
+            Development only: let the trust hold keys of the repository's TestVectors/, whose private keys are             public (TestVectors/exchange/service.json needs it); or SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS=true.
+            """)
+    var allowDevelopmentKeys = false
     @Option(help: "Overrides the configuration's port (0: any free port).") var port: Int?
     @Option(help: "Overrides the configuration's store.") var store: String?
     @Option(help: "Turns tracing on: the OTLP/HTTP traces URL (http://collector:4318/v1/traces).") var tracingEndpoint: String?
 
     func run() async throws {
-        var configuration = try ServiceConfiguration.load(contentsOf: config)
+        // No default file: a binary started from the repository's root must not pick up the test IdPs.
+        guard let path = config ?? ProcessInfo.processInfo.environment["SAML_SERVICE_CONFIG"], !path.isEmpty else {
+            throw ValidationError(
+                "expected a configuration: --config FILE or SAML_SERVICE_CONFIG (deploy/service.json is a production template; TestVectors/exchange/service.json with --allow-development-keys for a development run)"
+            )
+        }
+        var configuration = try ServiceConfiguration.load(contentsOf: path)
+        if allowDevelopmentKeys { configuration.allowDevelopmentKeys = true }
         if let port { configuration.port = port }
         if let store { configuration.store = store }
         if let tracingEndpoint { try configuration.trace(to: tracingEndpoint) }

@@ -1,3 +1,4 @@
+import DequeModule
 import HTTPTypes
 import HummingbirdCore
 import NIOCore
@@ -8,8 +9,9 @@ import Synchronization
 /// listener (a channel handler after HTTP decoding):
 ///
 /// - at most ``ConnectionGuard/Limits/maximumConnections`` at once: when one more opens, room is made
-///   by closing the connection that has waited longest without a request in progress (idle, or its
-///   head not complete), else the oldest one whose request is still arriving (a stalled body), so that
+///   by closing the connection that has waited longest without a request in progress (idle since its
+///   last answer, or its head not complete since it opened), else the one whose body has been arriving
+///   longest (a stalled body), so that
 ///   clients holding connections open, however they hold them, cannot lock real logins out; only when
 ///   every connection has a whole request being answered is the new one closed instead;
 /// - a request head must be complete within ``ConnectionGuard/Limits/headerTimeout`` of the connection's
@@ -43,17 +45,64 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         case answering
     }
 
-    /// The connections open now, shared by every connection's guard: the phase of each, in the order
-    /// they opened.
+    /// The connections open now, shared by every connection's guard: the phase of each, and for the two
+    /// phases that can make room, the order in which connections entered them.
+    ///
+    /// Each phase change appends the connection to its phase's queue with a fresh stamp; an entry whose
+    /// stamp no longer matches the connection's (it moved on, or closed) is stale and skipped when met at
+    /// the front. A queue is compacted when it holds more than twice the open connections, so admission and
+    /// every phase change cost amortised O(1), whatever the number of connections.
     final class Registry: Sendable {
         private struct Entry {
             let channel: any Channel
             var phase: Phase
+            var stamp: UInt64
+        }
+
+        private struct Queued {
+            let id: UInt64
+            let stamp: UInt64
         }
 
         private struct State {
             var next: UInt64 = 0
+            var stamps: UInt64 = 0
             var entries: [UInt64: Entry] = [:]
+            var waiting = Deque<Queued>()
+            var receiving = Deque<Queued>()
+
+            /// The connection that has been in `phase` longest, removed from the registry.
+            mutating func evict(_ phase: Phase) -> (any Channel)? {
+                while let first = phase == .waiting ? waiting.popFirst() : receiving.popFirst() {
+                    if let entry = entries[first.id], entry.stamp == first.stamp {
+                        entries[first.id] = nil
+                        return entry.channel
+                    }
+                }
+                return nil
+            }
+
+            mutating func enter(_ id: UInt64, _ phase: Phase) {
+                stamps += 1
+                guard entries[id] != nil else { return }
+                entries[id]!.phase = phase
+                entries[id]!.stamp = stamps
+                let queued = Queued(id: id, stamp: stamps)
+                switch phase {
+                case .waiting:
+                    waiting.append(queued)
+                    if waiting.count > 2 * entries.count + 16 { waiting = compacted(waiting) }
+                case .receiving:
+                    receiving.append(queued)
+                    if receiving.count > 2 * entries.count + 16 { receiving = compacted(receiving) }
+                case .answering:
+                    break
+                }
+            }
+
+            private func compacted(_ queue: Deque<Queued>) -> Deque<Queued> {
+                Deque(queue.filter { entries[$0.id]?.stamp == $0.stamp })
+            }
         }
 
         private let state = Mutex(State())
@@ -64,27 +113,25 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
 
         /// Registers `channel`; at capacity, unregisters and returns the connection that makes room, for
-        /// the caller to close: the oldest waiting one, else the oldest receiving one. nil when every
-        /// connection is answering a whole request (the new one must be refused).
+        /// the caller to close: the one waiting longest, else the one receiving its body longest. nil when
+        /// every connection is answering a whole request (the new one must be refused).
         func admit(_ channel: any Channel) -> (id: UInt64, evicted: (any Channel)?)? {
             state.withLock { state in
                 var evicted: (any Channel)?
                 if state.entries.count >= capacity {
-                    func oldest(_ phase: Phase) -> UInt64? {
-                        state.entries.lazy.filter { $0.value.phase == phase }.map(\.key).min()
-                    }
-                    guard let victim = oldest(.waiting) ?? oldest(.receiving) else { return nil }
-                    evicted = state.entries.removeValue(forKey: victim)?.channel
+                    guard let victim = state.evict(.waiting) ?? state.evict(.receiving) else { return nil }
+                    evicted = victim
                 }
                 let id = state.next
                 state.next += 1
-                state.entries[id] = Entry(channel: channel, phase: .waiting)
+                state.entries[id] = Entry(channel: channel, phase: .waiting, stamp: 0)
+                state.enter(id, .waiting)
                 return (id, evicted)
             }
         }
 
         func set(_ id: UInt64, _ phase: Phase) {
-            state.withLock { $0.entries[id]?.phase = phase }
+            state.withLock { $0.enter(id, phase) }
         }
 
         func remove(_ id: UInt64) {

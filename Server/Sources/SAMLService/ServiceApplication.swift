@@ -16,7 +16,8 @@ import Tracing
 /// concurrent verifications, one access-log line per request and the metrics of ``ServiceMetrics``, and
 /// the state store's lifecycle (a PostgreSQL pool runs as a service of the application; its schema is
 /// prepared before the server accepts requests). With ``ServiceConfiguration/adminPort``, a second
-/// listener answers `/health*` and `/metrics` outside the public listener's limits.
+/// listener answers `/health*` and `/metrics` outside the public listener's cap, with a small cap and
+/// the same deadlines of its own.
 ///
 /// Run it with ``run(_:configuration:logger:)`` (it stops gracefully on SIGTERM and SIGINT within
 /// ``ServiceConfiguration/shutdownTimeout``: in-flight requests finish, then the store's pool closes) or
@@ -66,28 +67,35 @@ public enum ServiceApplication {
         let maintainer = TrustMaintainer(
             trustPath: configuration.trustPath, contents: service.trustContents, registry: service.trust, metrics: metrics,
             logger: logger, clock: configuration.clock, listensForHangUp: configuration.reloadsOnHangUp,
+            allowsDevelopmentKeys: configuration.allowDevelopmentKeys,
             onReload: { service.reloadMVPDConfiguration() })
         services.append(maintainer)
         let controller = TokenExchangeController(
             service: service, limit: configuration.maximumBodyBytes,
             admission: AdmissionControl(limit: configuration.maximumConcurrentVerifications, queue: configuration.verificationQueue))
         let router = buildRouter(controller: controller, ready: ready, tracer: tracing?.tracer)
-        let direct = DirectExchangeHandler.Route(controller: controller, serverName: serverName)
+        let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
+            maxHeaderFieldSize: configuration.maximumHeaderBytes, maxHeaderListSize: configuration.maximumHeaderBytes,
+            maxHeaderFieldCount: 100)
         if let adminPort = configuration.adminPort {
+            // The admin listener is guarded as the public one, with its own small cap: connections held open
+            // there must not take the process's descriptors from the public listener, nor the probes' slots.
+            let limits = ConnectionGuard.Limits(
+                maximumConnections: adminMaximumConnections, headerTimeout: configuration.headerTimeout,
+                requestTimeout: configuration.requestTimeout, idleTimeout: min(configuration.idleTimeout, adminIdleTimeout))
             services.append(
                 Application(
                     router: buildAdminRouter(
                         metrics: metrics, trust: service.trust, ready: ready, maintainer: maintainer,
                         tokens: configuration.adminTokens.map { BearerToken.digest(Array($0.utf8)) }),
+                    server: .http1(
+                        configuration: http1(limits, ConnectionGuard.Registry(capacity: limits.maximumConnections), metrics, decoder)),
                     configuration: ApplicationConfiguration(
                         address: .hostname(configuration.adminHost, port: adminPort), serverName: serverName),
                     onServerRunning: { channel in
                         logger.info("admin listener", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
                     }, logger: logger))
         }
-        let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
-            maxHeaderFieldSize: configuration.maximumHeaderBytes, maxHeaderListSize: configuration.maximumHeaderBytes,
-            maxHeaderFieldCount: 100)
         let limits = ConnectionGuard.Limits(
             maximumConnections: configuration.maximumConnections, headerTimeout: configuration.headerTimeout,
             requestTimeout: configuration.requestTimeout, idleTimeout: configuration.idleTimeout)
@@ -95,14 +103,7 @@ public enum ServiceApplication {
         let storeKind = database == nil ? "memory" : "postgres"
         var application = Application(
             router: router,
-            server: .http1(
-                configuration: HTTP1Channel.Configuration(
-                    additionalChannelHandlers: [
-                        ConnectionGuard(limits: limits, registry: registry, metrics: metrics), DirectExchangeHandler(route: direct),
-                    ],
-                    // ConnectionGuard closes idle connections: Hummingbird's own idle timer does not see the
-                    // requests DirectExchangeHandler answers.
-                    idleTimeout: nil, httpDecoderConfiguration: decoder)),
+            server: .http1(configuration: http1(limits, registry, metrics, decoder)),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             services: services,
@@ -124,6 +125,21 @@ public enum ServiceApplication {
             }
         }
         return application
+    }
+
+    /// The admin listener's connection cap: probes and scrapes need a handful.
+    static let adminMaximumConnections = 16
+    /// The admin listener's longest idle connection (a scraper keeps its connection between scrapes).
+    static let adminIdleTimeout: Duration = .seconds(30)
+
+    /// A listener's HTTP/1.1 channel: ``ConnectionGuard`` after the decoder, Hummingbird's idle timer as well.
+    private static func http1(
+        _ limits: ConnectionGuard.Limits, _ registry: ConnectionGuard.Registry, _ metrics: ServiceMetrics,
+        _ decoder: HTTP1Channel.Configuration.DecoderConfiguration
+    ) -> HTTP1Channel.Configuration {
+        HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionGuard(limits: limits, registry: registry, metrics: metrics)],
+            idleTimeout: .nanoseconds(limits.idleTimeout.nanoseconds), httpDecoderConfiguration: decoder)
     }
 
     /// Runs `application` until SIGTERM or SIGINT, then lets in-flight requests finish within

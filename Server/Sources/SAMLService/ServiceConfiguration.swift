@@ -22,6 +22,11 @@ import SAML
 /// or `bearerTokensFile`) and request-ID keys (`SAML_SERVICE_REQUEST_KEYS` or `requestKeysFile`) come
 /// from the environment or from files the configuration names.
 public struct ServiceConfiguration: Sendable {
+    /// Whether the trust may hold a key of the repository's `TestVectors/`, whose private keys are public
+    /// (``DevelopmentKeys``). Default false: the service refuses to start with one, and refuses metadata
+    /// that brings one. Only `saml-server serve --allow-development-keys` or
+    /// `SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS=true` set it; the configuration file cannot.
+    public var allowDevelopmentKeys = false
     /// The address to listen on. Default `127.0.0.1`: TLS is a proxy's job, so the service listens
     /// behind one (README).
     public var host = "127.0.0.1"
@@ -446,7 +451,8 @@ public struct ServiceConfiguration: Sendable {
         }
     }
 
-    /// `SAML_SERVICE_HOST`, `SAML_SERVICE_PORT`, `SAML_SERVICE_STORE`, `SAML_SERVICE_LOG_LEVEL`, and the
+    /// `SAML_SERVICE_HOST`, `SAML_SERVICE_PORT`, `SAML_SERVICE_STORE`, `SAML_SERVICE_LOG_LEVEL`,
+    /// `SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS` (`true` or `false`), and the
     /// secrets `SAML_SERVICE_STORE_PASSWORD`, `SAML_SERVICE_BEARER_TOKENS`, `SAML_SERVICE_ADMIN_TOKENS` (comma- or line-separated) and
     /// `SAML_SERVICE_REQUEST_KEYS` (as `requestKeysFile`).
     public mutating func apply(environment: [String: String]) throws {
@@ -454,6 +460,13 @@ public struct ServiceConfiguration: Sendable {
         if let value = environment["SAML_SERVICE_BEARER_TOKENS"] { bearerTokens = Self.entries(value) }
         if let value = environment["SAML_SERVICE_ADMIN_TOKENS"] { adminTokens = Self.entries(value) }
         if let value = environment["SAML_SERVICE_REQUEST_KEYS"] { requestKeys = try Self.parseRequestKeys(Self.entries(value)) }
+        if let value = environment["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS"] {
+            guard value == "true" || value == "false" else {
+                throw SAMLError(
+                    .configurationInvalid, "expected true or false in SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS, found \(quoted(value))")
+            }
+            allowDevelopmentKeys = value == "true"
+        }
         if let value = environment["SAML_SERVICE_HOST"] { host = value }
         if let value = environment["SAML_SERVICE_PORT"] {
             guard let number = Int(value), (0...65535).contains(number) else {

@@ -68,7 +68,7 @@ struct RequestSpanMiddleware: RouterMiddleware {
 enum RequestSpan {
     @TaskLocal static var current: (any Span)?
 
-    /// Runs `body` as the request's `SERVER` span (``RequestSpanMiddleware``, ``DirectExchangeHandler``):
+    /// Runs `body` as the request's `SERVER` span (``RequestSpanMiddleware``):
     /// named `"METHOD route"`, the child of the request's `traceparent`, the task's current context meanwhile;
     /// `status` reads the answer's status code.
     static func serve<Answer>(
@@ -76,7 +76,12 @@ enum RequestSpan {
         _ body: () async throws -> Answer
     ) async rethrows -> Answer {
         var parent = ServiceContext.topLevel
-        tracer.extract(headers, into: &parent, using: HTTPFieldsExtractor())
+        // Only a well-formed traceparent reaches the propagator, as the one value it reads: swift-otel logs
+        // the carrier it could not read, and the request's headers (a bearer token, the device's
+        // identifier) must never be written to a log.
+        if let traceparent = TraceParent.validated(headers[.traceparent]) {
+            tracer.extract(traceparent, into: &parent, using: TraceParent.Extractor())
+        }
         let span = tracer.startSpan("\(method.rawValue) \(route)", context: parent, ofKind: .server)
         defer { span.end() }
         span.updateAttributes { attributes in
@@ -110,18 +115,31 @@ enum RequestSpan {
     }
 }
 
-/// Reads `traceparent` from the request's headers, and nothing else: `tracestate` (up to the header limit
-/// of an anonymous caller's choosing) would be copied into every span the request makes and kept in the
-/// export queue. W3C Trace Context lets a receiver drop it.
-private struct HTTPFieldsExtractor: Extractor {
-    func extract(key: String, from carrier: HTTPFields) -> String? {
-        guard key == "traceparent", let value = carrier[.traceparent], value.utf8.count <= 128 else { return nil }
+/// The W3C Trace Context `traceparent` of a request, checked before anything reads it: version `00`,
+/// exactly `00-<32 hex>-<16 hex>-<2 hex>` in lowercase, neither id all zeros; anything else (a later
+/// version, a longer value, upper case) is no parent at all. `tracestate` is never read: an anonymous
+/// caller's value would be copied into every span the request makes (W3C Trace Context lets a receiver
+/// drop it).
+enum TraceParent {
+    static func validated(_ value: String?) -> String? {
+        guard let value, value.utf8.count == 55 else { return nil }
+        let bytes = Array(value.utf8)
+        func hex(_ range: Range<Int>) -> Bool {
+            bytes[range].allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        }
+        func zeros(_ range: Range<Int>) -> Bool { bytes[range].allSatisfy { $0 == 0x30 } }
+        guard bytes[0] == 0x30, bytes[1] == 0x30, bytes[2] == 0x2D, bytes[35] == 0x2D, bytes[52] == 0x2D,
+            hex(3..<35), hex(36..<52), hex(53..<55), !zeros(3..<35), !zeros(36..<52)
+        else { return nil }
         return value
     }
-}
 
-extension HTTPField.Name {
-    fileprivate static let traceparent = HTTPField.Name("traceparent")!
+    /// Hands the validated value to the propagator as its `traceparent`, and nothing else.
+    struct Extractor: Tracing.Extractor {
+        func extract(key: String, from carrier: String) -> String? {
+            key == "traceparent" ? carrier : nil
+        }
+    }
 }
 
 /// Adds the current span's `trace_id`, `span_id` and `trace_flags` to every line its handler writes, so

@@ -23,19 +23,23 @@ struct TokenExchangeController: Sendable {
 
     func add(to router: Router<BasicRequestContext>) {
         let service = service
+        // With a request-signing key, each sessions/sso signs (an RSA or ECDSA private-key operation, several
+        // times an unsigned call's CPU): anonymous callers then go through the admission control as a
+        // verification does.
+        let signs = service.signingKey != nil
         router.post("/api/v2/:serviceProvider/sessions/sso/:partner") { request, context in
-            try await answer(request, context) { headers, body in
+            try await answer(request, context, admitted: signs) { headers, body in
                 await service.session(
                     serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
                     headers: headers, body: body)
             }
         }
-        router.post(RouterPath(Self.exchangeRoute)) { request, context in
-            try await exchange(
-                serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
-                method: request.method, headers: request.headers, route: context.endpointPath ?? "unmatched", logger: context.logger,
-                body: body(of: request)
-            ).response
+        router.post("/api/v2/:serviceProvider/profiles/sso/:partner") { request, context in
+            try await answer(request, context, verdictEndpoint: "profiles/sso", admitted: true) { headers, body in
+                await service.profile(
+                    serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
+                    headers: headers, body: body)
+            }
         }
         router.post("/api/v1/tokens/authn") { request, context in
             let format = TokenExchangeService.V1Format(
@@ -115,24 +119,7 @@ struct TokenExchangeController: Sendable {
         }
     }
 
-    /// The Token Exchange's route, as Hummingbird spells it (``DirectExchangeHandler`` answers it too).
-    static let exchangeRoute = "/api/v2/:serviceProvider/profiles/sso/:partner"
-
-    /// The Token Exchange for the path's service provider and partner, as the router and
-    /// ``DirectExchangeHandler`` both answer it: read the body, admitted, `profiles/sso` verdicts.
-    func exchange(
-        serviceProvider: String, partner: String, method: HTTPRequest.Method, headers: HTTPFields, route: String, logger: Logger,
-        body: () async throws -> [UInt8]?
-    ) async rethrows -> Reply {
-        let service = service
-        return try await reply(
-            method: method, headers: headers, route: route, logger: logger, verdictEndpoint: "profiles/sso", admitted: true, body: body
-        ) { headers, body in
-            await service.profile(serviceProvider: serviceProvider, partner: partner, headers: headers, body: body)
-        }
-    }
-
-    /// Hummingbird's side of ``reply(method:headers:route:logger:form:verdictEndpoint:admitted:authenticated:body:_:)``.
+    /// Answers `request` through ``reply(method:headers:route:logger:form:verdictEndpoint:admitted:authenticated:body:_:)``.
     private func answer(
         _ request: Request, _ context: BasicRequestContext, form: Bool = true, verdictEndpoint: String? = nil, admitted: Bool = false,
         authenticated: Bool = true,
@@ -142,11 +129,11 @@ struct TokenExchangeController: Sendable {
             method: request.method, headers: request.headers, route: context.endpointPath ?? "unmatched", logger: context.logger,
             form: form, verdictEndpoint: verdictEndpoint, admitted: admitted, authenticated: authenticated, body: body(of: request),
             handler
-        ).response
+        )
     }
 
     /// Whether the request's `Content-Length` is past the limit (refused before its body is read).
-    func announcesTooLarge(_ fields: HTTPFields) -> Bool {
+    private func announcesTooLarge(_ fields: HTTPFields) -> Bool {
         fields[.contentLength].flatMap(Int.init).map { $0 > limit } ?? false
     }
 
@@ -164,14 +151,13 @@ struct TokenExchangeController: Sendable {
 
     /// Checks the headers, reads the body within the limit (`body` answers nil when it is larger), runs
     /// `handler` (through the admission control when `admitted`), and turns its answer into a reply; the
-    /// verdict metric, the span's annotations and the access-log line are written here, whichever way the
-    /// request arrived.
+    /// verdict metric, the span's annotations and the access-log line are written here, for every route.
     private func reply(
         method: HTTPRequest.Method, headers fields: HTTPFields, route: String, logger: Logger, form: Bool = true,
         verdictEndpoint: String? = nil, admitted: Bool = false, authenticated: Bool = true,
         body readBody: () async throws -> [UInt8]?,
         _ handler: @escaping @Sendable (RequestHeaders, [UInt8]) async -> ServiceAnswer
-    ) async rethrows -> Reply {
+    ) async rethrows -> Response {
         let started = ContinuousClock.now
         let headers = RequestHeaders(
             authorization: fields[.authorization], deviceIdentifier: fields[Self.deviceIdentifier],
@@ -216,10 +202,10 @@ struct TokenExchangeController: Sendable {
         if let detail = result.detail {
             logger.debug("refusal detail", metadata: ["detail": "\(detail)"])
         }
-        var reply = Reply.json(result.status, result.body)
-        if let contentType = result.contentType { reply.headers[.contentType] = contentType }
-        if result.status == 503 { reply.headers[.retryAfter] = "1" }
-        return reply
+        var response = Self.json(result.status, result.body)
+        if let contentType = result.contentType { response.headers[.contentType] = contentType }
+        if result.status == 503 { response.headers[.retryAfter] = "1" }
+        return response
     }
 
     /// `application/x-www-form-urlencoded`, parameters (`; charset=UTF-8`) allowed, any case.
@@ -239,25 +225,9 @@ struct TokenExchangeController: Sendable {
 
     /// A JSON response (no content type for an empty body, as `204`).
     static func json(_ status: Int, _ body: [UInt8]) -> Response {
-        Reply.json(status, body).response
-    }
-
-    /// An answer's status, headers and body, for Hummingbird's `Response` or for a channel.
-    struct Reply: Sendable {
-        var status: HTTPResponse.Status
-        var headers: HTTPFields
-        var body: [UInt8]
-
-        /// A JSON answer (no content type for an empty body, as `204`).
-        static func json(_ status: Int, _ body: [UInt8]) -> Reply {
-            Reply(
-                status: HTTPResponse.Status(code: status), headers: body.isEmpty ? [:] : [.contentType: "application/json;charset=utf-8"],
-                body: body)
-        }
-
-        var response: Response {
-            Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
-        }
+        Response(
+            status: HTTPResponse.Status(code: status), headers: body.isEmpty ? [:] : [.contentType: "application/json;charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     static func tooLarge(_ limit: Int) -> EnhancedError {

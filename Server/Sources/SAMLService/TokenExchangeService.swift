@@ -83,6 +83,7 @@ public struct TokenExchangeService: Sendable {
         template.clock = configuration.clock
         template.tracer = tracer
         trustContents = try TrustFile.read(contentsOf: configuration.trustPath)
+        try DevelopmentKeys.check(trustContents, allowed: configuration.allowDevelopmentKeys)
         var identityProviders = trustContents.pinned
         for (mvpd, source) in trustContents.sources {
             guard case .file = source.location else { continue }
@@ -92,6 +93,9 @@ public struct TokenExchangeService: Sendable {
             } catch let error as SAMLError {
                 throw SAMLError(error.code, "MVPD \"\(mvpd)\" in the trust file: \(error.message)")
             }
+            try DevelopmentKeys.check(
+                identityProviders[mvpd]?.keys ?? [], "the metadata of the trust file's MVPD \"\(mvpd)\"",
+                allowed: configuration.allowDevelopmentKeys)
         }
         trust = try TrustRegistry(identityProviders, template: template)
         if configuration.requestKeys.isEmpty {

@@ -19,7 +19,14 @@ import UnixSignals
 ///   source's rules (signature, `validUntil` required and not too far, the entity); a bad one is refused
 ///   and the last good one stays until its own `validUntil`, after which the MVPD is refused with
 ///   `trust.expired`; every good document of a URL is written atomically to the source's backing file,
-///   which is read at start-up when the URL does not answer (else the MVPD is `trust.unavailable`);
+///   which is read at start-up when the URL does not answer in time (else the MVPD is `trust.unavailable`
+///   until a fetch in the background succeeds): start-up waits at most ``startupBudget`` for metadata;
+/// - a fetch, head and body, has one deadline (``fetchTimeout``), and a `304` counts only as the answer to
+///   a conditional request;
+/// - a URL source without an `entityID` in the trust file is bound to the entity of the first document
+///   accepted (or of its backing copy at start-up): a document naming another entity is refused, and so is
+///   one whose `validUntil` is earlier than the document in force (an older document replayed), both
+///   logged at `error`; a change of the IdP's keys is logged at `error` too;
 /// - SIGHUP (and ``reload()``) reads the trust file again: a file that does not read leaves the old trust
 ///   in place and says why in the log; otherwise pinned IdPs are replaced, removed MVPDs dropped, and
 ///   every source read again at once.
@@ -29,6 +36,12 @@ import UnixSignals
 public final class TrustMaintainer: Service, Sendable {
     /// The largest metadata document fetched (as the metadata parser's own cap).
     static let maximumDocumentBytes = 16 << 20
+    /// The whole of one fetch: connecting, the head and the body (30 s by default).
+    let fetchTimeout: Duration
+
+    /// How long start-up waits for a metadata URL before the backing copy is used (the fetch goes on in
+    /// the background, at the full ``fetchTimeout``).
+    let startupBudget: Duration
 
     let trustPath: String
     let registry: TrustRegistry
@@ -36,8 +49,12 @@ public final class TrustMaintainer: Service, Sendable {
     let logger: Logger
     let clock: any SAMLClock
     let listensForHangUp: Bool
+    /// Whether metadata may bring a key of the repository's `TestVectors/` (``DevelopmentKeys``).
+    let allowsDevelopmentKeys: Bool
     let onReload: @Sendable () -> Void
-    private let client: HTTPClient
+    /// Made at the first fetch (a maintainer built and never run holds no client to shut down), shut down
+    /// when ``run()`` ends.
+    private let client = Mutex<HTTPClient?>(nil)
     private let state: Mutex<State>
 
     private struct State {
@@ -45,6 +62,16 @@ public final class TrustMaintainer: Service, Sendable {
         var cached: [String: Cached] = [:]
         /// Incremented by each reload request; the refresh loops restart when it changes.
         var reloads = 0
+        /// What each URL source without an `entityID` of its own is bound to.
+        var bindings: [String: Binding] = [:]
+    }
+
+    /// A URL source's entity, pinned by the first document accepted, and the latest `validUntil` accepted
+    /// from it (no document ending earlier is accepted after it).
+    private struct Binding {
+        var source: String
+        var entityID: String
+        var validUntil: SAMLInstant?
     }
 
     /// What the last good answer of a source was.
@@ -62,8 +89,13 @@ public final class TrustMaintainer: Service, Sendable {
     ///     configuration there).
     public init(
         trustPath: String, contents: TrustFile.Contents, registry: TrustRegistry, metrics: ServiceMetrics, logger: Logger,
-        clock: any SAMLClock, listensForHangUp: Bool = true, onReload: @escaping @Sendable () -> Void = {}
+        clock: any SAMLClock, listensForHangUp: Bool = true, allowsDevelopmentKeys: Bool = false, startupBudget: Duration = .seconds(3),
+        fetchTimeout: Duration = .seconds(30),
+        onReload: @escaping @Sendable () -> Void = {}
     ) {
+        self.startupBudget = startupBudget
+        self.allowsDevelopmentKeys = allowsDevelopmentKeys
+        self.fetchTimeout = fetchTimeout
         self.trustPath = trustPath
         self.registry = registry
         self.metrics = metrics
@@ -71,24 +103,20 @@ public final class TrustMaintainer: Service, Sendable {
         self.clock = clock
         self.listensForHangUp = listensForHangUp
         self.onReload = onReload
-        var configuration = HTTPClient.Configuration(
-            // No redirect is followed: a metadata URL is configuration, and a redirect could lead the
-            // fetch anywhere (another scheme, a Unix socket, an internal address).
-            redirectConfiguration: .disallow,
-            timeout: HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(30)))
-        configuration.decompression = .disabled
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         state = Mutex(State(contents: contents))
         for mvpd in contents.sources.keys { registry.markUnavailable(mvpd) }
     }
 
-    /// Reads every source once (a URL that does not answer from its backing file): run before the server
-    /// accepts requests.
+    /// Reads every source once, a URL within ``startupBudget`` (one that does not answer in time from its
+    /// backing file): run before the server accepts requests.
     public func prepare() async {
         let sources = state.withLock { $0.contents.sources }
         await withDiscardingTaskGroup { group in
             for (mvpd, source) in sources {
-                group.addTask { _ = await self.refresh(mvpd, source, initial: true) }
+                group.addTask {
+                    self.bindToBackingCopy(mvpd, source)
+                    _ = await self.refresh(mvpd, source, initial: true)
+                }
             }
         }
     }
@@ -113,7 +141,11 @@ public final class TrustMaintainer: Service, Sendable {
                 group.addTask { await self.refreshLoops() }
             }
         }
-        try? await client.shutdown()
+        if let client = client.withLock({ client in
+            defer { client = nil }; return client
+        }) {
+            try? await client.shutdown()
+        }
     }
 
     // MARK: Loops
@@ -143,7 +175,10 @@ public final class TrustMaintainer: Service, Sendable {
     }
 
     private func loop(_ mvpd: String, _ source: MetadataSource, immediately: Bool) async {
-        var delay = immediately ? .zero : jittered(state.withLock { $0.cached[mvpd]?.interval } ?? source.minimumRefresh)
+        // An MVPD without trust yet (its URL did not answer within the start-up budget, no backing copy)
+        // is fetched again at once, with the whole fetch deadline.
+        let now = immediately || registry.identityProvider(for: mvpd) == nil
+        var delay = now ? .zero : jittered(state.withLock { $0.cached[mvpd]?.interval } ?? source.minimumRefresh)
         while !Task.isCancelled {
             do { try await Task.sleep(for: delay) } catch { return }
             delay = await refresh(mvpd, source, initial: false)
@@ -195,7 +230,7 @@ public final class TrustMaintainer: Service, Sendable {
                     throw Failure(reason: "unreachable", message: error.message)
                 }
             case .url(let url):
-                document = try await fetch(url, mvpd: mvpd)
+                document = try await fetch(url, mvpd: mvpd, within: initial ? startupBudget : fetchTimeout)
             }
             let now = clock.now()
             var interval = state.withLock { $0.cached[mvpd]?.interval } ?? source.minimumRefresh
@@ -203,7 +238,9 @@ public final class TrustMaintainer: Service, Sendable {
                 let digest = BearerToken.digest(document)
                 if digest != state.withLock({ $0.cached[mvpd]?.digest }) || registry.identityProvider(for: mvpd) == nil {
                     let metadata = try source.read(document, now: now)
+                    try checkBinding(mvpd, metadata, source)
                     try swap(mvpd, metadata, source: source)
+                    bind(mvpd, metadata, source)
                     if case .url = source.location { keepBackingCopy(document, of: mvpd, source) }
                     interval = source.refreshInterval(for: metadata, now: now)
                     state.withLock {
@@ -217,8 +254,11 @@ public final class TrustMaintainer: Service, Sendable {
         } catch {
             let failure = Self.failure(error)
             metrics.trustRefreshFailed(mvpd: mvpd, reason: failure.reason)
-            logger.warning(
-                "metadata refresh failed: the previous trust stays (until its own validUntil)",
+            // A document that passed the signature but names another entity, or goes back to an older one,
+            // is what a compromised or misused signer looks like: an operator must see it.
+            let level: Logger.Level = ["entity-changed", "rollback", "development-key"].contains(failure.reason) ? .error : .warning
+            logger.log(
+                level: level, "metadata refresh failed: the previous trust stays (until its own validUntil)",
                 metadata: ["mvpd": "\(mvpd)", "source": "\(source)", "reason": "\(failure.reason)", "error": "\(failure.message)"])
             if initial { startFromBackingCopy(mvpd, source) }
             return jittered(source.minimumRefresh)
@@ -232,23 +272,66 @@ public final class TrustMaintainer: Service, Sendable {
         case let error as HTTPClientError where error == .remoteConnectionClosed || error == .connectTimeout || error == .readTimeout:
             Failure(reason: "unreachable", message: "\(error)")
         case let error as NIOTooManyBytesError: Failure(reason: "too-large", message: "\(error)")
+        case let error as AtomicFile.Failure: Failure(reason: "backing-file", message: "\(error)")
         default: Failure(reason: "unreachable", message: "\(error)")
         }
     }
 
-    /// The document at `url`, or nil when it has not changed since the last good answer (`304`).
+    /// The document at `url`, or nil when it has not changed since the last good answer (`304` to a
+    /// conditional request); the whole fetch within `limit`.
+    private func fetch(_ url: String, mvpd: String, within limit: Duration) async throws -> [UInt8]? {
+        enum Outcome: Sendable {
+            case fetched([UInt8]?)
+            case timedOut
+        }
+        return try await withThrowingTaskGroup(of: Outcome.self) { group in
+            group.addTask { .fetched(try await self.fetch(url, mvpd: mvpd)) }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return .timedOut
+            }
+            defer { group.cancelAll() }
+            guard case .fetched(let document) = try await group.next() else {
+                throw Failure(reason: "timeout", message: "expected the whole metadata document within \(limit), found it still arriving")
+            }
+            return document
+        }
+    }
+
+    private func httpClient() -> HTTPClient {
+        client.withLock { client in
+            if let client { return client }
+            var configuration = HTTPClient.Configuration(
+                // No redirect is followed: a metadata URL is configuration, and a redirect could lead the
+                // fetch anywhere (another scheme, a Unix socket, an internal address).
+                redirectConfiguration: .disallow,
+                timeout: HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(30)))
+            // ``fetchTimeout`` bounds each fetch as a whole (AsyncHTTPClient's own deadline covers the head only).
+            configuration.decompression = .disabled
+            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            client = made
+            return made
+        }
+    }
+
     private func fetch(_ url: String, mvpd: String) async throws -> [UInt8]? {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/samlmetadata+xml, application/xml;q=0.9, text/xml;q=0.8")
         let cached = state.withLock { $0.cached[mvpd] }
         // Conditional only while that answer is what the registry trusts.
+        var conditional = false
         if cached?.digest != nil, registry.identityProvider(for: mvpd) != nil {
             if let etag = cached?.etag { request.headers.add(name: "If-None-Match", value: etag) }
             if let lastModified = cached?.lastModified { request.headers.add(name: "If-Modified-Since", value: lastModified) }
+            conditional = cached?.etag != nil || cached?.lastModified != nil
         }
-        let response = try await client.execute(request, timeout: .seconds(30))
+        let response = try await httpClient().execute(request, timeout: .nanoseconds(fetchTimeout.nanoseconds))
         switch response.status.code {
         case 304:
+            // Not modified since what? Only an answer to If-None-Match / If-Modified-Since says.
+            guard conditional else {
+                throw Failure(reason: "http-status", message: "expected 200 to an unconditional request, found 304")
+            }
             return nil
         case 200:
             break
@@ -271,6 +354,11 @@ public final class TrustMaintainer: Service, Sendable {
     /// Trusts `metadata` for `mvpd` from now on and logs what changed.
     private func swap(_ mvpd: String, _ metadata: IdentityProviderMetadata, source: MetadataSource) throws {
         let identityProvider = IdentityProvider(metadata: metadata)
+        do {
+            try DevelopmentKeys.check(identityProvider.keys, "the metadata of \(source)", allowed: allowsDevelopmentKeys)
+        } catch let error as SAMLError {
+            throw Failure(reason: "development-key", message: error.message)
+        }
         try registry.update(identityProvider, for: mvpd)
         let fingerprints = Set(identityProvider.keys.map(\.fingerprint))
         let previous = state.withLock { state in
@@ -278,8 +366,13 @@ public final class TrustMaintainer: Service, Sendable {
             return state.cached[mvpd]?.fingerprints ?? []
         }
         metrics.trustValidity(mvpd: mvpd, validUntil: metadata.validUntil, now: clock.now())
-        logger.notice(
-            "trust swapped in from metadata",
+        // A key rollover is rare and decides whose responses are accepted: it is logged at error, so that
+        // an operator sees every one (a first document, with nothing before it, at notice).
+        let level: Logger.Level = previous.isEmpty || previous == fingerprints ? .notice : .error
+        logger.log(
+            level: level,
+            previous.isEmpty || previous == fingerprints
+                ? "trust swapped in from metadata" : "trust swapped in from metadata: the IdP's signing keys changed",
             metadata: [
                 "mvpd": "\(mvpd)", "source": "\(source)", "entityID": "\(metadata.entityID)",
                 "validUntil": "\(metadata.validUntil.map { "\($0)" } ?? "none")",
@@ -289,22 +382,57 @@ public final class TrustMaintainer: Service, Sendable {
             ])
     }
 
-    /// Writes the backing copy: a temporary file beside it, then a rename (atomic on one file system).
+    /// Writes the backing copy (``AtomicFile``).
     private func keepBackingCopy(_ document: [UInt8], of mvpd: String, _ source: MetadataSource) {
         guard let path = source.backingFile else { return }
-        let temporary = path + ".tmp-\(getpid())"
         do {
-            try Data(document).write(to: URL(fileURLWithPath: temporary))
-            guard rename(temporary, path) == 0 else {
-                throw Failure(reason: "backing-file", message: "rename failed: errno \(errno)")
-            }
+            try AtomicFile.replace(path, with: document)
         } catch {
-            unlink(temporary)
             metrics.trustRefreshFailed(mvpd: mvpd, reason: "backing-file")
             logger.warning(
                 "could not write the metadata's backing copy (the trust itself was updated)",
                 metadata: ["mvpd": "\(mvpd)", "path": "\(path)", "error": "\(error)"])
         }
+    }
+
+    // MARK: Entity binding
+
+    /// Refuses a URL document that names another entity than the one the source is bound to, or whose
+    /// `validUntil` is earlier than the latest accepted from it. A source with an `entityID` of its own is
+    /// bound by the reader already (it reads that entity or nothing).
+    private func checkBinding(_ mvpd: String, _ metadata: IdentityProviderMetadata, _ source: MetadataSource) throws {
+        guard case .url = source.location, source.entityID == nil else { return }
+        guard let binding = state.withLock({ $0.bindings[mvpd] }), binding.source == source.description else { return }
+        guard metadata.entityID == binding.entityID else {
+            throw Failure(
+                reason: "entity-changed",
+                message:
+                    "expected metadata for the entity \(Self.quote(binding.entityID)) the source is bound to, found \(Self.quote(metadata.entityID)) (set entityID in the trust file to change it)"
+            )
+        }
+        if let floor = binding.validUntil, let validUntil = metadata.validUntil, validUntil < floor {
+            throw Failure(
+                reason: "rollback",
+                message:
+                    "expected metadata valid until \(floor) or later (the document in force), found an older one valid until \(validUntil)")
+        }
+    }
+
+    /// Binds a URL source without an `entityID` of its own to `metadata`'s entity and `validUntil`.
+    private func bind(_ mvpd: String, _ metadata: IdentityProviderMetadata, _ source: MetadataSource) {
+        guard case .url = source.location, source.entityID == nil else { return }
+        state.withLock { state in
+            let floor = [state.bindings[mvpd]?.validUntil, metadata.validUntil].compactMap { $0 }.max()
+            state.bindings[mvpd] = Binding(source: source.description, entityID: metadata.entityID, validUntil: floor)
+        }
+    }
+
+    /// At start-up, the backing copy of a URL source (the last document accepted before) binds the source
+    /// before its URL is read.
+    private func bindToBackingCopy(_ mvpd: String, _ source: MetadataSource) {
+        guard case .url = source.location, source.backingFile != nil else { return }
+        guard let document = try? source.storedDocument(), let metadata = try? source.read(document, now: clock.now()) else { return }
+        bind(mvpd, metadata, source)
     }
 
     /// At start-up, when the source did not give a good document: its backing copy, if it reads.
@@ -329,6 +457,7 @@ public final class TrustMaintainer: Service, Sendable {
         let contents: TrustFile.Contents
         do {
             contents = try TrustFile.read(contentsOf: trustPath)
+            try DevelopmentKeys.check(contents, allowed: allowsDevelopmentKeys)
         } catch {
             logger.error(
                 "the trust file does not read: the previous trust stays in place",
@@ -340,6 +469,7 @@ public final class TrustMaintainer: Service, Sendable {
                 state.contents = contents
                 // A source that changed starts from nothing cached (no conditional request, a fresh swap).
                 state.cached = state.cached.filter { contents.sources[$0.key] != nil }
+                state.bindings = state.bindings.filter { contents.sources[$0.key] != nil }
             }
             return state.contents
         }
@@ -357,6 +487,11 @@ public final class TrustMaintainer: Service, Sendable {
         for mvpd in contents.sources.keys { registry.markUnavailable(mvpd) }
         logger.info("trust file reloaded", metadata: ["path": "\(trustPath)", "mvpds": "\(contents.mvpds.count)"])
         onReload()
+    }
+
+    /// An entity ID for a log line: escaped, and at most 200 characters of it.
+    private static func quote(_ value: String) -> String {
+        String(value.prefix(200)).debugDescription
     }
 
     private func jittered(_ interval: Duration) -> Duration {

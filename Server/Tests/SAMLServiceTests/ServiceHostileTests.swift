@@ -304,6 +304,55 @@ struct ServiceHostileTests {
             second.close()
         }
     }
+
+    @Test("the admin listener has a small cap of its own: connections held there never lock out probes or the public listener")
+    func adminListenerCap() async throws {
+        var configuration = Service.configuration()
+        configuration.headerTimeout = .seconds(30)
+        let adminPort = try await Service.freePort()
+        configuration.adminPort = adminPort
+        try await Service.with(configuration) { port in
+            let cap = ServiceApplication.adminMaximumConnections
+            var held: [RawConnection] = []
+            for _ in 0..<(cap * 3) { held.append(try RawConnection(port: adminPort)) }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await Service.send(adminPort, "/health/ready", method: "GET").status == 200)
+            let closed = held.filter { $0.isClosed(waiting: .milliseconds(20)) }.count
+            #expect(closed >= cap * 2, "at most \(cap) connections stay open on the admin listener, found \(held.count - closed)")
+            #expect(try await Service.send(port, "/health/live", method: "GET").status == 200)
+            held.forEach { $0.close() }
+        }
+    }
+
+    @Test("at the cap, the connection that has waited longest makes room, not the one opened first")
+    func evictionOrder() async throws {
+        var configuration = Service.configuration()
+        configuration.maximumConnections = 3
+        try await Service.with(configuration) { port in
+            try await HTTPConnectionTests.onThread {
+                // A keep-alive client's connection, opened first and used since: it has waited least.
+                let pool = try RawConnection(port: port)
+                usleep(50_000)
+                var idle: [RawConnection] = []
+                for _ in 0..<2 {
+                    idle.append(try RawConnection(port: port))
+                    usleep(50_000)
+                }
+                try pool.write(HTTPConnectionTests.live)
+                #expect(try HTTPConnectionTests.statuses(pool, count: 1) == [200])
+                for _ in 0..<3 {
+                    idle.append(try RawConnection(port: port))
+                    usleep(100_000)
+                    try pool.write(HTTPConnectionTests.live)
+                    #expect(try HTTPConnectionTests.statuses(pool, count: 1) == [200], "the client in use keeps its connection")
+                }
+                #expect(idle[0].isClosed(waiting: .milliseconds(300)))
+                #expect(idle[1].isClosed(waiting: .milliseconds(300)))
+                idle.forEach { $0.close() }
+                pool.close()
+            }
+        }
+    }
 }
 
 /// A plain TCP connection for sending exactly the bytes a slow or idle client sends.

@@ -48,7 +48,8 @@ struct ServicePostgresTests {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = [
-                "serve", "--config", "\(Service.vectors)/exchange/service.json", "--port", String(port), "--store", Self.url,
+                "serve", "--config", "\(Service.vectors)/exchange/service.json", "--allow-development-keys", "--port", String(port),
+                "--store", Self.url,
             ]
             // The same request-ID key as the in-process instances (Service.configuration), as instances
             // sharing a store must have.

@@ -25,6 +25,8 @@ enum Service {
             trustPath: "\(vectors)/exchange/trust.json")
         configuration.port = 0
         configuration.store = store
+        // The bundled test IdPs (DevelopmentKeysTests checks that nothing else may use them).
+        configuration.allowDevelopmentKeys = true
         configuration.userMetadataMapping = ["householdId": "householdID"]
         configuration.featuredMVPDs = ["MVPD-B"]
         // Instances sharing a store share request-ID keys.

@@ -4,11 +4,12 @@ import Hummingbird
 import Logging
 import SAML
 import SAMLLoad
-import SAMLService
 import SAMLTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing
+
+@testable import SAMLService
 
 /// Tracing for real: a small OTLP/HTTP receiver on loopback, the service exporting to it, a login and a
 /// refusal driven through it; the spans, their links, their attributes, what they must never carry, and
@@ -154,8 +155,22 @@ struct ServiceTracingTests {
         #expect(!verifierLines.isEmpty && verifierLines.allSatisfy { $0.metadata["trace_id"] == Self.traceID })
     }
 
-    @Test("a malformed or hostile traceparent starts a trace of the service's own and changes no answer")
+    @Test("traceparent: version 00 in its exact shape only")
+    func traceparentShape() {
+        let valid = "00-\(Self.traceID)-\(Self.callerSpanID)-01"
+        #expect(TraceParent.validated(valid) == valid)
+        for value in [
+            nil, "", "garbage", valid.uppercased(), "01" + valid.dropFirst(2), "ff" + valid.dropFirst(2), valid + "-00", " " + valid,
+            "00-\(String(repeating: "0", count: 32))-\(Self.callerSpanID)-01", "00-\(Self.traceID)-\(String(repeating: "0", count: 16))-01",
+            "00_\(Self.traceID)-\(Self.callerSpanID)-01", "00-\(Self.traceID)-\(Self.callerSpanID)-0g",
+        ] {
+            #expect(TraceParent.validated(value) == nil, "\(value ?? "nil")")
+        }
+    }
+
+    @Test("a malformed or hostile traceparent starts a trace of the service's own, changes no answer and logs no header")
     func hostileTraceparent() async throws {
+        let logs = CapturedLogs()
         let receiver = Receiver()
         let hostile = [
             "garbage", "00-\(String(repeating: "0", count: 32))-\(Self.callerSpanID)-01",
@@ -163,7 +178,7 @@ struct ServiceTracingTests {
             "ff-\(Self.traceID)-\(Self.callerSpanID)-01", String(repeating: "00-", count: 3000), "00-zz-yy-01", "",
         ]
         try await receiver.with { port in
-            try await Service.with(Self.configuration(port, encoding: .json)) { service in
+            try await Service.with(Self.configuration(port, encoding: .json), logger: logs.logger) { service in
                 for value in hostile {
                     let answer = try await Service.send(
                         service, "/api/v2/REF30/sessions/sso/Apple",
@@ -176,6 +191,11 @@ struct ServiceTracingTests {
                 }
             }
             try await receiver.wait { ExportedSpan.all($0).filter { $0.name.contains("sessions/sso") }.count >= hostile.count }
+        }
+        // swift-otel logs the carrier it cannot read: only a validated traceparent ever reaches it.
+        for record in logs.records.withLock({ $0 }) {
+            let line = record.message + " " + record.metadata.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            #expect(!line.contains(Service.deviceValue) && !line.contains("vendor="), "\(line.prefix(200))")
         }
         let sessions = ExportedSpan.all(receiver).filter { $0.name.contains("sessions/sso") }
         #expect(sessions.count == hostile.count)

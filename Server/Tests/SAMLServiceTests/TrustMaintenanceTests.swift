@@ -203,7 +203,8 @@ struct TrustMaintenanceTests {
             let backing = FileManager.default.temporaryDirectory.appendingPathComponent("backing-\(UUID().uuidString).xml").path
             let trust = try Self.trustFile(url: "http://127.0.0.1:\(metadataPort)/idp-a.xml", backingFile: backing)
             try await Service.with(Self.configuration(trust: trust)) { port in
-                #expect(try await Self.login(port, Service.mvpdA).status == 201)
+                let first = try await Self.login(port, Service.mvpdA)
+                #expect(first.status == 201, "\(first.code ?? "")")
                 published.fail(503)
                 #expect(try await Self.eventually { try await Self.login(port, Service.mvpdA).code == "trust.expired" })
                 let ready = try await Service.send(port, "/health/ready", method: "GET")
@@ -220,7 +221,7 @@ struct TrustMaintenanceTests {
         let fromBacking = try Self.trustFile(url: "http://127.0.0.1:\(deadPort)/idp-a.xml", backingFile: backing)
         try await Service.with(Self.configuration(trust: fromBacking)) { port in
             let login = try await Self.login(port, Service.mvpdA)
-            #expect(login.status == 201)
+            #expect(login.status == 201, "\(login.code ?? "")")
         }
         let nothing = try Self.trustFile(url: "http://127.0.0.1:\(deadPort)/idp-a.xml")
         try await Service.with(Self.configuration(trust: nothing)) { port in
