@@ -59,6 +59,12 @@ struct BenchCommand: ParsableCommand {
     )
     var recovery = false
 
+    @Flag(
+        help:
+            "Measure instead the CPU per login (a whole verification and the in-memory store's consume) with the store at 0%, 50% and 99% of a 1,000,000-entry capacity, in alternated rounds; exits 1 if one is more than 10% above the empty store's."
+    )
+    var occupancy = false
+
     @Option(help: "With --hostile or --recovery: verifications per input (the median is reported).")
     var iterations = 5
 
@@ -88,6 +94,20 @@ struct BenchCommand: ParsableCommand {
         }
         if recovery {
             try measureBounded(RecoveryBench.run, json: Self.recoveryJSON, table: Self.recoveryTable, within: \.withinBounds)
+            return
+        }
+        if occupancy {
+            let rows = try rejectingOnError { try OccupancyBench.run(vectors: directory) }
+            var table = "| store occupancy | µs CPU per login (median) | rounds | vs empty |\n|---:|---:|---|---:|\n"
+            for row in rows {
+                let rounds = row.rounds.map { String(format: "%.1f", $0) }.joined(separator: ", ")
+                table += String(
+                    format: "| %.0f%% | %.1f | %@ | %.3f |\n", row.occupancy * 100, row.microsecondsPerLogin, rounds,
+                    row.microsecondsPerLogin / rows[0].microsecondsPerLogin)
+            }
+            table += String(format: "\nAn entry of the store: %.0f bytes of resident memory (its fill).\n", OccupancyBench.bytesPerEntry)
+            StandardStreams.writeOutput(table)
+            if rows.contains(where: { $0.microsecondsPerLogin > rows[0].microsecondsPerLogin * 1.1 }) { throw ExitCode.failure }
             return
         }
         let inputs: [BenchInput] = try rejectingOnError {

@@ -188,16 +188,17 @@ struct InMemoryProfileStoreTests {
             serviceProvider: "REF30", device: device, mvpd: mvpd, json: Array("{}".utf8), notAfter: .now() + .seconds(seconds))
     }
 
-    @Test("one profile per device and MVPD, only valid ones read, bounded: expired ones go first, then the soonest to expire")
+    @Test("one profile per device and MVPD, only valid ones read, bounded: expired ones go at the next save, then the soonest to expire")
     func bounded() async throws {
         let store = InMemoryProfileStore(capacity: 3)
         try await store.save(Self.profile("d1", "A", expiresIn: 60))
         try await store.save(Self.profile("d1", "A", expiresIn: 120))  // replaces
         try await store.save(Self.profile("d1", "B", expiresIn: -1))  // already expired
-        try await store.save(Self.profile("d2", "A", expiresIn: 30))
-        #expect(store.count == 3)
+        #expect(store.count == 2)
+        try await store.save(Self.profile("d2", "A", expiresIn: 30))  // the expired one goes at this save
+        #expect(store.count == 2)
         #expect(try await store.profiles(serviceProvider: "REF30", device: "d1", now: .now()).map(\.mvpd) == ["A"])
-        try await store.save(Self.profile("d3", "A", expiresIn: 90))  // full: the expired one goes
+        try await store.save(Self.profile("d3", "A", expiresIn: 90))
         #expect(store.count == 3)
         try await store.save(Self.profile("d4", "A", expiresIn: 90))  // full: d2's (30 s) goes
         #expect(store.count == 3)

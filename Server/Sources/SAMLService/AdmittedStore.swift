@@ -15,10 +15,26 @@ struct AdmittedStore: SAMLAttachingStateStore, ProfileStore {
     let profiles: any ProfileStore
     let metrics: ServiceMetrics
     let profileNotKept: @Sendable (StoredProfile) -> Void
+    /// A login refused because the in-memory store was full of live entries, with the kind that was full.
+    let storeFull: @Sendable (String) -> Void
 
     func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
         AdmissionControl.releaseCurrentSlot()
-        return try await timed("consume", mvpd: "none") { try await store.consume(request: request, assertion: assertion, now: now) }
+        return try await timed("consume", mvpd: "none") {
+            try await reportingFull { try await store.consume(request: request, assertion: assertion, now: now) }
+        }
+    }
+
+    /// Runs `body`, telling ``storeFull`` which kind was full when it fails so (the error goes on: the
+    /// login fails closed).
+    private func reportingFull<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as SAMLError where error.code == .replayCacheFull {
+            let requestsFull = (store as? InMemoryStateStore).map { $0.counts.answeredRequests >= $0.capacity } ?? false
+            storeFull(requestsFull ? "requests" : "assertions")
+            throw error
+        }
     }
 
     func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, attaching attachment: any Sendable) async throws
@@ -27,7 +43,7 @@ struct AdmittedStore: SAMLAttachingStateStore, ProfileStore {
         AdmissionControl.releaseCurrentSlot()
         // The profile's MVPD is the configured one the exchange verified for, never a value of the request.
         return try await timed("consume", mvpd: (attachment as? StoredProfile)?.mvpd ?? "none") {
-            try await consumeAndKeep(request: request, assertion: assertion, now: now, attaching: attachment)
+            try await reportingFull { try await consumeAndKeep(request: request, assertion: assertion, now: now, attaching: attachment) }
         }
     }
 

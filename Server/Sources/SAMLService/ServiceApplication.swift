@@ -46,7 +46,7 @@ public enum ServiceApplication {
             store = custom
             ready = { if let probe = custom as? any StoreHealthCheck { try await probe.checkHealth() } }
         } else if configuration.store == "memory" {
-            store = InMemoryStateStore()
+            store = InMemoryStateStore(capacity: configuration.memoryStoreCapacity)
             ready = {}
         } else {
             var storeConfiguration = try PostgresStateStore.Configuration(url: configuration.store)
@@ -70,10 +70,14 @@ public enum ServiceApplication {
             allowsDevelopmentKeys: configuration.allowDevelopmentKeys,
             onReload: { service.reloadMVPDConfiguration() })
         services.append(maintainer)
+        let memory = MemoryStores(state: store as? InMemoryStateStore, profiles: service.memoryProfiles)
+        if memory.state != nil {
+            logger.info("in-memory store", metadata: memory.sizing.mapValues { .string($0) })
+        }
         let controller = TokenExchangeController(
             service: service, limit: configuration.maximumBodyBytes,
             admission: AdmissionControl(limit: configuration.maximumConcurrentVerifications, queue: configuration.verificationQueue))
-        let router = buildRouter(controller: controller, ready: ready, tracer: tracing?.tracer)
+        let router = buildRouter(controller: controller, ready: ready, memory: memory, tracer: tracing?.tracer)
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: configuration.maximumHeaderBytes, maxHeaderListSize: configuration.maximumHeaderBytes,
             maxHeaderFieldCount: 100)
@@ -86,7 +90,7 @@ public enum ServiceApplication {
             services.append(
                 Application(
                     router: buildAdminRouter(
-                        metrics: metrics, trust: service.trust, ready: ready, maintainer: maintainer,
+                        metrics: metrics, trust: service.trust, ready: ready, memory: memory, maintainer: maintainer,
                         tokens: configuration.adminTokens.map { BearerToken.digest(Array($0.utf8)) }),
                     server: .http1(
                         configuration: http1(limits, ConnectionGuard.Registry(capacity: limits.maximumConnections), metrics, decoder)),
@@ -153,7 +157,8 @@ public enum ServiceApplication {
 
     /// The public routes: the API of ``TokenExchangeService`` and the health and metrics routes.
     static func buildRouter(
-        controller: TokenExchangeController, ready: @escaping @Sendable () async throws -> Void, tracer: (any Tracer)? = nil
+        controller: TokenExchangeController, ready: @escaping @Sendable () async throws -> Void,
+        memory: MemoryStores = MemoryStores(state: nil, profiles: nil), tracer: (any Tracer)? = nil
     ) -> Router<BasicRequestContext> {
         let service = controller.service
         let metrics = service.metrics
@@ -161,18 +166,18 @@ public enum ServiceApplication {
         if let tracer { router.add(middleware: RequestSpanMiddleware(tracer: tracer)) }
         router.add(middleware: ObservabilityMiddleware(metrics: metrics))
         controller.add(to: router)
-        addHealthRoutes(to: router, metrics: metrics, trust: service.trust, ready: ready)
+        addHealthRoutes(to: router, metrics: metrics, trust: service.trust, ready: ready, memory: memory)
         return router
     }
 
     /// The admin listener's routes: health and metrics, and with admin tokens `POST /admin/reload` (the
     /// trust file and the MVPD configuration read again, as on SIGHUP; 202, or 401 without a valid token).
     static func buildAdminRouter(
-        metrics: ServiceMetrics, trust: TrustRegistry, ready: @escaping @Sendable () async throws -> Void,
+        metrics: ServiceMetrics, trust: TrustRegistry, ready: @escaping @Sendable () async throws -> Void, memory: MemoryStores,
         maintainer: TrustMaintainer, tokens: [[UInt8]]
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        addHealthRoutes(to: router, metrics: metrics, trust: trust, ready: ready)
+        addHealthRoutes(to: router, metrics: metrics, trust: trust, ready: ready, memory: memory)
         if !tokens.isEmpty {
             router.post("/admin/reload") { request, context in
                 guard let value = request.headers[.authorization], let token = BearerToken.credentials(in: value),
@@ -186,12 +191,14 @@ public enum ServiceApplication {
         return router
     }
 
-    /// `/health/ready` is 503 only when the store does not answer (every MVPD fails then). An MVPD whose
-    /// trust expired or is unavailable is reported in the body (`"trust": {"MVPD": "expired"}`) but does not
-    /// take the instance out of rotation: every instance shares that trust, and the others' MVPDs work.
+    /// `/health/ready` is 503 only when the store does not answer, or the in-memory store is full of live
+    /// entries (every login fails then). An MVPD whose trust expired or is unavailable is reported in the
+    /// body (`"trust": {"MVPD": "expired"}`) but does not take the instance out of rotation: every instance
+    /// shares that trust, and the others' MVPDs work. An in-memory store at 90% of its capacity is reported
+    /// too (`"store": {"assertions": "near-full"}`).
     private static func addHealthRoutes(
         to router: Router<BasicRequestContext>, metrics: ServiceMetrics, trust: TrustRegistry,
-        ready: @escaping @Sendable () async throws -> Void
+        ready: @escaping @Sendable () async throws -> Void, memory: MemoryStores
     ) {
         router.get("/health") { _, _ in health(200, "ok") }
         router.get("/health/live") { _, _ in health(200, "ok") }
@@ -204,9 +211,11 @@ public enum ServiceApplication {
                 case .unavailable: degraded[mvpd] = "unavailable"
                 }
             }
+            let store = memory.readiness
             do {
                 try await ready()
-                return health(200, "ok", trust: degraded)
+                if store.values.contains("full") { return health(503, "store full", trust: degraded, store: store) }
+                return health(200, "ok", trust: degraded, store: store)
             } catch {
                 metrics.storeError(operation: "readiness")
                 context.logger.warning("not ready: the store does not answer")
@@ -214,15 +223,17 @@ public enum ServiceApplication {
             }
         }
         router.get("/metrics") { _, _ in
-            Response(
+            metrics.storeOccupancy(memory.occupancy)
+            return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
     }
 
-    private static func health(_ status: Int, _ text: String, trust: [String: JSONValue] = [:]) -> Response {
+    private static func health(_ status: Int, _ text: String, trust: [String: JSONValue] = [:], store: [String: String] = [:]) -> Response {
         var object: [String: JSONValue] = ["status": .string(text)]
         if !trust.isEmpty { object["trust"] = .object(trust) }
+        if !store.isEmpty { object["store"] = .object(store.mapValues { .string($0) }) }
         return TokenExchangeController.json(status, JSONValue.object(object).bytes)
     }
 }

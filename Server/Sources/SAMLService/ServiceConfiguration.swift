@@ -1,3 +1,4 @@
+import AppleSSO
 import Foundation
 import Logging
 import SAML
@@ -108,6 +109,15 @@ public struct ServiceConfiguration: Sendable {
     /// random key per process when empty. Read from `requestKeysFile` or `SAML_SERVICE_REQUEST_KEYS`:
     /// one key per line (or comma), `<id 0-255>:<secret, at least 64 hexadecimal digits>`.
     public var requestKeys: [RequestIDKey] = []
+    /// With the `memory` store: the most assertion IDs, and the most answered requests, kept at once (each
+    /// until the verifier would refuse its response anyway: at most `maximumAge` + `clockSkew`, 780 s by
+    /// default). Full of live entries, logins fail closed (`503`, `replay.cache-full`). Default
+    /// ``SAML/InMemoryStateStore/defaultCapacity`` (3,000,000: 3,000 logins a second for 780 s; about
+    /// 100 bytes an entry, docs/service.md, "The in-memory store").
+    public var memoryStoreCapacity = InMemoryStateStore.defaultCapacity
+    /// With the `memory` store: the most profiles kept at once (when full, the one that expires soonest
+    /// makes room). Default ``AppleSSO/InMemoryProfileStore/defaultCapacity`` (100,000).
+    public var memoryProfileCapacity = InMemoryProfileStore.defaultCapacity
     /// Connections open at once on the public listener; one more closes the connection that has waited
     /// longest without a request in progress (or is refused when all are busy). Default 1,024.
     public var maximumConnections = 1024
@@ -235,6 +245,8 @@ public struct ServiceConfiguration: Sendable {
         var adminTokensFile: String?
         var requestKeysFile: String?
         var maximumConnections: Int?
+        var memoryStoreCapacity: Int?
+        var memoryProfileCapacity: Int?
         var headerTimeoutSeconds: Double?
         var requestTimeoutSeconds: Double?
         var idleTimeoutSeconds: Double?
@@ -269,6 +281,7 @@ public struct ServiceConfiguration: Sendable {
         private enum CodingKeys: String, CodingKey, CaseIterable {
             case serviceProvider, mvpdConfiguration, trust, host, port, spEntityID, destination, store, storePasswordFile
             case bearerTokensFile, adminTokensFile, requestKeysFile, maximumConnections, headerTimeoutSeconds, requestTimeoutSeconds
+            case memoryStoreCapacity, memoryProfileCapacity
             case idleTimeoutSeconds, maximumConcurrentVerifications, verificationQueue, adminPort, adminHost
             case shutdownTimeoutSeconds, storeTimeoutSeconds, storeStartupTimeoutSeconds, storeConnections, storeBatchWindowMilliseconds
             case requestLifetimeSeconds, maximumBodyBytes, maximumHeaderBytes, userMetadataMapping, featuredMVPDs
@@ -293,6 +306,8 @@ public struct ServiceConfiguration: Sendable {
             adminTokensFile = try container.decodeIfPresent(String.self, forKey: .adminTokensFile)
             requestKeysFile = try container.decodeIfPresent(String.self, forKey: .requestKeysFile)
             maximumConnections = try container.decodeIfPresent(Int.self, forKey: .maximumConnections)
+            memoryStoreCapacity = try container.decodeIfPresent(Int.self, forKey: .memoryStoreCapacity)
+            memoryProfileCapacity = try container.decodeIfPresent(Int.self, forKey: .memoryProfileCapacity)
             headerTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .headerTimeoutSeconds)
             requestTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds)
             idleTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .idleTimeoutSeconds)
@@ -346,6 +361,13 @@ public struct ServiceConfiguration: Sendable {
             if let adminTokensFile { configuration.adminTokens = try secret(relative(adminTokensFile)) }
             if let requestKeysFile { configuration.requestKeys = try parseRequestKeys(try secret(relative(requestKeysFile))) }
             if let maximumConnections { configuration.maximumConnections = maximumConnections }
+            for (name, value) in [("memoryStoreCapacity", memoryStoreCapacity), ("memoryProfileCapacity", memoryProfileCapacity)] {
+                if let value, value < 1 {
+                    throw SAMLError(.configurationInvalid, "expected \(name) of at least 1, found \(value)")
+                }
+            }
+            if let memoryStoreCapacity { configuration.memoryStoreCapacity = memoryStoreCapacity }
+            if let memoryProfileCapacity { configuration.memoryProfileCapacity = memoryProfileCapacity }
             if let value = duration(headerTimeoutSeconds) { configuration.headerTimeout = value }
             if let value = duration(requestTimeoutSeconds) { configuration.requestTimeout = value }
             if let value = duration(idleTimeoutSeconds) { configuration.idleTimeout = value }

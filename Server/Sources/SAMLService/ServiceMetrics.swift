@@ -15,6 +15,9 @@ import Synchronization
 /// - `saml_store_duration_seconds{operation, mvpd}`: a histogram of the state store's answers: `consume`
 ///   (a login's one write, by its MVPD) and `profiles` (a device's profiles read, `mvpd="none"`).
 /// - `saml_store_errors_total{operation}`: store failures (each one failed closed).
+/// - `saml_store_entries{kind}` and `saml_store_capacity{kind}` (the in-memory store: `assertions`,
+///   `requests`, `profiles`; read at each scrape); `saml_store_full_total{kind}`: logins refused because
+///   the kind was full of live entries (`503`, `replay.cache-full`).
 /// - `saml_requests_issued_total{mvpd, api}`: SAML requests issued (`sessions/sso`, v1
 ///   `profile-requests`); `saml_requests_answered_total{mvpd, api}`: accepted responses that answered
 ///   one. Issued minus answered is what devices started and did not finish (nothing is stored for them).
@@ -84,6 +87,19 @@ public struct ServiceMetrics: Sendable {
                 label: "saml_http_request_duration_seconds", dimensions: [("endpoint", endpoint), ("status", String(status))],
                 factory: factory)
         }.recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// The in-memory store's live entries and capacity by kind (`assertions`, `requests`, `profiles`).
+    func storeOccupancy(_ occupancy: [StoreOccupancy]) {
+        for entry in occupancy {
+            Gauge(label: "saml_store_entries", dimensions: [("kind", entry.kind)], factory: factory).record(entry.entries)
+            Gauge(label: "saml_store_capacity", dimensions: [("kind", entry.kind)], factory: factory).record(entry.capacity)
+        }
+    }
+
+    /// A login refused because the in-memory store was full of live entries.
+    func storeFull(kind: String) {
+        Counter(label: "saml_store_full_total", dimensions: [("kind", kind)], factory: factory).increment()
     }
 
     func storeError(operation: String) {

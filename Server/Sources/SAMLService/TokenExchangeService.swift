@@ -24,6 +24,8 @@ public struct TokenExchangeService: Sendable {
     public let store: any SAMLStateStore
     /// Where profiles are kept: the store when it keeps them too (PostgreSQL), else in memory.
     public let profileStore: any ProfileStore
+    /// The profile store when it is this process's memory (its occupancy is a gauge).
+    let memoryProfiles: InMemoryProfileStore?
     /// What the MVPD configuration file says, replaced as a whole by ``reloadMVPDConfiguration()``.
     private let current: Current
     /// The SP metadata last written, and when.
@@ -69,12 +71,31 @@ public struct TokenExchangeService: Sendable {
         // Reaching the store gives the request's verification slot up (AdmissionControl).
         self.metrics = metrics
         self.logger = logger
-        let admitted = AdmittedStore(store: store, profiles: store as? any ProfileStore ?? InMemoryProfileStore(), metrics: metrics) {
-            profile in
-            metrics.storeError(operation: "profile")
-            logger.warning("profile not kept (the exchange succeeded)", metadata: ["mvpd": "\(profile.mvpd)"])
-        }
+        let profiles = store as? any ProfileStore ?? InMemoryProfileStore(capacity: configuration.memoryProfileCapacity)
+        let fullSince = Mutex<ContinuousClock.Instant?>(nil)
+        let admitted = AdmittedStore(
+            store: store, profiles: profiles, metrics: metrics,
+            profileNotKept: { profile in
+                metrics.storeError(operation: "profile")
+                logger.warning("profile not kept (the exchange succeeded)", metadata: ["mvpd": "\(profile.mvpd)"])
+            },
+            storeFull: { kind in
+                metrics.storeFull(kind: kind)
+                // One line every 10 s at most: a full store refuses every login until entries expire.
+                let now = ContinuousClock.now
+                let due = fullSince.withLock { last in
+                    guard last.map({ now - $0 >= .seconds(10) }) ?? true else { return false }
+                    last = now
+                    return true
+                }
+                if due {
+                    logger.error(
+                        "the in-memory store is full of live entries: logins are refused (503, replay.cache-full) until some expire; raise memoryStoreCapacity (about 100 bytes an entry) or use PostgreSQL",
+                        metadata: ["kind": "\(kind)"])
+                }
+            })
         profileStore = admitted
+        memoryProfiles = profiles as? InMemoryProfileStore
         let mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
         var template = SAMLResponseVerifier.Configuration.template(
             audience: .equals(configuration.spEntityID), destination: ExpectedValue(orSkip: configuration.destination),

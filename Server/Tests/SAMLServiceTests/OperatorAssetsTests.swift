@@ -76,6 +76,13 @@ struct OperatorAssetsTests {
         try await Service.with(store: FailingStore(), metrics: metrics) { port in
             _ = try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB))
         }
+        // An in-memory store filled up: its gauges (read at a scrape) and a login refused because it is full.
+        var small = Service.configuration()
+        small.memoryStoreCapacity = 1
+        try await Service.with(small, metrics: metrics) { port in
+            for _ in 0..<2 { _ = try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB)) }
+            _ = try await Service.send(port, "/metrics", method: "GET")
+        }
         var capped = Service.configuration()
         capped.maximumConnections = 1
         try await Service.with(capped, metrics: metrics) { port in
@@ -112,7 +119,7 @@ struct OperatorAssetsTests {
         for family in [
             "saml_token_exchange_verdicts_total", "saml_token_exchange_duration_seconds", "saml_store_duration_seconds",
             "saml_store_errors_total", "saml_requests_issued_total", "saml_requests_answered_total", "saml_trust_expiry_seconds",
-            "saml_trust_refresh_failures_total",
+            "saml_trust_refresh_failures_total", "saml_store_entries", "saml_store_full_total",
         ] {
             #expect(named.contains(family), "\(family) is on no panel and in no rule")
         }

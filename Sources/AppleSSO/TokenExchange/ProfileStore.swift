@@ -30,21 +30,54 @@ public protocol ProfileStore: Sendable {
 }
 
 /// Profiles in memory, indexed by service provider and device (a lookup costs the same however many
-/// devices there are), at most ``capacity`` (when full, expired ones go first, then the one that expires
-/// soonest).
+/// devices there are), at most ``capacity``. Expired profiles are dropped in expiry order as time passes,
+/// and when full of live ones the one that expires soonest makes room (a profile is a convenience for the
+/// next `sessions/sso`, not a guard: saving one never fails): each save costs O(log n) amortised, never a
+/// scan of every profile.
 public final class InMemoryProfileStore: ProfileStore {
+    /// Profiles are kept for their authentication's lifetime (hours to days), longer than any burst: the
+    /// default bounds the memory (a profile's JSON is a few hundred bytes) rather than covering a rate.
+    public static let defaultCapacity = 100_000
+
     public let capacity: Int
-    private struct Device: Hashable {
+    private struct Device: Hashable, Sendable {
         var serviceProvider: String
         var device: String
+    }
+    private struct Slot: Hashable, Sendable {
+        var device: Device
+        var mvpd: String
     }
     private struct Entries {
         var byDevice: [Device: [String: StoredProfile]] = [:]
         var count = 0
+        /// Every profile's slot by its `notAfter`; an entry whose profile was replaced since is stale and
+        /// skipped (the heap is compacted when stale entries outnumber the live ones).
+        var expiries = ExpiryHeap<Slot>()
+
+        func isCurrent(_ entry: ExpiryHeap<Slot>.Entry) -> Bool {
+            byDevice[entry.key.device]?[entry.key.mvpd]?.notAfter.millisecondsSinceEpoch == entry.expiry
+        }
+
+        mutating func remove(_ slot: Slot) {
+            guard byDevice[slot.device]?.removeValue(forKey: slot.mvpd) != nil else { return }
+            if byDevice[slot.device]?.isEmpty == true { byDevice[slot.device] = nil }
+            count -= 1
+        }
+
+        /// Drops the profiles expired at `now`, then, while `count` is at least `limit`, the one that
+        /// expires soonest.
+        mutating func makeRoom(now: SAMLInstant, below limit: Int) {
+            while let first = expiries.first, first.expiry <= now.millisecondsSinceEpoch || count >= limit {
+                expiries.popFirst()
+                if isCurrent(first) { remove(first.key) }
+            }
+        }
     }
     private let entries = Locked(Entries())
 
-    public init(capacity: Int = 100_000) {
+    /// - Parameter capacity: the most profiles kept at once (default ``defaultCapacity``).
+    public init(capacity: Int = InMemoryProfileStore.defaultCapacity) {
         self.capacity = max(1, capacity)
     }
 
@@ -52,35 +85,14 @@ public final class InMemoryProfileStore: ProfileStore {
         let key = Device(serviceProvider: profile.serviceProvider, device: profile.device)
         let now = SAMLInstant.now()
         entries.withLock { entries in
-            if entries.byDevice[key]?[profile.mvpd] == nil, entries.count >= capacity {
-                Self.makeRoom(&entries, now: now, capacity: capacity)
-            }
+            let replacing = entries.byDevice[key]?[profile.mvpd] != nil
+            entries.makeRoom(now: now, below: replacing ? Int.max : capacity)
             if entries.byDevice[key, default: [:]].updateValue(profile, forKey: profile.mvpd) == nil { entries.count += 1 }
-        }
-    }
-
-    /// Removes the expired profiles, or else the one that expires soonest (only when full: after a
-    /// verified login, never on a caller's request alone).
-    private static func makeRoom(_ entries: inout Entries, now: SAMLInstant, capacity: Int) {
-        for (device, profiles) in entries.byDevice {
-            let kept = profiles.filter { $0.value.notAfter > now }
-            entries.count -= profiles.count - kept.count
-            entries.byDevice[device] = kept.isEmpty ? nil : kept
-        }
-        guard entries.count >= capacity else { return }
-        // Still full: the one that expires soonest goes.
-        var soonest: (device: Device, mvpd: String, notAfter: SAMLInstant)?
-        do {
-            for (device, profiles) in entries.byDevice {
-                for (mvpd, profile) in profiles where soonest == nil || profile.notAfter < soonest!.notAfter {
-                    soonest = (device, mvpd, profile.notAfter)
-                }
+            entries.expiries.push(Slot(device: key, mvpd: profile.mvpd), expiry: profile.notAfter)
+            if entries.expiries.count > 2 * entries.count + 16 {
+                let current = entries
+                entries.expiries.retain(where: current.isCurrent)
             }
-        }
-        if let soonest {
-            entries.byDevice[soonest.device]?[soonest.mvpd] = nil
-            if entries.byDevice[soonest.device]?.isEmpty == true { entries.byDevice[soonest.device] = nil }
-            entries.count -= 1
         }
     }
 
@@ -89,6 +101,6 @@ public final class InMemoryProfileStore: ProfileStore {
         return profiles.values.filter { $0.notAfter > now }.sorted { $0.mvpd < $1.mvpd }
     }
 
-    /// How many profiles are kept (expired ones included until a save needs their room).
+    /// How many profiles are kept (expired ones included until the next save).
     public var count: Int { entries.withLock { $0.count } }
 }

@@ -6,38 +6,29 @@ public protocol ReplayCache: Sendable {
     func insertIfAbsent(_ id: String, expiry: SAMLInstant, now: SAMLInstant) async throws -> Bool
 }
 
-/// A bounded, in-process ``ReplayCache``. When full, expired entries are dropped first; if none has
-/// expired, the insertion is refused (fail closed) with ``SAMLError/Code/replayDetected``'s sibling
-/// error, rather than forgetting an ID that is still valid.
+/// A bounded, in-process ``ReplayCache``: each ID is kept until its expiry (``ExpiringEntries``: expired
+/// IDs dropped in expiry order, an insertion O(log n) amortised at any occupancy). Full of IDs that have
+/// not expired, an insertion is refused (fail closed) with ``SAMLError/Code/replayCacheFull``, rather than
+/// forgetting an ID that is still valid.
 public final class InMemoryReplayCache: ReplayCache {
-    private struct State {
-        var expiries: [String: SAMLInstant] = [:]
-    }
-
-    private let state = Locked(State())
+    private let entries: Locked<ExpiringEntries<ReplayKey>>
     /// The most IDs kept at once.
     public let capacity: Int
 
-    public init(capacity: Int = 100_000) {
-        self.capacity = capacity
+    /// - Parameter capacity: the most IDs kept at once (default ``InMemoryStateStore/defaultCapacity``).
+    public init(capacity: Int = InMemoryStateStore.defaultCapacity) {
+        self.capacity = max(1, capacity)
+        entries = Locked(ExpiringEntries(capacity: capacity))
     }
 
     public func insertIfAbsent(_ id: String, expiry: SAMLInstant, now: SAMLInstant) async throws -> Bool {
-        try state.withLock { state in
-            if let existing = state.expiries[id], existing > now {
-                return false
-            }
-            if state.expiries.count >= capacity {
-                state.expiries = state.expiries.filter { $0.value > now }
-                guard state.expiries.count < capacity else {
-                    throw SAMLError(.replayCacheFull, "expected room for one more assertion ID, found all \(capacity) still valid")
-                }
-            }
-            state.expiries[id] = expiry
-            return true
+        switch entries.withLock({ $0.insert(ReplayKey(id), expiry: expiry, now: now) }) {
+        case .inserted: return true
+        case .present: return false
+        case .full: throw InMemoryStateStore.full("assertion ID", capacity: capacity)
         }
     }
 
-    /// The number of IDs currently kept (expired ones included until the next clean-up).
-    public var count: Int { state.withLock { $0.expiries.count } }
+    /// The number of IDs currently kept (expired ones included until the next insertion).
+    public var count: Int { entries.withLock { $0.count } }
 }

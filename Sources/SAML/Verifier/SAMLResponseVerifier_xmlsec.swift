@@ -201,7 +201,7 @@ extension SAMLResponseVerifier {
         try DestinationPolicy.check(destination: content.destination, responseSigned: responseSigned, expected: configuration.destination)
         try InResponseToPolicy.checkResponseAttribute(content.inResponseTo, expected: configuration.inResponseTo)
         let window = try TimeWindowPolicy.checkConditions(content.assertion.conditions, context: context)
-        try TimeWindowPolicy.checkIssueInstant(
+        let responseIssued = try TimeWindowPolicy.checkIssueInstant(
             content.issueInstant, of: content.name, maximumAge: configuration.maximumAge, context: context)
         let issued = try TimeWindowPolicy.checkIssueInstant(
             content.assertion.issueInstant, of: content.assertion.name, maximumAge: configuration.maximumAge, context: context)
@@ -231,10 +231,23 @@ extension SAMLResponseVerifier {
             assertion: verifiedAssertion,
             skippedChecks: skippedChecks
         )
-        let expiry =
-            [verifiedAssertion.notOnOrAfter, confirmed?.notOnOrAfter].compactMap { $0 }.max()
-            ?? now + (configuration.maximumAge ?? .seconds(3600))
-        return (verified, expiry + configuration.clockSkew)
+        let expiry = Self.retention(
+            notOnOrAfter: [verifiedAssertion.notOnOrAfter, confirmed?.notOnOrAfter].compactMap { $0 },
+            issued: [responseIssued, issued], maximumAge: configuration.maximumAge, skew: configuration.clockSkew, now: now)
+        return (verified, expiry)
+    }
+
+    /// The instant until which an accepted assertion's ID must be remembered: the first instant at which
+    /// this verifier refuses the response anyway, and no earlier. A NotOnOrAfter refuses from
+    /// NotOnOrAfter + skew on; with a maximum age, an IssueInstant is accepted up to and including
+    /// IssueInstant + maximum age + skew, so it refuses from one millisecond later (SAMLInstant's
+    /// resolution). Without either, an hour (or the maximum age) from now, plus the skew.
+    static func retention(
+        notOnOrAfter: [SAMLInstant], issued: [SAMLInstant], maximumAge: Duration?, skew: Duration, now: SAMLInstant
+    ) -> SAMLInstant {
+        var refusedFrom = notOnOrAfter.map { $0 + skew }
+        if let maximumAge { refusedFrom += issued.map { $0 + maximumAge + skew + .milliseconds(1) } }
+        return refusedFrom.min() ?? now + (maximumAge ?? .seconds(3600)) + skew
     }
 
     /// The accepted bearer Recipient values; nil when not checked.

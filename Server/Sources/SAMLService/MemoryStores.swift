@@ -1,0 +1,59 @@
+import AppleSSO
+import SAML
+
+/// How full one kind of the in-memory store is.
+struct StoreOccupancy: Sendable {
+    /// `assertions`, `requests` or `profiles`.
+    let kind: String
+    let entries: Int
+    let capacity: Int
+}
+
+/// The in-memory stores of an instance on the `memory` store: their occupancy for the gauges (read at
+/// each scrape) and readiness, and their sizing, logged at start-up.
+struct MemoryStores: Sendable {
+    let state: InMemoryStateStore?
+    let profiles: InMemoryProfileStore?
+
+    /// About what an entry of ``SAML/InMemoryStateStore`` takes (measured: docs/service.md, "The in-memory
+    /// store"), for the sizing line.
+    static let bytesPerEntry = 100
+    /// From this share of its capacity, a kind is reported `near-full` by `/health/ready`.
+    static let nearFull = 0.9
+
+    var occupancy: [StoreOccupancy] {
+        var kinds: [StoreOccupancy] = []
+        if let state {
+            let counts = state.counts
+            kinds.append(StoreOccupancy(kind: "assertions", entries: counts.usedAssertions, capacity: state.capacity))
+            kinds.append(StoreOccupancy(kind: "requests", entries: counts.answeredRequests, capacity: state.capacity))
+        }
+        if let profiles { kinds.append(StoreOccupancy(kind: "profiles", entries: profiles.count, capacity: profiles.capacity)) }
+        return kinds
+    }
+
+    /// What `/health/ready` says of the kinds that guard logins (assertions and requests; profiles make
+    /// room for themselves): `full` (every login refused: out of rotation) or `near-full`.
+    var readiness: [String: String] {
+        var status: [String: String] = [:]
+        for kind in occupancy where kind.kind != "profiles" {
+            if kind.entries >= kind.capacity {
+                status[kind.kind] = "full"
+            } else if Double(kind.entries) >= Double(kind.capacity) * Self.nearFull {
+                status[kind.kind] = "near-full"
+            }
+        }
+        return status
+    }
+
+    /// The sizing, for the start-up log line.
+    var sizing: [String: String] {
+        guard let state else { return [:] }
+        let full = 2 * state.capacity * Self.bytesPerEntry
+        return [
+            "capacity.assertions": "\(state.capacity)", "capacity.requests": "\(state.capacity)",
+            "capacity.profiles": "\(profiles?.capacity ?? 0)", "bytes_per_entry": "\(Self.bytesPerEntry)",
+            "memory_when_full_mib": "\(full >> 20)",
+        ]
+    }
+}
