@@ -88,6 +88,9 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
+        if files.isEmpty, !FileManager.default.fileExists(atPath: directory + "/manifest.json") {
+            throw CommandFailure.io("cannot read \(directory)/manifest.json: run from the repository root or pass --directory")
+        }
         if hostile {
             try measureBounded(HostileBench.run, json: Self.hostileJSON, table: Self.hostileTable, within: \.withinBounds)
             return
@@ -127,10 +130,10 @@ struct BenchCommand: ParsableCommand {
             return try BenchRunner.run(
                 inputs: inputs, threads: threads, seconds: seconds, rounds: rounds, baseline: !noBaseline, jdk: baselineJDK
             ) { line in
-                StandardStreams.writeError("\r\u{1B}[K" + line)
+                StandardStreams.writeProgress(line)
             }
         }
-        StandardStreams.writeError("\r\u{1B}[K")
+        StandardStreams.writeProgress("")
         StandardStreams.writeOutput(json ? Self.json(results) : Self.table(results))
     }
 
@@ -141,9 +144,9 @@ struct BenchCommand: ParsableCommand {
         within: (Row) -> Bool
     ) throws {
         let rows = try rejectingOnError {
-            try measure(URL(fileURLWithPath: directory), iterations) { line in StandardStreams.writeError("\r\u{1B}[K" + line) }
+            try measure(URL(fileURLWithPath: directory), iterations) { line in StandardStreams.writeProgress(line) }
         }
-        StandardStreams.writeError("\r\u{1B}[K")
+        StandardStreams.writeProgress("")
         StandardStreams.writeOutput(json ? jsonRows(rows) : table(rows))
         if !rows.allSatisfy(within) { throw ExitCode.failure }
     }

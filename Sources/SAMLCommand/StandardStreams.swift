@@ -63,6 +63,13 @@ enum StandardStreams {
         writeOutput(Array(text.utf8))
     }
 
+    /// A progress line on standard error, rewritten in place on a terminal; nothing when standard error is
+    /// not a terminal (a log file or a pipe would keep every line and its escape codes).
+    static func writeProgress(_ line: String) {
+        guard isatty(2) == 1 else { return }
+        writeError("\r\u{1B}[K" + line)
+    }
+
     static func writeError(_ text: String) {
         Array(text.utf8).withUnsafeBytes { write(to: 2, $0) }
     }

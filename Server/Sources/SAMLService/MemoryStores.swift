@@ -14,6 +14,8 @@ struct StoreOccupancy: Sendable {
 struct MemoryStores: Sendable {
     let state: InMemoryStateStore?
     let profiles: InMemoryProfileStore?
+    /// The longest an entry is kept: the maximum age plus the clock skew.
+    var retention: Duration = .seconds(780)
 
     /// About what an entry of ``SAML/InMemoryStateStore`` takes (measured: docs/service.md, "The in-memory
     /// store"), for the sizing line.
@@ -50,7 +52,9 @@ struct MemoryStores: Sendable {
     var sizing: [String: String] {
         guard let state else { return [:] }
         let full = 2 * state.capacity * Self.bytesPerEntry
+        let seconds = max(1, retention.components.seconds)
         return [
+            "retention_seconds": "\(seconds)", "sustained_logins_per_second": "\(Int64(state.capacity) / seconds)",
             "capacity.assertions": "\(state.capacity)", "capacity.requests": "\(state.capacity)",
             "capacity.profiles": "\(profiles?.capacity ?? 0)", "bytes_per_entry": "\(Self.bytesPerEntry)",
             "memory_when_full_mib": "\(full >> 20)",

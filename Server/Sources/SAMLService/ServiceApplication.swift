@@ -70,7 +70,9 @@ public enum ServiceApplication {
             allowsDevelopmentKeys: configuration.allowDevelopmentKeys,
             onReload: { service.reloadMVPDConfiguration() })
         services.append(maintainer)
-        let memory = MemoryStores(state: store as? InMemoryStateStore, profiles: service.memoryProfiles)
+        let memory = MemoryStores(
+            state: store as? InMemoryStateStore, profiles: service.memoryProfiles,
+            retention: configuration.maximumAge + configuration.clockSkew)
         if memory.state != nil {
             logger.info("in-memory store", metadata: memory.sizing.mapValues { .string($0) })
         }

@@ -63,6 +63,12 @@ public struct ServiceConfiguration: Sendable {
     public var storeBatchWindow: Duration = .milliseconds(1)
     /// How long a SAML request issued by `sessions/sso` can be answered. Default 300 s.
     public var requestLifetime: Duration = .seconds(300)
+    /// The oldest IssueInstant accepted (``SAML/SAMLResponseVerifier/Configuration/maximumAge``). Default
+    /// 600 s. With ``clockSkew`` it bounds how long the store keeps an accepted assertion's ID.
+    public var maximumAge: Duration = .seconds(600)
+    /// The clock difference tolerated with the IdPs (``SAML/SAMLResponseVerifier/Configuration/clockSkew``).
+    /// Default 180 s.
+    public var clockSkew: Duration = .seconds(180)
     /// The largest request body accepted (413 above it). Default 256 KiB: a SAMLResponse is a few KiB;
     /// the library's own decode limit stays the last line.
     public var maximumBodyBytes = 256 * 1024
@@ -260,6 +266,8 @@ public struct ServiceConfiguration: Sendable {
         var storeConnections: Int?
         var storeBatchWindowMilliseconds: Double?
         var requestLifetimeSeconds: Double?
+        var maximumAgeSeconds: Double?
+        var clockSkewSeconds: Double?
         var maximumBodyBytes: Int?
         var maximumHeaderBytes: Int?
         var userMetadataMapping: [String: String]?
@@ -284,6 +292,7 @@ public struct ServiceConfiguration: Sendable {
             case memoryStoreCapacity, memoryProfileCapacity
             case idleTimeoutSeconds, maximumConcurrentVerifications, verificationQueue, adminPort, adminHost
             case shutdownTimeoutSeconds, storeTimeoutSeconds, storeStartupTimeoutSeconds, storeConnections, storeBatchWindowMilliseconds
+            case maximumAgeSeconds, clockSkewSeconds
             case requestLifetimeSeconds, maximumBodyBytes, maximumHeaderBytes, userMetadataMapping, featuredMVPDs
             case bearerTokens, allowUnsolicited, requestSigningKey, requestSigningCertificate, logLevel
             case assertionConsumerServiceURLs, encryptionCertificate, authenticationURL, authenticationTTLSeconds
@@ -321,6 +330,8 @@ public struct ServiceConfiguration: Sendable {
             storeConnections = try container.decodeIfPresent(Int.self, forKey: .storeConnections)
             storeBatchWindowMilliseconds = try container.decodeIfPresent(Double.self, forKey: .storeBatchWindowMilliseconds)
             requestLifetimeSeconds = try container.decodeIfPresent(Double.self, forKey: .requestLifetimeSeconds)
+            maximumAgeSeconds = try container.decodeIfPresent(Double.self, forKey: .maximumAgeSeconds)
+            clockSkewSeconds = try container.decodeIfPresent(Double.self, forKey: .clockSkewSeconds)
             maximumBodyBytes = try container.decodeIfPresent(Int.self, forKey: .maximumBodyBytes)
             maximumHeaderBytes = try container.decodeIfPresent(Int.self, forKey: .maximumHeaderBytes)
             userMetadataMapping = try container.decodeIfPresent([String: String].self, forKey: .userMetadataMapping)
@@ -386,6 +397,13 @@ public struct ServiceConfiguration: Sendable {
                 configuration.storeBatchWindow = .microseconds(Int64(storeBatchWindowMilliseconds * 1000))
             }
             if let value = duration(requestLifetimeSeconds) { configuration.requestLifetime = value }
+            if let value = duration(maximumAgeSeconds) { configuration.maximumAge = value }
+            if let clockSkewSeconds {
+                guard clockSkewSeconds >= 0, clockSkewSeconds <= 3600 else {
+                    throw SAMLError(.configurationInvalid, "expected clockSkewSeconds from 0 to 3600, found \(clockSkewSeconds)")
+                }
+                configuration.clockSkew = .milliseconds(Int64(clockSkewSeconds * 1000))
+            }
             if let maximumBodyBytes { configuration.maximumBodyBytes = maximumBodyBytes }
             if let maximumHeaderBytes { configuration.maximumHeaderBytes = maximumHeaderBytes }
             if let userMetadataMapping { configuration.userMetadataMapping = userMetadataMapping }

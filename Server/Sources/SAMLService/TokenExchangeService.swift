@@ -102,6 +102,8 @@ public struct TokenExchangeService: Sendable {
             replay: .store(admitted, unsolicited: configuration.allowUnsolicited ? .allow : .refuse))
         template.logger = logger
         template.clock = configuration.clock
+        template.maximumAge = configuration.maximumAge
+        template.clockSkew = configuration.clockSkew
         template.tracer = tracer
         trustContents = try TrustFile.read(contentsOf: configuration.trustPath)
         try DevelopmentKeys.check(trustContents, allowed: configuration.allowDevelopmentKeys)
