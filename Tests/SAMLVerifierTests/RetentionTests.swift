@@ -23,15 +23,9 @@ struct RetentionTests {
     static func verifier(_ store: any SAMLStateStore, at now: SAMLInstant, maximumAge: Duration? = .seconds(600)) throws
         -> SAMLResponseVerifier
     {
-        var configuration = SAMLResponseVerifier.Configuration(
-            identityProvider: try IdentityProvider(
-                entityID: "https://idp.mvpd.example.com",
-                keys: try TrustedKey.all(pem: Array(Data(contentsOf: Vector.root.appendingPathComponent("keys/rsa-2048.cert.pem"))))),
-            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, inResponseTo: .skip,
-            replay: .store(store, unsolicited: .allow))
+        var configuration = try StateStoreTests.configuration(store, unsolicited: .allow, at: now)
         configuration.maximumAge = maximumAge
         configuration.clockSkew = .seconds(180)
-        configuration.clock = FixedClock(now)
         return try SAMLResponseVerifier(configuration)
     }
 

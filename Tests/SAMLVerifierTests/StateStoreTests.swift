@@ -17,19 +17,26 @@ struct StateStoreTests {
         serviceProvider: "REF30", mvpd: "MVPD-A", identityProvider: "https://idp.mvpd.example.com", device: "fingerprint device-1",
         api: "v2")
 
-    static func verifier(
-        _ store: any SAMLStateStore, unsolicited: SAMLResponseVerifier.UnsolicitedResponses = .refuse, at offset: Duration = .seconds(1)
-    )
-        throws -> SAMLResponseVerifier
-    {
+    /// The mock MVPD's verifier configuration over `store`, its clock at `instant` (these suites share it).
+    static func configuration(
+        _ store: any SAMLStateStore, unsolicited: SAMLResponseVerifier.UnsolicitedResponses = .refuse, at instant: SAMLInstant
+    ) throws -> SAMLResponseVerifier.Configuration {
         var configuration = SAMLResponseVerifier.Configuration(
             identityProvider: try IdentityProvider(
                 entityID: "https://idp.mvpd.example.com",
                 keys: try TrustedKey.all(pem: Array(Data(contentsOf: Vector.root.appendingPathComponent("keys/rsa-2048.cert.pem"))))),
             audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, inResponseTo: .skip,
             replay: .store(store, unsolicited: unsolicited))
-        configuration.clock = FixedClock(now + offset)
-        return try SAMLResponseVerifier(configuration)
+        configuration.clock = FixedClock(instant)
+        return configuration
+    }
+
+    static func verifier(
+        _ store: any SAMLStateStore, unsolicited: SAMLResponseVerifier.UnsolicitedResponses = .refuse, at offset: Duration = .seconds(1)
+    )
+        throws -> SAMLResponseVerifier
+    {
+        try SAMLResponseVerifier(configuration(store, unsolicited: unsolicited, at: now + offset))
     }
 
     static func response(answering requestID: String?) throws -> [UInt8] {

@@ -10,13 +10,7 @@ import Tracing
 @Suite("Verification spans")
 struct VerificationSpanTests {
     static func verifier(_ tracer: InMemoryTracer?, store: any SAMLStateStore = InMemoryStateStore()) throws -> SAMLResponseVerifier {
-        var configuration = SAMLResponseVerifier.Configuration(
-            identityProvider: try IdentityProvider(
-                entityID: "https://idp.mvpd.example.com",
-                keys: try TrustedKey.all(pem: Array(Data(contentsOf: Vector.root.appendingPathComponent("keys/rsa-2048.cert.pem"))))),
-            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, inResponseTo: .skip,
-            replay: .store(store, unsolicited: .allow))
-        configuration.clock = FixedClock(StateStoreTests.now + .seconds(1))
+        var configuration = try StateStoreTests.configuration(store, unsolicited: .allow, at: StateStoreTests.now + .seconds(1))
         configuration.tracer = tracer
         return try SAMLResponseVerifier(configuration)
     }
