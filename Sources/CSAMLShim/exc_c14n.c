@@ -259,6 +259,11 @@ static int saml_document_supported(xmlDocPtr doc) {
 
 // MARK: - The rendered-namespace stack (xmlC14NVisibleNsStack)
 
+// Every visible element pushes one entry per PrefixList entry, for its namespace and per namespaced
+// attribute, and a prefix no ancestor rendered is searched through all of them: c14n_budget.c charges
+// each search the whole stack, so that a document whose searches would cost more is refused before this
+// walk starts.
+
 enum { SAML_C14N_INLINE_NS = 32, SAML_C14N_MAX_LIST = 64 };
 
 typedef struct {
@@ -294,8 +299,9 @@ static void saml_stack_add(saml_ns_stack *stack, xmlNsPtr ns) {
     stack->ns[stack->end++] = ns;
 }
 
-// xmlC14NStrEqual: NULL equals the empty string.
-static int saml_c14n_equal(const xmlChar *a, const xmlChar *b) {
+// xmlC14NStrEqual: NULL equals the empty string. Compared inline: the stack search calls it once per
+// entry, and prefixes are short (a call to strcmp through the PLT cost more than the comparison).
+static inline int saml_c14n_equal(const xmlChar *a, const xmlChar *b) {
     if (a == b) {
         return 1;
     }
@@ -305,7 +311,11 @@ static int saml_c14n_equal(const xmlChar *a, const xmlChar *b) {
     if (b == NULL) {
         return *a == 0;
     }
-    return strcmp((const char *)a, (const char *)b) == 0;
+    while (*a != 0 && *a == *b) {
+        ++a;
+        ++b;
+    }
+    return *a == *b;
 }
 
 static int saml_empty(const xmlChar *string) {

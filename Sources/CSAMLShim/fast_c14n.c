@@ -325,6 +325,23 @@ int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx) {
     return 0;
 }
 
+// An InclusiveNamespaces PrefixList split as libxmlsec1 1.2's xmlSecTransformC14NNodeRead splits it, in
+// place: at every single space, keeping empty entries ("a  b" is "a", "", "b"; an empty entry, like
+// "#default", names the default namespace), with nothing after a final space. Tabs and line breaks are
+// part of a prefix (the parser has already turned literal ones in the attribute value into spaces). At
+// most `capacity` entries are stored; returns how many.
+static int saml_split_prefix_list(xmlChar *list, xmlChar **store, int capacity) {
+    int count = 0;
+    for (xmlChar *p = list, *n; p != NULL && *p != 0 && count < capacity; p = n) {
+        n = (xmlChar *)strchr((char *)p, ' ');
+        if (n != NULL) {
+            *(n++) = 0;
+        }
+        store[count++] = p;
+    }
+    return count;
+}
+
 static int saml_buffer_sink(void *context, const unsigned char *bytes, size_t length) {
     // xmlBufferAdd returns 0, or an error code (positive for an allocation failure).
     return length <= INT_MAX && xmlBufferAdd((xmlBufferPtr)context, bytes, (int)length) == 0 ? 0 : -1;
@@ -337,11 +354,7 @@ saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr a
     int count = 0;
     xmlChar *copy = prefixList != NULL ? xmlStrdup(BAD_CAST prefixList) : NULL;
     if (copy != NULL) {
-        char *save = NULL;
-        for (char *token = strtok_r((char *)copy, " ", &save); token != NULL && count < 15;
-             token = strtok_r(NULL, " ", &save)) {
-            prefixStore[count++] = BAD_CAST token;
-        }
+        count = saml_split_prefix_list(copy, prefixStore, 15);
     }
     prefixStore[count] = NULL;
     xmlChar **prefixes = prefixList != NULL ? prefixStore : NULL;
@@ -387,17 +400,12 @@ int saml_shim_canonicalize(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, 
     int libxml2Mode = mode == SAML_SHIM_C14N_EXCLUSIVE ? XML_C14N_EXCLUSIVE_1_0
         : mode == SAML_SHIM_C14N_INCLUSIVE_1_1         ? XML_C14N_1_1
                                                        : XML_C14N_1_0;
-    // The PrefixList, split as xmlsec splits it (on blanks); one more than the cap is enough for the budget
-    // to refuse it.
+    // The PrefixList, split as xmlsec splits it; one more than the cap is enough for the budget to refuse it.
     xmlChar *prefixStore[34];
     int count = 0;
     xmlChar *copy = prefixList != NULL && mode == SAML_SHIM_C14N_EXCLUSIVE ? xmlStrdup(BAD_CAST prefixList) : NULL;
     if (copy != NULL) {
-        char *save = NULL;
-        for (char *token = strtok_r((char *)copy, " \t\r\n", &save); token != NULL && count < 33;
-             token = strtok_r(NULL, " \t\r\n", &save)) {
-            prefixStore[count++] = BAD_CAST token;
-        }
+        count = saml_split_prefix_list(copy, prefixStore, 33);
     }
     prefixStore[count] = NULL;
     xmlChar **prefixes = count > 0 ? prefixStore : NULL;

@@ -101,24 +101,50 @@ int saml_shim_plain_name(const xmlChar *name) {
     return name[0] != 0 && strpbrk((const char *)name, " \t\n\r'\"()[]^|/*=:@,#") == NULL;
 }
 
+// Whether the document holds nothing but its document element and comments. An empty Reference URI is
+// the whole document (XMLDSig 4.3.3.2): libxmlsec1 builds its node set from every child of the document
+// but comments, with a linear duplicate check per child (xmlXPathNodeSetAdd), and a set of more than one
+// node is none of the shapes fast_c14n.c recognises, so that every node canonicalised scans it at every
+// ancestor. With only the document element in it, the set is that element's tree, which fast_c14n.c
+// recognises. (The pre-scan refuses processing instructions there and caps comments.)
+static int saml_shim_document_is_one_tree(xmlDocPtr doc) {
+    if (doc == NULL) {
+        return 0;
+    }
+    for (xmlNodePtr child = doc->children; child != NULL; child = child->next) {
+        if (child->type != XML_COMMENT_NODE && child != xmlDocGetRootElement(doc)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 // Whether every Reference URI of the signature is absent, "" or `#` + a plain name: no character an
 // XPointer or XPath expression needs (blank, quote, parenthesis, bracket, caret, `|`, `/`, `*`, `=`, `:`,
-// `@`, `,`). The Swift side has already required IDs to be xs:NCNames and each URI to name its signed
-// element; this check stands on its own so that no caller can hand xmlsec an expression from a document.
+// `@`, `,`); and an absent or empty one only in a document that is one element's tree. The Swift side has
+// already required IDs to be xs:NCNames and each URI to name its signed element; this check stands on its
+// own so that no caller can hand xmlsec an expression from a document, or a node set it scans per node.
 static int saml_shim_plain_references(xmlNodePtr signature) {
     xmlNodePtr signedInfo = xmlSecFindChild(signature, xmlSecNodeSignedInfo, xmlSecDSigNs);
     if (signedInfo == NULL) {
         return 1;  // nothing to resolve: xmlsec refuses the signature itself
     }
     for (xmlNodePtr reference = signedInfo->children; reference != NULL; reference = reference->next) {
-        if (!xmlSecCheckNodeName(reference, xmlSecNodeReference, xmlSecDSigNs) || xmlHasProp(reference, xmlSecAttrURI) == NULL) {
+        if (!xmlSecCheckNodeName(reference, xmlSecNodeReference, xmlSecDSigNs)) {
+            continue;
+        }
+        if (xmlHasProp(reference, xmlSecAttrURI) == NULL) {
+            if (!saml_shim_document_is_one_tree(signature->doc)) {
+                return 0;
+            }
             continue;
         }
         xmlChar *uri = xmlGetProp(reference, xmlSecAttrURI);  // the attribute xmlsec reads
         if (uri == NULL) {
             return 0;  // out of memory: refuse rather than let xmlsec read what was not checked
         }
-        int plain = uri[0] == 0 || (uri[0] == '#' && saml_shim_plain_name(uri + 1));
+        int plain = uri[0] == 0 ? saml_shim_document_is_one_tree(signature->doc)
+                                : uri[0] == '#' && saml_shim_plain_name(uri + 1);
         xmlFree(uri);
         if (!plain) {
             return 0;

@@ -165,6 +165,54 @@ public enum HostileShapes {
                 "inclusive-c14n-62-in-scope-15000-leaves",
                 "inclusive C14N over 2 nested elements of 30 declarations (62 in scope with the Response's), then 15,000 leaves",
                 try chain(levels: 2, declarations: 30, leaves: 15_000), "signature.budget-exceeded"))
+        shapes += try nodeShapes(responseSigned: responseSigned, typical: typical, shape: shape)
+        return shapes
+    }
+
+    /// Issue 48: nodes outside the document element, nodes of every kind inside it, and exclusive C14N's
+    /// rendered-namespace stack; each about 1 MB (the decoder's cap is 1 MiB).
+    static func nodeShapes(
+        responseSigned: String, typical: String, shape: (String, String, String, String) -> HostileShape
+    ) throws -> [HostileShape] {
+        // A Reference URI "" covers the whole document: libxmlsec1 builds its node set from every child of
+        // the document with a linear duplicate check, and tests visibility against that set per node.
+        let responseID = try attributeValue("ID", in: responseSigned)
+        let emptyURI = responseSigned.replacingOccurrences(of: "URI=\"#\(responseID)\"", with: "URI=\"\"")
+        let fill = 1_000_000 - emptyURI.utf8.count
+        var shapes = [
+            shape(
+                "empty-uri-trailing-processing-instructions",
+                "a Response signed with Reference URI \"\", followed by 200,000 processing instructions after its end",
+                emptyURI + String(repeating: "<?p?>", count: fill / 5), "xml.processing-instruction-forbidden"),
+            shape(
+                "empty-uri-trailing-comments", "the same with 140,000 comments after the end of the Response",
+                emptyURI + String(repeating: "<!---->", count: fill / 7), "xml.limit-exceeded"),
+        ]
+        // The same nodes inside the document element (in Extensions, outside the signed part), where they
+        // are legal: each is a node of the tree, counted like an element.
+        var inside = responseSigned
+        inside.insert(
+            contentsOf: "<samlp:Extensions>" + String(repeating: "<?p?><!---->", count: fill / 12) + "</samlp:Extensions>",
+            at: try range(of: "</saml:Issuer>", in: responseSigned).upperBound)
+        shapes.append(
+            shape(
+                "processing-instructions-and-comments-inside",
+                "83,000 processing instructions and as many comments in the Response's Extensions", inside, "xml.limit-exceeded"))
+        // Exclusive C14N keeps one rendered-namespace entry per namespaced attribute of every visible
+        // ancestor, and searches them all for a prefix no ancestor rendered: 55 nested elements of 60
+        // namespaced attributes, around leaves whose element and attributes each use such a prefix.
+        let nested = (0..<55).map { level in
+            "<a:n" + (level == 0 ? " xmlns:a=\"urn:a\" xmlns:b=\"urn:b\" xmlns:c=\"urn:c\" xmlns:d=\"urn:d\"" : "")
+                + (0..<60).map { " a:x\($0)=\"\"" }.joined() + ">"
+        }.joined()
+        let value = String(repeating: "v", count: 12)
+        let leaves = String(repeating: "<b:l c:y=\"\(value)\" d:z=\"\(value)\"/>", count: 19_800)
+        shapes.append(
+            shape(
+                "exc-c14n-rendered-namespace-stack",
+                "55 nested elements of 60 namespaced attributes in the signed Assertion, around 19,800 leaves of three other prefixes",
+                try insertingAttribute(typical, content: nested + leaves + String(repeating: "</a:n>", count: 55)),
+                "signature.budget-exceeded"))
         return shapes
     }
 

@@ -275,7 +275,8 @@ typedef enum {
 } saml_shim_c14n_comparison;
 
 /// For the tests: canonicalises the shape with exc_c14n.c and with libxml2's xmlC14NExecute (under
-/// fast_c14n.c's visibility test) and compares the bytes. `prefixList`: space-separated, or NULL.
+/// fast_c14n.c's visibility test) and compares the bytes. `prefixList`: split as in
+/// `saml_shim_canonicalize`, or NULL.
 saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded,
                                                      const char *prefixList, int withComments);
 
@@ -289,7 +290,7 @@ typedef enum {
 /// Canonicalises `apex`'s subtree without `excluded`'s (NULL: none) as a signature verification would
 /// (exc_c14n.c or libxml2, within the budget of c14n_budget.c), into `*output` (free with
 /// `saml_shim_free_buffer`). `prefixList`: exclusive C14N's InclusiveNamespaces PrefixList as written
-/// (blank-separated), or NULL. The namespace work is held to `workFactor` steps per unit of the
+/// (split as libxmlsec1 1.2 splits it: at each single space, empty entries kept), or NULL. The namespace work is held to `workFactor` steps per unit of the
 /// document's weight plus `workSlack` (the verification's own budget is larger). 0 on success; -1 on
 /// failure or past the budget.
 int saml_shim_canonicalize(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, saml_shim_c14n_mode mode, int withComments,

@@ -42,8 +42,12 @@ extension SAMLError.Code {
     public static let xmlDoctypeForbidden = Self("xml.doctype-forbidden")
     /// An entity reference or declaration.
     public static let xmlEntityForbidden = Self("xml.entity-forbidden")
-    /// A cap of ``XMLParserLimits`` exceeded (size of a text run, depth, elements, attributes or namespace
-    /// declarations per element or in all), found before libxml2 parses.
+    /// A processing instruction before or after the document element (the XML declaration is not one):
+    /// nothing in SAML needs one, and a Reference with an empty URI would cover it.
+    public static let xmlProcessingInstructionForbidden = Self("xml.processing-instruction-forbidden")
+    /// A cap of ``XMLParserLimits`` exceeded (size of a text run, depth, elements, nodes, attributes or
+    /// namespace declarations per element or in all, comments outside the document element), found before
+    /// libxml2 parses.
     public static let xmlLimitExceeded = Self("xml.limit-exceeded")
 
     // MARK: Structure

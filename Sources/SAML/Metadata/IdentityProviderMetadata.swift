@@ -73,12 +73,13 @@ public struct IdentityProviderMetadata: Sendable {
         public var algorithms: AlgorithmPolicy = .strict
         /// The instant `validUntil` is compared with.
         public var now: SAMLInstant = .now()
-        /// Parser caps (metadata aggregates are larger than responses: 16 MiB and 500,000 elements, 128
+        /// Parser caps (metadata aggregates are larger than responses: 16 MiB, 500,000 elements and 1,500,000 nodes, 128
         /// namespace declarations in scope).
         public var limits: XMLParserLimits = {
             var limits = XMLParserLimits()
             limits.maximumDocumentBytes = 16 << 20
             limits.maximumElements = 500_000
+            limits.maximumNodes = 1_500_000
             limits.maximumAttributes = 2_000_000
             limits.maximumNamespaceDeclarations = 200_000
             limits.maximumNamespaceDeclarationsInScope = 128

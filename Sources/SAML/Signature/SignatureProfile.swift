@@ -5,7 +5,8 @@ internal import CSAMLShim
 ///
 /// - exactly one `ds:SignedInfo` with an allowed CanonicalizationMethod and SignatureMethod;
 /// - exactly one `ds:Reference`, whose `URI` is `#` + the ID of the signature's parent (an empty URI only
-///   when the parent is the document element), and whose ID resolves to exactly that parent;
+///   when the parent is the document element and the document holds nothing else but comments), and whose
+///   ID resolves to exactly that parent;
 /// - transforms: enveloped-signature, plus at most one canonicalisation, nothing else;
 /// - an allowed DigestMethod;
 /// - no `ds:Object` and no `ds:Manifest` anywhere in the signature.
@@ -52,12 +53,23 @@ enum SignatureProfile {
         let parentID = parent.attribute("ID") ?? ""
         var parentName: String { parent.qualifiedDescription }  // for the messages only
         if uri == nil || uri == "" {
-            // An empty URI means the whole document: acceptable only for a signature on the root.
+            // An empty URI means the whole document: acceptable only for a signature on the root, and only
+            // where the whole document is the root's tree (comments aside, which that URI leaves out):
+            // then it covers exactly what `#` + the root's ID covers (XMLDSig 4.3.3.2, SAML Core 5.4.2).
             guard parent == xmlDocGetRootElement(document) else {
                 throw SAMLError(
                     .signatureReferenceMismatch,
                     "expected the Reference URI \"#\(SAMLError.quote(parentID).dropFirst().dropLast())\" of the signed \(parentName), found an empty URI"
                 )
+            }
+            var child = document.pointee.children
+            while let node = child {
+                guard node == parent || node.pointee.type == XML_COMMENT_NODE else {
+                    throw SAMLError(
+                        .signatureReferenceMismatch,
+                        "expected nothing but comments beside the signed \(parentName) under an empty Reference URI, found another node")
+                }
+                child = node.pointee.next
             }
             return
         }

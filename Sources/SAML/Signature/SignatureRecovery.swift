@@ -45,13 +45,18 @@ enum SignatureRecovery {
     /// outcome was `failed` and which took `failedDuration`. On success the tree holds the verified
     /// reconstruction; on failure it is as it was.
     ///
-    /// - Parameter decidedLater: the signature is verified by xmlsec later anyway (an Assertion's, nested in
-    ///   a signed Response): a candidate that passes its trials is kept without an xmlsec run of its own.
+    /// - Parameters:
+    ///   - decidedLater: the signature is verified by xmlsec later anyway (an Assertion's, nested in a
+    ///     signed Response): a candidate that passes its trials is kept without an xmlsec run of its own.
+    ///     Set only by the nested recovery, under ``isDecidedLater(_:nestedIn:verifiedAfterwards:)``.
+    ///   - verifiedAfterwards: the signature nested in the signed element that the caller verifies with
+    ///     xmlsec after this one, whatever this recovery does (the Assertion's, for a Response's signature).
     /// - Throws: ``SAMLError/Code/signatureNormalizationDamage`` when the failing part bears the
     ///   cookbook's marks and no candidate verifies; otherwise the error of the failed verification.
     static func recover(
         signature: xmlNodePtr, failed: SignatureVerification.Outcome, failedDuration: Duration,
-        keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool, decidedLater: Bool = false
+        keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool, decidedLater: Bool = false,
+        verifiedAfterwards: xmlNodePtr? = nil
     ) throws -> Recovered {
         let clock = ContinuousClock()
         let deadline = clock.now + timeCeiling
@@ -113,8 +118,8 @@ enum SignatureRecovery {
             // A signed Assertion inside a signed Response is recovered first, with its own signature as the
             // proof: its edits stay, and its layout is the first one tried for the rest.
             let learnt = try recoverNested(
-                in: parent, besides: signature, failedDuration: failedDuration, keys: keys, algorithms: algorithms,
-                fastCanonicalization: fastCanonicalization)
+                in: parent, besides: signature, verifiedAfterwards: verifiedAfterwards, failedDuration: failedDuration, keys: keys,
+                algorithms: algorithms, fastCanonicalization: fastCanonicalization)
             let region = Region(root: parent, excluding: signature)
             let part = "the Reference digest of the signed \(SignatureVerification.signedElementDescription(signature))"
             guard let trial = DigestTrial(signature: signature, signedElement: parent, region: region) else {
@@ -173,8 +178,8 @@ enum SignatureRecovery {
     /// - Throws: why the signature of an Assertion child of `element` could not be recovered: the verifier
     ///   requires that signature too, so nothing is left to try.
     private static func recoverNested(
-        in element: xmlNodePtr, besides signature: xmlNodePtr, failedDuration: Duration, keys: [TrustedKey],
-        algorithms: AlgorithmPolicy, fastCanonicalization: Bool
+        in element: xmlNodePtr, besides signature: xmlNodePtr, verifiedAfterwards: xmlNodePtr?, failedDuration: Duration,
+        keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool
     ) throws -> Style? {
         var learnt: Style?
         for nested in element.descendants(where: { $0 != signature && $0.is(Namespace.xmlDSig, "Signature") }) {
@@ -183,8 +188,9 @@ enum SignatureRecovery {
                 let outcome = try? SignatureVerification.attempt(
                     signature: nested, keys: keys, algorithms: algorithms, fastCanonicalization: fastCanonicalization)
             else { continue }
-            // The verifier checks an Assertion child's signature with xmlsec after the Response's.
-            let isRequired = nestedParent.pointee.parent == element && nestedParent.is(Namespace.samlAssertion, "Assertion")
+            // Kept on its trials alone only where the caller verifies it with xmlsec afterwards; any other
+            // nested signature gets an xmlsec run per candidate.
+            let isRequired = isDecidedLater(nested, nestedIn: element, verifiedAfterwards: verifiedAfterwards)
             switch outcome {
             case .digestMismatch, .signatureInvalid:
                 do {
@@ -203,6 +209,19 @@ enum SignatureRecovery {
             }
         }
         return learnt
+    }
+
+    /// Whether a candidate of `nested`'s signed content may be kept without an xmlsec run of its own: only
+    /// when the caller verifies `nested` with xmlsec after `element`'s signature (`verifiedAfterwards`), and
+    /// `nested` is where the verifier's structure allows it (the one signature of the one Assertion child
+    /// of a Response that is the document element), so that no other signature is ever decided later.
+    static func isDecidedLater(_ nested: xmlNodePtr, nestedIn element: xmlNodePtr, verifiedAfterwards: xmlNodePtr?) -> Bool {
+        guard nested == verifiedAfterwards, let assertion = nested.pointee.parent, let document = element.pointee.doc,
+            xmlDocGetRootElement(document) == element, element.is(Namespace.samlProtocol, "Response"),
+            assertion.pointee.parent == element, assertion.is(Namespace.samlAssertion, "Assertion")
+        else { return false }
+        return element.children(Namespace.samlAssertion, "Assertion").count == 1
+            && assertion.children(Namespace.xmlDSig, "Signature").count == 1
     }
 
     private static func merged(_ content: Style?, _ signedInfo: Style) -> Style {

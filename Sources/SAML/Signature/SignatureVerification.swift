@@ -46,7 +46,7 @@ enum SignatureVerification {
             case SAML_SHIM_DSIG_REFERENCE_REFUSED:
                 throw SAMLError(
                     .idMalformed,
-                    "expected every Reference URI of the signature on \(signedElementDescription(signature)) to be empty or '#' + a plain name, found another (never resolved as XPointer)"
+                    "expected every Reference URI of the signature on \(signedElementDescription(signature)) to be '#' + a plain name (or empty, in a document that is one element's tree), found another (never resolved as XPointer)"
                 )
             case SAML_SHIM_DSIG_BUDGET_EXCEEDED:
                 // The same canonicalisation with another key would cost the same again: refused at once.

@@ -53,9 +53,11 @@ extension SAMLResponseVerifier {
             case .valid(let key):
                 structure.signingKeyFingerprint = key.fingerprint
             case .digestMismatch where recoverable, .signatureInvalid where recoverable:
+                // The Assertion's signature, verified below whatever the Response's recovery does.
                 let recovered = try SignatureRecovery.recover(
                     signature: signature, failed: outcome, failedDuration: clock.now - started, keys: keys,
-                    algorithms: configuration.algorithms, fastCanonicalization: fastCanonicalization)
+                    algorithms: configuration.algorithms, fastCanonicalization: fastCanonicalization,
+                    verifiedAfterwards: part == .response ? structure.assertionSignature : nil)
                 structure.signingKeyFingerprint = recovered.key.fingerprint
                 structure.repairs += recovered.style.repairs.filter { !structure.repairs.contains($0) }
                 configuration.logger.debug(

@@ -11,6 +11,14 @@ public struct XMLParserLimits: Sendable, Hashable {
     public var maximumDepth: Int = 64
     /// The most elements accepted in one document. Default 20,000.
     public var maximumElements: Int = 20_000
+    /// The most nodes accepted in one document: elements, runs of text, CDATA sections, comments and
+    /// processing instructions, each a node of the tree libxml2 builds. Default 60,000 (a pretty-printed
+    /// document of 20,000 elements has about 40,000).
+    public var maximumNodes: Int = 60_000
+    /// The most comments accepted before and after the document element. Default 8. A processing
+    /// instruction there is refused whatever the limits (`xml.processing-instruction-forbidden`): a
+    /// Reference with an empty URI would cover it.
+    public var maximumCommentsOutsideDocumentElement: Int = 8
     /// The most attributes accepted on one element, namespace declarations included. Default 64.
     public var maximumAttributesPerElement: Int = 64
     /// The most namespace declarations (`xmlns`, `xmlns:p`) accepted on one element. Default 32.

@@ -14,6 +14,13 @@
 /// refuses the document as malformed rather than guess, so nothing it did not count reaches libxml2.
 /// It also refuses any DOCTYPE or other `<!` declaration and any entity reference other than the five
 /// predefined ones (no DTD can declare others).
+///
+/// Every node counts against ``XMLParserLimits/maximumNodes``: elements, runs of text, CDATA sections,
+/// comments and processing instructions. Outside the document element of a document, where a Reference
+/// with an empty URI would take them in (XMLDSig 4.3.3.2: libxmlsec1 builds that node set with a linear
+/// duplicate check per node, then scans it per node canonicalised), a processing instruction is refused
+/// (the XML declaration is not one) and comments are capped by
+/// ``XMLParserLimits/maximumCommentsOutsideDocumentElement``.
 enum XMLPreScan {
     private static let lt = UInt8(ascii: "<"), gt = UInt8(ascii: ">"), slash = UInt8(ascii: "/")
     private static let question = UInt8(ascii: "?"), bang = UInt8(ascii: "!"), equals = UInt8(ascii: "=")
@@ -37,6 +44,10 @@ enum XMLPreScan {
         var attributesTotal = 0
         var namespacesTotal = 0
         var textRun = 0
+        var nodes = 0
+        var commentsOutside = 0
+        /// Outside the document element: a document (not a fragment parsed into an element) at depth 0.
+        var outsideDocumentElement: Bool { initialDepth == 0 && depth == 0 }
 
         func find(_ byte: UInt8, from start: Int, before limit: Int? = nil) -> Int? {
             let limit = limit ?? end
@@ -74,6 +85,10 @@ enum XMLPreScan {
         func exceeded(_ what: String, _ limit: Int, _ index: Int) -> SAMLError {
             SAMLError(.xmlLimitExceeded, "expected at most \(limit) \(what), found more at line \(line(index)) (byte \(index))")
         }
+        func addNode(at index: Int) throws {
+            nodes += 1
+            guard nodes <= limits.maximumNodes else { throw exceeded("nodes", limits.maximumNodes, index) }
+        }
         func addText(_ count: Int, at index: Int) throws {
             textRun += count
             guard textRun <= limits.maximumTextBytes else {
@@ -105,6 +120,7 @@ enum XMLPreScan {
             elements += 1
             guard elements <= limits.maximumElements else { throw exceeded("elements", limits.maximumElements, start) }
             guard depth + 1 <= limits.maximumDepth else { throw exceeded("levels of nesting", limits.maximumDepth, start) }
+            try addNode(at: start)
             textRun = 0
             var at = start + 1
             while at < end, !isSpace(base[at]), base[at] != gt, base[at] != slash { at += 1 }
@@ -169,6 +185,7 @@ enum XMLPreScan {
             if base[i] != lt {
                 let next = find(lt, from: i) ?? end
                 try checkReferences(from: i, to: next)
+                if textRun == 0 { try addNode(at: i) }
                 try addText(next - i, at: i)
                 i = next
                 continue
@@ -186,16 +203,37 @@ enum XMLPreScan {
                 guard after - i <= limits.maximumTextBytes else {
                     throw exceeded("bytes in a processing instruction", limits.maximumTextBytes, i)
                 }
+                if outsideDocumentElement {
+                    // The XML declaration, first in the document (after a byte order mark at most), is not a
+                    // processing instruction; libxml2 refuses `<?xml` anywhere else.
+                    let declaration = starts("<?xml", at: i) && i + 5 < end && isSpace(base[i + 5])
+                    guard declaration, i == 0 || (i == 3 && starts("\u{FEFF}", at: 0)) else {
+                        throw SAMLError(
+                            .xmlProcessingInstructionForbidden,
+                            "expected no processing instruction outside the document element, found one at line \(line(i))")
+                    }
+                } else {
+                    try addNode(at: i)
+                }
                 textRun = 0
                 i = after
             case bang:
                 if starts("<!--", at: i) {
                     guard let after = skip(past: "-->", from: i + 4) else { throw malformed(i, "'-->' closing a comment") }
                     guard after - i <= limits.maximumTextBytes else { throw exceeded("bytes in a comment", limits.maximumTextBytes, i) }
+                    if outsideDocumentElement {
+                        commentsOutside += 1
+                        guard commentsOutside <= limits.maximumCommentsOutsideDocumentElement else {
+                            throw exceeded(
+                                "comments outside the document element", limits.maximumCommentsOutsideDocumentElement, i)
+                        }
+                    }
+                    try addNode(at: i)
                     textRun = 0
                     i = after
                 } else if starts("<![CDATA[", at: i) {
                     guard let after = skip(past: "]]>", from: i + 9) else { throw malformed(i, "']]>' closing a CDATA section") }
+                    try addNode(at: i)
                     try addText(after - i - 12, at: i)
                     i = after
                 } else {
