@@ -70,6 +70,23 @@ struct BoundedNodesTests {
         }
     }
 
+    @Test("the rendered-namespace stack as the review sent it (19,800 leaves of two namespaced attributes) stops at the attribute cap")
+    func reviewedStackShape() throws {
+        let nested = (0..<55).map { level in
+            "<a:n" + (level == 0 ? " xmlns:a=\"urn:a\" xmlns:b=\"urn:b\" xmlns:c=\"urn:c\" xmlns:d=\"urn:d\"" : "")
+                + (0..<60).map { " a:x\($0)=\"\"" }.joined() + ">"
+        }.joined()
+        let leaves = String(repeating: "<b:l c:y=\"vvvvvvvvvvvv\" d:z=\"vvvvvvvvvvvv\"/>", count: 19_800)
+        var text = String(decoding: typical.bytes, as: UTF8.self)
+        let end = try #require(text.range(of: "</saml:AttributeStatement>"))
+        text.insert(
+            contentsOf: "<saml:Attribute Name=\"h\"><saml:AttributeValue>" + nested + leaves + String(repeating: "</a:n>", count: 55)
+                + "</saml:AttributeValue></saml:Attribute>", at: end.lowerBound)
+        let error = try #require(throws: SAMLError.self) { try Array(text.utf8).withUnsafeBytes { try XMLPreScan.check($0, limits: XMLParserLimits()) } }
+        #expect(error.code == .xmlLimitExceeded)
+        #expect(error.message.contains("attributes"))
+    }
+
     /// The typical vector with a default namespace declared on its Response and `prefixList` on the
     /// Reference's exclusive C14N: what libxmlsec1 digests for the Assertion, and what the recovery's
     /// canonicalisation (`saml_shim_canonicalize`) writes for it.

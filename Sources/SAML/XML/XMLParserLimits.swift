@@ -23,8 +23,11 @@ public struct XMLParserLimits: Sendable, Hashable {
     public var maximumAttributesPerElement: Int = 64
     /// The most namespace declarations (`xmlns`, `xmlns:p`) accepted on one element. Default 32.
     public var maximumNamespaceDeclarationsPerElement: Int = 32
-    /// The most attributes accepted in one document, namespace declarations included. Default 50,000.
-    public var maximumAttributes: Int = 50_000
+    /// The most attributes accepted in one document, namespace declarations included. Default 20,000
+    /// (the largest of 504 real and bundled responses has about 500). Each is a node of the tree, and
+    /// libxml2 resolves a prefixed one by walking its element's ancestors: 40,000 of them under 55
+    /// levels cost more than a login.
+    public var maximumAttributes: Int = 20_000
     /// The most namespace declarations accepted in one document. Default 10,000 (IdPs that declare
     /// `xs` and `xsi` on every AttributeValue need two per value).
     public var maximumNamespaceDeclarations: Int = 10_000
