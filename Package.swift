@@ -1,6 +1,11 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// SAML_BUILD_COMMIT, when it is a commit (hexadecimal digits, at most 40).
+let buildCommit = Context.environment["SAML_BUILD_COMMIT"].flatMap { commit in
+    commit.count <= 40 && !commit.isEmpty && commit.allSatisfy(\.isHexDigit) ? commit : nil
+}
+
 let package = Package(
     name: "swift-saml",
     platforms: [.macOS(.v15)],
@@ -39,10 +44,16 @@ let package = Package(
             name: "CSAMLShim",
             dependencies: ["CLibXML2", "CXMLSec"]
         ),
+        // The commit a build was made from, for --version: SAML_BUILD_COMMIT in the environment of the build
+        // (scripts/release, the Dockerfile); only this file recompiles when it changes.
+        .target(
+            name: "CSAMLBuildInfo",
+            cSettings: buildCommit.map { [.define("SAML_BUILD_COMMIT", to: "\"\($0)\"")] }
+        ),
         .target(
             name: "SAML",
             dependencies: [
-                "CSAMLShim", .product(name: "Logging", package: "swift-log"),
+                "CSAMLShim", "CSAMLBuildInfo", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),

@@ -1,5 +1,6 @@
 # Sourced by the scripts that install a Debian package they need when it is missing (install-dependencies,
-# postgres-bin.sh, observability-check, store-bench): the one way they do it.
+# postgres-bin.sh, observability-check, store-bench,
+# container-check): the one way they do it.
 #   apt_install [APT-GET OPTION...] PACKAGE...   updates the package lists first (a fresh machine may have
 #                                                none), then installs; as root, or through sudo otherwise
 apt_install() {

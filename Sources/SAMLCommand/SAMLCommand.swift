@@ -1,4 +1,5 @@
 import ArgumentParser
+import SAML
 
 /// The `saml` tool. Thin: every subcommand parses its arguments, calls the library, prints.
 ///
@@ -9,6 +10,7 @@ struct SAMLCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "saml",
         abstract: "Decode, encode and check SAML responses from Apple single sign-on.",
+        version: SAMLVersion.description,
         subcommands: [
             VectorsCommand.self, BenchCommand.self, VerifyCommand.self, InspectCommand.self, GenerateCommand.self, MVPDCommand.self,
             PFSCommand.self, ExchangeCommand.self, MetadataCommand.self, SPMetadataCommand.self, NormalizeCommand.self, EncodeCommand.self,

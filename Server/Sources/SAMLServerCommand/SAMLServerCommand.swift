@@ -16,8 +16,10 @@ struct SAMLServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "saml-server",
         abstract: "The Token Exchange service, its load harness, and SAML requests and verification with state shared through PostgreSQL.",
+        version: SAMLVersion.description,
         subcommands: [
             ServeCommand.self, LoadCommand.self, RequestCommand.self, VerifyCommand.self, ExchangeCommand.self, BenchCommand.self,
+            ProbeCommand.self,
         ]
     )
 
