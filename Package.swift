@@ -112,7 +112,9 @@ let package = Package(
             dependencies: [
                 "SAML", "SAMLMockIdP", "SAMLBench", "AppleSSO", "SAMLTestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-            ]
+            ],
+            // Inputs the fuzzers found, read from the source tree by FuzzRegressionTests (not resources).
+            exclude: ["FuzzFindings"]
         ),
         .testTarget(
             name: "AppleSSOTests",

@@ -38,7 +38,7 @@ struct VectorsCommand: ParsableCommand {
             throw CommandFailure.io("cannot read \(directory)/manifest.json: run from the repository root or pass --directory")
         }
         var failures = 0
-        StandardStreams.writeOutput(row("vector", "expected", "verdict", "codec", ""))
+        StandardStreams.writeOutput(row("vector", "expected", "verdict", "codec", "result"))
         for entry in entries {
             let bytes = try StandardStreams.readAll(root.appendingPathComponent(entry.file).path)
             let expected = entry.expect == "valid" ? "valid" : entry.code ?? "invalid"

@@ -83,6 +83,9 @@ struct SAMLResponseDecoderTests {
             ("PHNhbWxwOlJlc3BvbnNlP", .decodeTruncatedBase64),
             ("PHNhbWxwOlJlc3BvbnNl", .decodeTruncatedXML),
             ("aGVsbG8gd29ybGQ=", .decodeNotXML),
+            // Plain text that happens to be Base64 decodes to bytes that are not XML (0x85 first here).
+            ("hello world", .decodeNotXML),
+            ("SAMLResponse=hello+world", .decodeNotXML),
             ("SAMLResponse=%2", .decodeInvalidPercentEncoding),
             ("SAMLResponse=%zz", .decodeInvalidPercentEncoding),
             ("requestor=abc&deviceId=1", .decodeMissingField),

@@ -57,6 +57,10 @@ public struct LoadOptions: Sendable {
     /// are abandoned ``grace`` later (their answers count as lost).
     public var duration: Duration?
     public var grace: Duration = .seconds(2)
+    /// How long each signed assertion is valid (its NotOnOrAfter after its IssueInstant): a long lifetime
+    /// keeps the service's replay entries as long as its maximum age allows (docs/service.md, The in-memory
+    /// store).
+    public var assertionLifetime: Duration = .seconds(300)
     public var connections = 8
     /// Requests per second over all connections; nil: as fast as the service answers.
     public var rate: Double?

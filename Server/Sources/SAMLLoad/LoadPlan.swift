@@ -201,6 +201,7 @@ extension LoadHarness {
         template.issuer = signer.issuer
         template.audience = options.audience
         template.inResponseTo = requestID
+        template.lifetime = options.assertionLifetime
         template.nameID = "load-\(index)-\(choice.salt)"
         template.attributes = [("uid", [template.nameID]), ("householdId", ["hh-\(choice.salt)"]), ("zip", ["10001", "10002"])]
         // Every field the profile requires is signed (a value of its own), so that the profile is complete.

@@ -32,6 +32,7 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Requests prepared and sent.") var requests = 2000
     @Option(help: "At most this many seconds of timed phase (then a grace of --grace seconds for answers in flight).") var duration: Double?
     @Option(help: "Seconds answers in flight may take after --duration.") var grace = 2.0
+    @Option(help: "Seconds each signed assertion is valid (NotOnOrAfter after IssueInstant).") var assertionLifetime = 300
     @Option(help: "Connections (over all targets).") var connections = 8
     @Option(help: "Requests per second; default: as fast as possible.") var rate: Double?
     @Option(help: "Share of replays.") var replay = 0.1
@@ -74,6 +75,8 @@ struct LoadCommand: AsyncParsableCommand {
         options.requests = requests
         options.duration = duration.map { .milliseconds(Int64($0 * 1000)) }
         options.grace = .milliseconds(Int64(grace * 1000))
+        guard assertionLifetime > 0 else { throw ValidationError("--assertion-lifetime expects a positive number of seconds") }
+        options.assertionLifetime = .seconds(assertionLifetime)
         options.connections = connections
         options.rate = rate
         options.replayShare = replay

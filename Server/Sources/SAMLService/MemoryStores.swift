@@ -14,7 +14,8 @@ struct StoreOccupancy: Sendable {
 struct MemoryStores: Sendable {
     let state: InMemoryStateStore?
     let profiles: InMemoryProfileStore?
-    /// The longest an entry is kept: the maximum age plus the clock skew.
+    /// The longest an entry is kept: the maximum age plus the clock skew for an assertion, the request's
+    /// lifetime for an answered request.
     var retention: Duration = .seconds(780)
 
     /// About what an entry of ``SAML/InMemoryStateStore`` takes (measured: docs/service.md, "The in-memory

@@ -72,7 +72,7 @@ public enum ServiceApplication {
         services.append(maintainer)
         let memory = MemoryStores(
             state: store as? InMemoryStateStore, profiles: service.memoryProfiles,
-            retention: configuration.maximumAge + configuration.clockSkew)
+            retention: max(configuration.maximumAge + configuration.clockSkew, configuration.requestLifetime))
         if memory.state != nil {
             logger.info("in-memory store", metadata: memory.sizing.mapValues { .string($0) })
         }

@@ -24,7 +24,7 @@ enum ASCII {
         return UnsafeRawPointer(found) - base
     }
 
-    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// `<` first, after an optional UTF-8 byte order mark.
     static func startsLikeXML(_ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {

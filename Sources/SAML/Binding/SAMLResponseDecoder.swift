@@ -166,7 +166,22 @@ public struct SAMLResponseDecoder: Sendable {
             )
         }
         guard options.content == .xml else { return decoded }
-        try decoded.bytes.withUnsafeBytes { try ASCII.checkXMLDocumentShape($0) }
+        try decoded.bytes.withUnsafeBytes { bytes in
+            // Text that only happens to be Base64 (`hello world`) decodes to bytes that are not XML: say
+            // so, rather than report the first of those bytes as ill-formed UTF-8.
+            if decoded.format != .xml {
+                var body = bytes[...]
+                if body.starts(with: ASCII.byteOrderMark) { body = body.dropFirst(3) }
+                body = ASCII.trimmingWhitespace(body)
+                if let first = body.first, first != UInt8(ascii: "<") {
+                    throw SAMLError(
+                        .decodeNotXML,
+                        "expected \(decoded.format == .base64 ? "Base64" : "a SAMLResponse field") of an XML document, found text that decodes to byte 0x\(Hex.string([first])) first, not '<'"
+                    )
+                }
+            }
+            try ASCII.checkXMLDocumentShape(bytes)
+        }
         return decoded
     }
 }
