@@ -82,7 +82,10 @@ struct BoundedNodesTests {
         text.insert(
             contentsOf: "<saml:Attribute Name=\"h\"><saml:AttributeValue>" + nested + leaves + String(repeating: "</a:n>", count: 55)
                 + "</saml:AttributeValue></saml:Attribute>", at: end.lowerBound)
-        let error = try #require(throws: SAMLError.self) { try Array(text.utf8).withUnsafeBytes { try XMLPreScan.check($0, limits: XMLParserLimits()) } }
+        let bytes = Array(text.utf8)
+        let error = try #require(throws: SAMLError.self) {
+            try bytes.withUnsafeBytes { try XMLPreScan.check($0, limits: XMLParserLimits()) }
+        }
         #expect(error.code == .xmlLimitExceeded)
         #expect(error.message.contains("attributes"))
     }

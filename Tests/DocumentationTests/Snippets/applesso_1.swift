@@ -5,4 +5,5 @@ func applesso_1() async throws {
 
     let samlAttributeQueryResponse = "<samlp:Response ...>...</samlp:Response>"
     let body = "SAMLResponse=" + Cookbook.encode(samlAttributeQueryResponse)
+    print(body)   // the application/x-www-form-urlencoded body the app posts
 }

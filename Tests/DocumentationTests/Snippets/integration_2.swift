@@ -16,5 +16,5 @@ func integration_2() async throws {
     let trust = try TrustRegistry(try TrustFile.load(contentsOf: "/etc/token-exchange/trust.json"), template: template)
     let configuration = try String(contentsOfFile: "/etc/token-exchange/mvpd-configuration.json", encoding: .utf8)
     let exchange = TokenExchange(configuration: try MVPDConfiguration.decode(configuration), trust: trust)
-    print(trust.mvpds)
+    print(trust.mvpds, exchange.configuration.mvpds.count)   // keep `exchange` for every request (step 3)
 }
