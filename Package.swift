@@ -133,3 +133,8 @@ let package = Package(
         ),
     ]
 )
+
+// The DocC catalogues' builder (scripts/docs), only when asked for: a user of the package never resolves it.
+if Context.environment["SAML_DOCC"] == "1" {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}
