@@ -37,11 +37,16 @@ extension MVPDConfiguration {
     /// cookbook's code read `requestor.mvpds`), `device`, `clientType`, `time` (milliseconds), plus the
     /// lists an app hands to Apple's picker: `supportedAccountProviderIdentifiers`
     /// (``supportedProviderIdentifiers``) and `featuredAccountProviderIdentifiers`
-    /// (``featuredProviderIdentifiers(_:)`` of `featured`). What ``decode(_:)`` reads back.
+    /// (``featuredProviderIdentifiers(_:)`` of `featured`). What ``decode(_:)-([UInt8])`` reads back.
     ///
-    /// - Parameter completesSSO: whether an MVPD's Apple SSO can complete here (an identity provider is
-    ///   trusted for it); the picker lists leave out those that cannot, so that Apple's picker does not
-    ///   offer a provider whose login would fall back anyway.
+    /// - Parameters:
+    ///   - requestor: the service provider (id, name, domains) whose configuration this is.
+    ///   - featured: the MVPD ids Apple's picker features.
+    ///   - device: the answer's `device` (from the device's `X-Device-Info`).
+    ///   - time: the answer's `time` (milliseconds since 1970).
+    ///   - completesSSO: whether an MVPD's Apple SSO can complete here (an identity provider is
+    ///     trusted for it); the picker lists leave out those that cannot, so that Apple's picker does not
+    ///     offer a provider whose login would fall back anyway.
     public func json(
         requestor: Requestor, featured: [String] = [], device: String = "unknown", time: SAMLInstant = .now(),
         completesSSO: (String) -> Bool = { _ in true }
@@ -61,7 +66,7 @@ extension MVPDConfiguration {
     }
 
     /// The REST API v1 `GET /api/v1/config/{requestorId}` answer in JSON: `{"requestor": {"id"}, "mvpds":
-    /// {"mvpd": [...]}}`, each MVPD with the platform SSO fields the v1 page adds. What ``decode(_:)`` reads back.
+    /// {"mvpd": [...]}}`, each MVPD with the platform SSO fields the v1 page adds. What ``decode(_:)-([UInt8])`` reads back.
     public func jsonV1(requestor: String) -> [UInt8] {
         let object: JSONValue = [
             "requestor": ["id": .string(requestor)], "mvpds": ["mvpd": .array(mvpds.map { .object(Self.object($0)) })],
@@ -70,7 +75,7 @@ extension MVPDConfiguration {
     }
 
     /// The same in XML: `<config><requestor><id/></requestor><mvpds><mvpd><id/>...<requiredMetadataFields>
-    /// <field/>...</requiredMetadataFields></mvpd></mvpds></config>`. What ``decode(_:)`` reads back.
+    /// <field/>...</requiredMetadataFields></mvpd></mvpds></config>`. What ``decode(_:)-([UInt8])`` reads back.
     public func xmlV1(requestor: String) -> [UInt8] {
         func element(_ name: String, _ text: String) -> String { "<\(name)>\(XMLEscaping.escape(text))</\(name)>" }
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><config><requestor>" + element("id", requestor) + "</requestor><mvpds>"

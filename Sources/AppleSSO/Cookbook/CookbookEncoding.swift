@@ -17,7 +17,7 @@ extension Cookbook {
 
     /// The cookbook's full client-side encoding of UTF-8 bytes (see ``encode(_:)-(String)``).
     ///
-    /// - Throws: ``SAML/SAMLError/Code/inputNotUTF8`` when `utf8` is not well-formed UTF-8.
+    /// - Throws: `SAMLError.Code.inputNotUTF8` when `utf8` is not well-formed UTF-8.
     public static func encode(utf8: UnsafeRawBufferPointer) throws -> [UInt8] {
         try requireUTF8(utf8)
         return encode(wellFormed: utf8)
@@ -31,7 +31,7 @@ extension Cookbook {
     /// The cookbook's full client-side encoding, reusing the storage of `utf8` for the normalisation
     /// step (no second buffer): `utf8` is left holding the normalised text.
     ///
-    /// - Throws: ``SAML/SAMLError/Code/inputNotUTF8`` when `utf8` is not well-formed UTF-8.
+    /// - Throws: `SAMLError.Code.inputNotUTF8` when `utf8` is not well-formed UTF-8.
     public static func encode(normalizingInPlace utf8: inout [UInt8]) throws -> [UInt8] {
         try normalize(inPlace: &utf8)
         return utf8.withUnsafeBytes { base64PercentEncoded($0) }
@@ -41,7 +41,7 @@ extension Cookbook {
     /// `utf8` (left holding the normalised text), and the encoded value is handed to `sink` in pieces of
     /// at most 192 KiB, so that an input of any size needs no second full-size buffer.
     ///
-    /// - Throws: ``SAML/SAMLError/Code/inputNotUTF8`` when `utf8` is not well-formed UTF-8, or what
+    /// - Throws: `SAMLError.Code.inputNotUTF8` when `utf8` is not well-formed UTF-8, or what
     ///   `sink` throws.
     public static func encode(
         normalizingInPlace utf8: inout [UInt8],

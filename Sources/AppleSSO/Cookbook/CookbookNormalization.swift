@@ -36,7 +36,7 @@ public enum Cookbook {
 
     /// The cookbook's whitespace normalisation of UTF-8 bytes.
     ///
-    /// - Throws: ``SAML/SAMLError/Code/inputNotUTF8`` when `utf8` is not well-formed UTF-8 (the cookbook
+    /// - Throws: `SAMLError.Code.inputNotUTF8` when `utf8` is not well-formed UTF-8 (the cookbook
     ///   starts from a `String`, which always is).
     public static func normalize(utf8: UnsafeRawBufferPointer) throws -> [UInt8] {
         try requireUTF8(utf8)
@@ -53,7 +53,7 @@ public enum Cookbook {
     /// The cookbook's whitespace normalisation, done in the storage of `utf8` (no second buffer);
     /// `utf8` is left holding the normalised text.
     ///
-    /// - Throws: ``SAML/SAMLError/Code/inputNotUTF8`` when `utf8` is not well-formed UTF-8; `utf8` is
+    /// - Throws: `SAMLError.Code.inputNotUTF8` when `utf8` is not well-formed UTF-8; `utf8` is
     ///   then unchanged.
     public static func normalize(inPlace utf8: inout [UInt8]) throws {
         try utf8.withUnsafeBytes { try requireUTF8($0) }

@@ -82,7 +82,7 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
 
     /// Decodes a header value.
     ///
-    /// - Throws: ``SAML/SAMLError/Code/pfsMalformedBase64`` or ``SAML/SAMLError/Code/pfsMalformedJSON``.
+    /// - Throws: `SAMLError.Code.pfsMalformedBase64` or `SAMLError.Code.pfsMalformedJSON`.
     public init(headerValue: String) throws {
         // HTTP's optional whitespace (space, tab) around the value; the rest must be Base64.
         let bytes = headerValue.utf8

@@ -14,7 +14,7 @@ public struct AppleSSOProfile: Sendable {
     public let attributes: [(key: String, values: [String])]
     /// The verified response it came from.
     public let response: VerifiedResponse
-    /// Whether the state store kept it with the login, in the same step (a ``SAML/SAMLAttachingStateStore``
+    /// Whether the state store kept it with the login, in the same step (a `SAMLAttachingStateStore`
     /// given a caller); otherwise the caller keeps it (``ProfileStore/save(_:)``).
     public internal(set) var isStored = false
     /// ``object`` as JSON text, written once: the answer (``json``) and the stored profile both carry it.

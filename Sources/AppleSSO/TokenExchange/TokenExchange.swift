@@ -6,15 +6,15 @@ import Foundation
 ///
 /// Order: the `AP-Partner-Framework-Status` header is decoded and checked (permission, provider, expiry);
 /// the MVPD is the one the header's provider id maps to through `platformMappingId`, unless given (then
-/// the two must agree); that MVPD's identity provider is taken from the ``TrustRegistry`` (an MVPD without
+/// the two must agree); that MVPD's identity provider is taken from the `TrustRegistry` (an MVPD without
 /// one is refused: no other tenant's trust is ever used); the `SAMLResponse` form field is decoded and
 /// verified with that IdP's verifier, which requires its entity ID as issuer and accepts only its keys;
 /// the MVPD's `requiredMetadataFields` are extracted (every one must be present) and mapped to
 /// user-metadata keys. An MVPD without `requiredMetadataFields` gets its NameID and every attribute.
 ///
-/// Failures answer with the HTTP status of the library's code (``SAMLError/Code/httpStatus``): 400 for
+/// Failures answer with the HTTP status of the library's code (`SAMLError.Code.httpStatus`): 400 for
 /// what the client sent, 413 too large, 503 when a store failed (fail closed), 500 for the server's own
-/// configuration; an error that is not a ``SAMLError`` is a 500.
+/// configuration; an error that is not a `SAMLError` is a 500.
 public struct TokenExchange: Sendable {
     public var configuration: MVPDConfiguration
     /// The identity provider of each MVPD, with its verifier.
@@ -22,7 +22,7 @@ public struct TokenExchange: Sendable {
     public var mapping: UserMetadataMapping
     public var decoder: SAMLResponseDecoder
     /// When set, a response must answer a request these keys issued for the caller's service provider,
-    /// device and API and for the MVPD it is posted as (``SAML/RequestIDAuthority``); the verifiers'
+    /// device and API and for the MVPD it is posted as (`RequestIDAuthority`); the verifiers'
     /// state store then records the request answered, once.
     public var requests: RequestIDAuthority?
     /// How long a profile is valid from its exchange (`notAfter`), per MVPD: the authentication TTL an
@@ -123,9 +123,12 @@ public struct TokenExchange: Sendable {
     /// this answers the same, except that a failing store is a `503` and the server's own configuration
     /// a `500` (fail closed, never the client's fault).
     ///
-    /// - Parameter requestor: the service provider this endpoint serves; a different `requestor` is refused.
-    ///   With ``requests``, the response must answer a request issued to this requestor, the `deviceId`
-    ///   and the `v1` API (a request issued on v2 is refused with `in-response-to.wrong-api`).
+    /// - Parameters:
+    ///   - body: the request body (`application/x-www-form-urlencoded`).
+    ///   - requestor: the service provider this endpoint serves; a different `requestor` is refused.
+    ///     With ``requests``, the response must answer a request issued to this requestor, the `deviceId`
+    ///     and the `v1` API (a request issued on v2 is refused with `in-response-to.wrong-api`).
+    ///   - expectations: what the response must answer beyond the configuration (an outstanding request).
     public func exchangeV1(
         body: [UInt8], requestor: String,
         expecting expectations: SAMLResponseVerifier.RequestExpectations = SAMLResponseVerifier.RequestExpectations()
@@ -196,7 +199,7 @@ public struct TokenExchange: Sendable {
 
     /// Verifies, and with a caller builds the profile from the verified response before its replay
     /// record: a response missing a required field is refused without consuming its request, and the
-    /// profile goes to the state store with the assertion (a ``SAML/SAMLAttachingStateStore`` keeps it
+    /// profile goes to the state store with the assertion (a `SAMLAttachingStateStore` keeps it
     /// exactly when the login is accepted: ``AppleSSOProfile/isStored``).
     private func verifyAndExtract(
         body: [UInt8], for provider: MVPD, caller: Caller?, expecting expectations: SAMLResponseVerifier.RequestExpectations

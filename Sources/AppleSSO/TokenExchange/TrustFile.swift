@@ -18,7 +18,7 @@ import SAML
 /// is enforced; `entityID` picks one entity of an aggregate; `signer` is a PEM the metadata must be signed
 /// by; a signature made with RSA-SHA1 is refused unless `allowSHA1MetadataSignature` is `true`, which
 /// concerns that metadata's signature only, never the MVPD's responses). `metadataURL` fetches it (the
-/// service refreshes it; see ``MetadataSource``): a `signer` is required unless `allowUnsignedMetadata` is
+/// service refreshes it; see `MetadataSource`): a `signer` is required unless `allowUnsignedMetadata` is
 /// `true` (then only over `https://`), `validUntil` is required (`requireValidUntil`) and at most
 /// `maximumValiditySeconds` away when the operator sets it, the refresh interval follows `cacheDuration` within
 /// `minimumRefreshSeconds` (5) and `maximumRefreshSeconds` (14,400), and every good document is kept in
@@ -159,7 +159,7 @@ public enum TrustFile {
 extension MetadataSource {
     /// The document on disk: the file of a file source, the backing copy of a URL source.
     ///
-    /// - Throws: ``SAMLError/Code/configurationInvalid`` when there is none.
+    /// - Throws: `SAMLError.Code.configurationInvalid` when there is none.
     public func storedDocument() throws -> [UInt8] {
         let path: String
         switch location {

@@ -2,7 +2,7 @@
 ///
 /// Every failure carries a stable ``Code`` (log it, map it to an HTTP answer, match on it) and a message
 /// that names what was expected and what was found. Messages never echo unbounded input: values taken
-/// from the input are escaped and cut to a fixed length (see ``SAMLError/quote(_:)``).
+/// from the input are escaped and cut to a fixed length (see `SAMLError.quote`).
 ///
 /// Two errors are equal when their codes are equal; the message is for people.
 public struct SAMLError: Error, Sendable, Hashable, CustomStringConvertible {

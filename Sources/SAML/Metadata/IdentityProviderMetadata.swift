@@ -40,7 +40,7 @@ extension SAMLError.Code {
 ///   ``SAMLError/Code/metadataKeyConflict``; the KeyInfos of several KeyDescriptors are pooled (rotation).
 ///
 /// An entity refused by one of these rules is left out of an aggregate; naming it in
-/// ``read(_:entityID:options:)``, or finding no other entity, reports why.
+/// `read(_:entityID:options:)`, or finding no other entity, reports why.
 public struct IdentityProviderMetadata: Sendable {
     /// `md:SingleSignOnService`.
     public struct Endpoint: Sendable, Hashable {

@@ -40,7 +40,7 @@ public struct MetadataSource: Sendable {
     public var minimumRefresh: Duration
     public var maximumRefresh: Duration
 
-    /// Defaults: a URL must be signed (``signers`` non-empty, checked by ``validate()``) and carry a
+    /// Defaults: a URL must be signed (``signers`` non-empty, checked by `validate()`) and carry a
     /// `validUntil` (as far away as the operator allows with `maximumValidity`: none by default, since
     /// IdPs publish anything from hours to years); a file is read as before (its `validUntil` enforced when
     /// present).
@@ -93,7 +93,7 @@ public struct MetadataSource: Sendable {
     /// Reads a document from this source under its rules: the signature, `validUntil` (required, not past,
     /// not too far), the entity.
     ///
-    /// - Throws: as ``IdentityProviderMetadata/read(_:entityID:options:)``, and
+    /// - Throws: as `IdentityProviderMetadata.read(_:entityID:options:)`, and
     ///   ``SAMLError/Code/metadataValidUntilRequired`` / ``SAMLError/Code/metadataValidUntilTooFar``.
     public func read(_ xml: [UInt8], now: SAMLInstant) throws -> IdentityProviderMetadata {
         let metadata = try IdentityProviderMetadata.read(

@@ -83,6 +83,8 @@ public struct ServiceProviderMetadata: Sendable {
     /// default).
     ///
     /// - Parameters:
+    ///   - entityID: the SP's entity ID.
+    ///   - assertionConsumerServiceURLs: where the IdPs post responses, the first the default.
     ///   - signingKey: the key the SP signs its requests with; its certificate is listed first among the
     ///     signing keys and ``authnRequestsSigned`` is true.
     ///   - additionalSigningKeys: further signing certificates (the next key of a rotation).
@@ -113,7 +115,7 @@ public struct ServiceProviderMetadata: Sendable {
     /// `protocolSupportEnumeration` lists SAML 2.0, with the safe parser of responses.
     ///
     /// Keys come from the role's `md:KeyDescriptor`s (`use` absent counts for both signing and
-    /// encryption) as for IdP metadata; ``validity`` is the time left at ``Options/now`` until the
+    /// encryption) as for IdP metadata; ``validity`` is the time left at ``IdentityProviderMetadata/Options/now`` until the
     /// earliest `validUntil` of the entity and the role; booleans absent are false (SAML Metadata 2.4.4).
     ///
     /// - Throws: ``SAMLError`` with `metadata.malformed` (another root, no or several SAML 2.0 SP roles, a
@@ -125,7 +127,9 @@ public struct ServiceProviderMetadata: Sendable {
 
     /// The metadata document, signed with `key` when given (its certificate in the signature's KeyInfo).
     ///
-    /// - Parameter now: the instant ``validity`` counts from.
+    /// - Parameters:
+    ///   - key: the key to sign the document with (nil: unsigned).
+    ///   - now: the instant ``validity`` counts from.
     /// - Throws: ``SAMLError/Code/configurationInvalid`` for values the schema or SAML Metadata refuses (an
     ///   empty or over-long entity ID, no endpoint, two endpoints with one index or two defaults, a
     ///   character XML cannot carry, a duration that is not positive, `AuthnRequestsSigned` without a

@@ -79,7 +79,7 @@ public struct SAMLAttributeValue: Sendable, Hashable {
         /// `xs:string`'s whitespace is part of the value).
         case text
         /// One `saml:NameID` (eduPersonTargetedID as pysaml2, Shibboleth and others write it):
-        /// ``SAMLAttributeValue/string`` is the NameID's value, as ``fields(_:)`` returns it; its format and
+        /// ``SAMLAttributeValue/string`` is the NameID's value, as ``VerifiedResponse/fields(_:allowMissing:)`` returns it; its format and
         /// qualifiers are here.
         case nameID(NameID)
         /// Other element content: ``SAMLAttributeValue/string`` is its XML, each element serialised with
@@ -89,7 +89,7 @@ public struct SAMLAttributeValue: Sendable, Hashable {
         case null
     }
 
-    /// The value's text, the NameID's value for ``Content/nameID``, or its XML for ``Content/xml``.
+    /// The value's text, the NameID's value for ``Content/nameID(_:)``, or its XML for ``Content/xml``.
     public let string: String
     public let content: Content
     /// The `xsi:type` attribute, if any (for example `xs:string`).

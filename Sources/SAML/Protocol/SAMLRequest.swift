@@ -1,6 +1,6 @@
 /// A SAML 2.0 request of the partner flow: what REST API v2 `sessions/sso/{partner}` answers as
 /// `authenticationRequest.request` (Base64), with a fresh unpredictable ID that the service records as
-/// outstanding (``SAMLStateStore/recordOutstandingRequest(_:expiry:)``) so that only a response to it is
+/// outstanding (self-describing, MAC-protected IDs, or the ``SAMLStateStore``) so that only a response to it is
 /// accepted later.
 ///
 /// The document is valid against the OASIS SAML 2.0 protocol schema, in the schema's element order:
@@ -37,6 +37,7 @@ public struct SAMLRequest: Sendable, Hashable {
     /// Builds a request.
     ///
     /// - Parameters:
+    ///   - kind: an AuthnRequest (the default) or an AttributeQuery.
     ///   - id: the request's ID (`nil`: a fresh random one). It must be a strict xs:NCName (NCName
     ///     characters, the first a letter or `_`), else `configuration.invalid`; a chosen ID
     ///     should be as unpredictable as the random one, since a response is accepted only for it.
@@ -44,6 +45,7 @@ public struct SAMLRequest: Sendable, Hashable {
     ///   - destination: the IdP endpoint the request is sent to; nil when it is not known (the attribute
     ///     is optional, SAML Core 3.2.1, and an IdP refuses a request naming another of its endpoints).
     ///   - assertionConsumerServiceURL: where the response is to be posted (AuthnRequest only).
+    ///   - now: the request's IssueInstant.
     ///   - signingKey: the SP's key; the request is then signed (enveloped, exclusive C14N, SHA-256).
     public init(
         _ kind: Kind = .authnRequest, id: String? = nil, issuer: String, destination: String?,

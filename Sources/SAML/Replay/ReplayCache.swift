@@ -6,7 +6,7 @@ public protocol ReplayCache: Sendable {
     func insertIfAbsent(_ id: String, expiry: SAMLInstant, now: SAMLInstant) async throws -> Bool
 }
 
-/// A bounded, in-process ``ReplayCache``: each ID is kept until its expiry (``ExpiringEntries``: expired
+/// A bounded, in-process ``ReplayCache``: each ID is kept until its expiry (`ExpiringEntries`: expired
 /// IDs dropped in expiry order, an insertion O(log n) amortised at any occupancy). Full of IDs that have
 /// not expired, an insertion is refused (fail closed) with ``SAMLError/Code/replayCacheFull``, rather than
 /// forgetting an ID that is still valid.

@@ -61,11 +61,11 @@ public enum StateStoreOutcome: Sendable, Hashable {
 /// A bounded, in-process ``SAMLStateStore`` (the embedded default: one instance, nothing to install).
 /// Its entries come only from responses whose signature verified, and each is kept only until the
 /// verifier would refuse its response anyway (``UsedAssertion/expiry``, ``IssuedRequestID/expiry``).
-/// Expired entries are dropped in expiry order as time passes (``ExpiringEntries``), so a login costs the
+/// Expired entries are dropped in expiry order as time passes (`ExpiringEntries`), so a login costs the
 /// same at any occupancy. Full of live entries, it fails closed (``SAMLError/Code/replayCacheFull``).
 ///
 /// An entry takes about 100 bytes whatever the identifiers' length (94 measured by
-/// `saml bench --occupancy`): a 128-bit ``ReplayKey``, its expiry, its place in the expiry order and the
+/// `saml bench --occupancy`): a 128-bit `ReplayKey`, its expiry, its place in the expiry order and the
 /// tables' spare room (docs/service.md, "The in-memory store").
 public final class InMemoryStateStore: SAMLStateStore {
     /// One instance's peak login rate for the whole retention window, with headroom: 3,000 logins a second

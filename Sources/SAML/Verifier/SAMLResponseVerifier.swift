@@ -205,8 +205,8 @@ public struct SAMLResponseVerifier: Sendable {
         try await expecting(expectations).verifyLogged(decoded.bytes, repairs: decoded.repairs)
     }
 
-    /// Everything ``verify(_:expecting:)`` does except replay detection, at an explicit instant. For tools
-    /// and benchmarks; a server that accepts logins needs ``verify(_:expecting:)``.
+    /// Everything `verify(_:expecting:)` does except replay detection, at an explicit instant. For tools
+    /// and benchmarks; a server that accepts logins needs `verify(_:expecting:)`.
     public func verifyWithoutReplayCheck(
         _ xml: [UInt8], at now: SAMLInstant, expecting expectations: RequestExpectations = RequestExpectations()
     ) throws -> VerifiedResponse {

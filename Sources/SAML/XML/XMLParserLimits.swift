@@ -1,6 +1,6 @@
 /// Caps applied to untrusted XML (see `docs/security.md`).
 ///
-/// Every cap is enforced by ``XMLPreScan`` on the raw bytes, in one linear pass, before libxml2 sees them:
+/// Every cap is enforced by the pre-scan (`XMLPreScan`) on the raw bytes, in one linear pass, before libxml2 sees them:
 /// libxml2 2.9's duplicate-attribute and namespace checks are quadratic in the number of attributes on
 /// one element, so a cap checked on the parsed tree would come after the expensive work. The same caps
 /// apply to every decrypted plaintext before it is parsed.
