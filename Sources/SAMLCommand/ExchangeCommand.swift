@@ -61,7 +61,10 @@ struct ExchangeCommand: AsyncParsableCommand {
             StandardStreams.writeOutput(profile.json + [UInt8(ascii: "\n")])
         } catch {
             StandardStreams.writeOutput(error.json + [UInt8(ascii: "\n")])
-            throw CommandFailure(status: CommandFailure.rejectedStatus, code: error.code, message: error.message, quiet: true)
+            // The answer a device gets is on stdout; the operator's detail (which required fields are
+            // missing, what was expected and found) on stderr, as the service logs it.
+            if let cause = error.cause { throw CommandFailure.rejected(cause) }
+            throw CommandFailure(status: CommandFailure.rejectedStatus, code: error.code, message: error.message)
         }
     }
 }

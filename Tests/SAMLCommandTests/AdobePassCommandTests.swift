@@ -72,5 +72,15 @@ struct AdobePassCommandTests {
         #expect(error?["code"] as? String == "invalid_parameter_saml_response")
         #expect((error?["details"] as? String)?.hasPrefix("signature.untrusted-key") == true)
         #expect(try CommandRunner.run(["exchange", "--config", config, body]).status == 2)
+        // A required field the response does not carry: the device's answer on stdout, and for the
+        // operator, on stderr, which field (the names come from the MVPD's configuration).
+        let demandingConfiguration = Self.configuration.replacingOccurrences(of: "\"zip\"]", with: "\"zip\", \"postalRegion\"]")
+        let demanding = try Self.temporaryFile(Data(demandingConfiguration.utf8))
+        var missingArguments = common + ["--cert", "TestVectors/keys/rsa-2048.cert.pem", body]
+        missingArguments[2] = demanding
+        let missing = try CommandRunner.run(missingArguments)
+        #expect(missing.status == 1)
+        #expect(missing.error.hasPrefix("error: fields.missing: "), "\(missing.error)")
+        #expect(missing.error.contains("postalRegion"))
     }
 }
