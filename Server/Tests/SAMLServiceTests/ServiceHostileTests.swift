@@ -161,20 +161,24 @@ struct ServiceHostileTests {
             // The cap: with 4 idle connections held, each new one closes the one that has waited longest,
             // so that holding connections never locks a real login out.
             // (Opened 50 ms apart: the event loops register connections in parallel.)
+            // Each wait below ends before the oldest connection's own deadline (header: 1 s; body: 2 s from
+            // its headers), so a close seen within it is the cap's doing, however loaded the machine.
             var held: [RawConnection] = []
+            let heldSince = clock.now
             for _ in 0..<4 {
                 held.append(try RawConnection(port: port))
                 try await Task.sleep(for: .milliseconds(50))
             }
             let beyond = try RawConnection(port: port)
             // Well before the 1-s header deadline: the oldest was closed to make room, the newest is open.
-            #expect(held[0].isClosed(waiting: .milliseconds(300)))
+            #expect(held[0].isClosed(waiting: heldSince + .milliseconds(850) - clock.now))
             #expect(!beyond.isClosed(waiting: .milliseconds(100)))
             #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB)).status == 201)
             held.forEach { $0.close() }
             // Stalled bodies hold no more than idle connections: with 4 requests whose bodies never
             // arrive, a new connection closes the oldest of them, and a login gets through.
             var stalled: [RawConnection] = []
+            let stalledSince = clock.now
             for _ in 0..<4 {
                 let connection = try RawConnection(port: port)
                 try connection.write(
@@ -184,7 +188,7 @@ struct ServiceHostileTests {
                 try await Task.sleep(for: .milliseconds(50))
             }
             let newcomer = try RawConnection(port: port)
-            #expect(stalled[0].isClosed(waiting: .milliseconds(300)))
+            #expect(stalled[0].isClosed(waiting: stalledSince + .milliseconds(1_700) - clock.now))
             #expect(!newcomer.isClosed(waiting: .milliseconds(100)))
             #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdA)).status == 201)
             stalled.forEach { $0.close() }
@@ -401,7 +405,8 @@ final class RawConnection: Sendable {
     private func isReadable(within timeout: Duration) -> Bool {
         var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
-        return poll(&descriptorSet, 1, Int32(milliseconds)) > 0
+        // A deadline already past is a look without waiting (poll waits forever on a negative timeout).
+        return poll(&descriptorSet, 1, Int32(max(0, milliseconds))) > 0
     }
 
     /// Closes once: a second close could close a descriptor the process reused meanwhile (NIO's).

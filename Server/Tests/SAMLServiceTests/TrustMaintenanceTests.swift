@@ -198,7 +198,8 @@ struct TrustMaintenanceTests {
     @Test("expired metadata refuses the MVPD with trust.expired; a backing copy starts a service whose source is down")
     func expiryAndBackingCopy() async throws {
         let published = Published()
-        published.publish(try Self.metadata([Self.certificateA], validFor: .seconds(3)))
+        // Valid long enough for a start and a first login on a loaded CI machine (3 s was not).
+        published.publish(try Self.metadata([Self.certificateA], validFor: .seconds(10)))
         try await Self.withMetadataServer(published) { metadataPort in
             let backing = FileManager.default.temporaryDirectory.appendingPathComponent("backing-\(UUID().uuidString).xml").path
             let trust = try Self.trustFile(url: "http://127.0.0.1:\(metadataPort)/idp-a.xml", backingFile: backing)
@@ -206,7 +207,7 @@ struct TrustMaintenanceTests {
                 let first = try await Self.login(port, Service.mvpdA)
                 #expect(first.status == 201, "\(first.code ?? "")")
                 published.fail(503)
-                #expect(try await Self.eventually { try await Self.login(port, Service.mvpdA).code == "trust.expired" })
+                #expect(try await Self.eventually(.seconds(25)) { try await Self.login(port, Service.mvpdA).code == "trust.expired" })
                 let ready = try await Service.send(port, "/health/ready", method: "GET")
                 #expect(ready.status == 200)
                 #expect((Service.json(ready)["trust"] as? [String: Any])?["MVPD-A"] as? String == "expired")
