@@ -9,10 +9,12 @@ import SAML
 /// when the store can (PostgreSQL), else saved right after an accepted consume, a failure to save then
 /// reported to `profileNotKept` (the login stands).
 ///
-/// Each answer is timed into `saml_store_duration_seconds`, by the MVPD of the login's profile.
-struct AdmittedStore: SAMLAttachingStateStore, ProfileStore {
+/// Each consume is timed into `saml_store_duration_seconds`, by the MVPD of the login's profile (the
+/// profile reads, ``ProfileLookups``, by themselves).
+struct AdmittedStore: SAMLAttachingStateStore {
     let store: any SAMLStateStore
-    let profiles: any ProfileStore
+    /// The profile store's reads bounded for anonymous callers; each profile kept is told to it.
+    let profiles: ProfileLookups
     let metrics: ServiceMetrics
     let profileNotKept: @Sendable (StoredProfile) -> Void
     /// A login refused because the in-memory store was full of live entries, with the kind that was full.
@@ -57,12 +59,14 @@ struct AdmittedStore: SAMLAttachingStateStore, ProfileStore {
         async throws -> StateStoreOutcome
     {
         if let attaching = store as? any SAMLAttachingStateStore {
-            return try await attaching.consume(request: request, assertion: assertion, now: now, attaching: attachment)
+            let outcome = try await attaching.consume(request: request, assertion: assertion, now: now, attaching: attachment)
+            if outcome == .accepted, let profile = attachment as? StoredProfile { await profiles.kept(profile) }
+            return outcome
         }
         let outcome = try await store.consume(request: request, assertion: assertion, now: now)
         if outcome == .accepted, let profile = attachment as? StoredProfile {
             do {
-                try await profiles.save(profile)
+                try await save(profile)
             } catch {
                 profileNotKept(profile)
             }
@@ -70,14 +74,10 @@ struct AdmittedStore: SAMLAttachingStateStore, ProfileStore {
         return outcome
     }
 
-    func save(_ profile: StoredProfile) async throws {
+    private func save(_ profile: StoredProfile) async throws {
         AdmissionControl.releaseCurrentSlot()
-        try await profiles.save(profile)
+        try await profiles.store.save(profile)
+        await profiles.kept(profile)
     }
 
-    func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile] {
-        try await timed("profiles", mvpd: "none") {
-            try await profiles.profiles(serviceProvider: serviceProvider, device: device, now: now)
-        }
-    }
 }

@@ -61,6 +61,12 @@ public struct ServiceConfiguration: Sendable {
     /// The store's batching window: while the store is busy, a small transaction waits this long for more
     /// logins to carry (`PostgresStateStore.Configuration.batchWindow`). Default 1 ms; zero: off; at most 50 ms.
     public var storeBatchWindow: Duration = .milliseconds(1)
+    /// With a shared store: the profile reads a second that `sessions/sso` and `GET .../profiles` (both
+    /// anonymous) may send it from this instance; beyond, `sessions/sso` answers as if the device had no
+    /// profile and `GET .../profiles` answers `503` (docs/service.md, "Limits"). Default 1,000.
+    public var profileLookupsPerSecond = 1000
+    /// With a shared store: the profile reads waiting on it at once from this instance. Default 8.
+    public var profileLookupConcurrency = 8
     /// How long a SAML request issued by `sessions/sso` can be answered. Default 300 s.
     public var requestLifetime: Duration = .seconds(300)
     /// The oldest IssueInstant accepted (``SAML/SAMLResponseVerifier/Configuration/maximumAge``). Default
@@ -265,6 +271,8 @@ public struct ServiceConfiguration: Sendable {
         var storeStartupTimeoutSeconds: Double?
         var storeConnections: Int?
         var storeBatchWindowMilliseconds: Double?
+        var profileLookupsPerSecond: Int?
+        var profileLookupConcurrency: Int?
         var requestLifetimeSeconds: Double?
         var maximumAgeSeconds: Double?
         var clockSkewSeconds: Double?
@@ -292,6 +300,7 @@ public struct ServiceConfiguration: Sendable {
             case memoryStoreCapacity, memoryProfileCapacity
             case idleTimeoutSeconds, maximumConcurrentVerifications, verificationQueue, adminPort, adminHost
             case shutdownTimeoutSeconds, storeTimeoutSeconds, storeStartupTimeoutSeconds, storeConnections, storeBatchWindowMilliseconds
+            case profileLookupsPerSecond, profileLookupConcurrency
             case maximumAgeSeconds, clockSkewSeconds
             case requestLifetimeSeconds, maximumBodyBytes, maximumHeaderBytes, userMetadataMapping, featuredMVPDs
             case bearerTokens, allowUnsolicited, requestSigningKey, requestSigningCertificate, logLevel
@@ -329,6 +338,8 @@ public struct ServiceConfiguration: Sendable {
             storeStartupTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .storeStartupTimeoutSeconds)
             storeConnections = try container.decodeIfPresent(Int.self, forKey: .storeConnections)
             storeBatchWindowMilliseconds = try container.decodeIfPresent(Double.self, forKey: .storeBatchWindowMilliseconds)
+            profileLookupsPerSecond = try container.decodeIfPresent(Int.self, forKey: .profileLookupsPerSecond)
+            profileLookupConcurrency = try container.decodeIfPresent(Int.self, forKey: .profileLookupConcurrency)
             requestLifetimeSeconds = try container.decodeIfPresent(Double.self, forKey: .requestLifetimeSeconds)
             maximumAgeSeconds = try container.decodeIfPresent(Double.self, forKey: .maximumAgeSeconds)
             clockSkewSeconds = try container.decodeIfPresent(Double.self, forKey: .clockSkewSeconds)
@@ -396,6 +407,13 @@ public struct ServiceConfiguration: Sendable {
                 }
                 configuration.storeBatchWindow = .microseconds(Int64(storeBatchWindowMilliseconds * 1000))
             }
+            for (name, value) in [("profileLookupsPerSecond", profileLookupsPerSecond), ("profileLookupConcurrency", profileLookupConcurrency)] {
+                if let value, value < 1 {
+                    throw SAMLError(.configurationInvalid, "expected \(name) of at least 1, found \(value)")
+                }
+            }
+            if let profileLookupsPerSecond { configuration.profileLookupsPerSecond = profileLookupsPerSecond }
+            if let profileLookupConcurrency { configuration.profileLookupConcurrency = profileLookupConcurrency }
             if let value = duration(requestLifetimeSeconds) { configuration.requestLifetime = value }
             if let value = duration(maximumAgeSeconds) { configuration.maximumAge = value }
             if let clockSkewSeconds {

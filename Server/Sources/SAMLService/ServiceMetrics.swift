@@ -106,6 +106,12 @@ public struct ServiceMetrics: Sendable {
         Counter(label: "saml_store_errors_total", dimensions: [("operation", operation)], factory: factory).increment()
     }
 
+    /// A profile read of `sessions/sso` or `GET .../profiles`, by where its answer came from
+    /// (``ProfileLookups``): `memory`, `store`, `shed` (beyond the read rate or concurrency) or `error`.
+    func profileLookup(_ source: String) {
+        Counter(label: "saml_profile_lookups_total", dimensions: [("source", source)], factory: factory).increment()
+    }
+
     func session(action: String, reason: String) {
         Counter(label: "saml_sso_sessions_total", dimensions: [("action", action), ("reason", reason)], factory: factory).increment()
     }

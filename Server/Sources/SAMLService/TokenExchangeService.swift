@@ -24,6 +24,8 @@ public struct TokenExchangeService: Sendable {
     public let store: any SAMLStateStore
     /// Where profiles are kept: the store when it keeps them too (PostgreSQL), else in memory.
     public let profileStore: any ProfileStore
+    /// The profile reads of `sessions/sso` and `GET .../profiles`, bounded when the store is shared.
+    let profileLookups: ProfileLookups
     /// The profile store when it is this process's memory (its occupancy is a gauge).
     let memoryProfiles: InMemoryProfileStore?
     /// What the MVPD configuration file says, replaced as a whole by ``reloadMVPDConfiguration()``.
@@ -73,8 +75,16 @@ public struct TokenExchangeService: Sendable {
         self.logger = logger
         let profiles = store as? any ProfileStore ?? InMemoryProfileStore(capacity: configuration.memoryProfileCapacity)
         let fullSince = Mutex<ContinuousClock.Instant?>(nil)
+        // A shared store's reads are bounded for anonymous callers; the in-memory one needs no bound.
+        let lookups = ProfileLookups(
+            store: profiles,
+            limits: profiles is InMemoryProfileStore
+                ? nil
+                : ProfileLookups.Limits(perSecond: configuration.profileLookupsPerSecond, concurrency: configuration.profileLookupConcurrency),
+            metrics: metrics)
+        profileLookups = lookups
         let admitted = AdmittedStore(
-            store: store, profiles: profiles, metrics: metrics,
+            store: store, profiles: lookups, metrics: metrics,
             profileNotKept: { profile in
                 metrics.storeError(operation: "profile")
                 logger.warning("profile not kept (the exchange succeeded)", metadata: ["mvpd": "\(profile.mvpd)"])
@@ -94,7 +104,7 @@ public struct TokenExchangeService: Sendable {
                         metadata: ["kind": "\(kind)"])
                 }
             })
-        profileStore = admitted
+        profileStore = profiles
         memoryProfiles = profiles as? InMemoryProfileStore
         let mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
         var template = SAMLResponseVerifier.Configuration.template(
@@ -282,13 +292,13 @@ public struct TokenExchangeService: Sendable {
         // 1. A valid profile for this device and MVPD: proceed with decisions.
         if frameworkValid, let mvpd {
             do {
-                if try await profileStore.profiles(serviceProvider: configuration.serviceProvider, device: device, now: now)
-                    .contains(where: { $0.mvpd == mvpd.id })
-                {
+                if try await profileLookups.hasProfile(serviceProvider: configuration.serviceProvider, device: device, mvpd: mvpd.id, now: now) {
                     return answer(
                         "authorize", "direct", "authenticatedSSO",
                         ["url": .string("/api/v2/\(configuration.serviceProvider)/decisions/authorize/\(mvpd.id)")])
                 }
+            } catch is ProfileLookups.Shed {
+                // Beyond the profile reads' rate or concurrency (counted there): as if there were none.
             } catch {
                 metrics.storeError(operation: "profiles")
                 logger.warning("profiles not read: answering as if there were none", metadata: ["mvpd": "\(mvpd.id)"])
@@ -415,10 +425,10 @@ public struct TokenExchangeService: Sendable {
         }
         let stored: [StoredProfile]
         do {
-            stored = try await profileStore.profiles(
+            stored = try await profileLookups.profiles(
                 serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", now: configuration.clock.now())
         } catch {
-            metrics.storeError(operation: "profiles")
+            if !(error is ProfileLookups.Shed) { metrics.storeError(operation: "profiles") }
             return .error(
                 EnhancedError(
                     status: 503, code: "service_unavailable", message: "The profiles cannot be read now; retry later.", details: nil,

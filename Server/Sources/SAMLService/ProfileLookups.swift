@@ -1,0 +1,121 @@
+import AppleSSO
+import SAML
+import Synchronization
+
+/// The reads of a shared profile store (PostgreSQL) that callers who have proven nothing cause.
+///
+/// `sessions/sso` and `GET .../profiles` are anonymous: a device with a well-formed header asks whether
+/// it has a profile, and without bounds every such call is a query on the one primary all instances
+/// share. So a shared store's reads go through:
+/// 1. **Profiles this instance knows** (``known``, at most ``knownCapacity``, the one that expires
+///    soonest making room): the profiles it kept after a login here and those its reads found. A
+///    `sessions/sso` whose device has a live profile here for the MVPD it asks about is answered from
+///    memory. Only a "yes" is answered so: a device with no profile known here is always read, so a
+///    profile another instance keeps is seen at once, and a flood of unknown devices leaves nothing in
+///    memory.
+/// 2. **A rate**: at most ``Limits/perSecond`` reads a second reach the store (a bucket of one second's
+///    reads).
+/// 3. **A concurrency**: at most ``Limits/concurrency`` reads wait on the store at once.
+/// A read beyond 2 or 3 is *shed* at once (``Shed``): nothing waits and nothing is kept; `sessions/sso`
+/// answers as if the device had no profile (the app then logs in, which the verification admission
+/// bounds) and `GET .../profiles` answers `503` with `Retry-After`. Each read is counted in
+/// `saml_profile_lookups_total` by where its answer came from (`memory`, `store`, `shed`, `error`).
+///
+/// With the in-memory profile store there is nothing to protect (a read is a hash-table lookup): no
+/// limits, every read goes to it.
+final class ProfileLookups: Sendable {
+    struct Limits: Sendable {
+        var perSecond: Int
+        var concurrency: Int
+        var knownCapacity = ProfileLookups.knownCapacity
+    }
+
+    /// Profiles known here at most: a few hundred bytes each.
+    static let knownCapacity = 20_000
+
+    /// A read refused by the rate or the concurrency: answer without the store.
+    struct Shed: Error {}
+
+    let store: any ProfileStore
+    private let limits: Limits?
+    /// The profiles this instance kept or read (nil without limits).
+    private let known: InMemoryProfileStore?
+    private let metrics: ServiceMetrics
+    private let admission: Mutex<Admission>
+
+    private struct Admission {
+        var tokens: Double
+        var refilled: ContinuousClock.Instant
+        var inFlight = 0
+    }
+
+    init(store: any ProfileStore, limits: Limits?, metrics: ServiceMetrics) {
+        self.store = store
+        self.limits = limits
+        self.metrics = metrics
+        known = limits.map { InMemoryProfileStore(capacity: $0.knownCapacity) }
+        admission = Mutex(Admission(tokens: Double(limits?.perSecond ?? 0), refilled: .now))
+    }
+
+    /// Whether `device` has a profile for `mvpd` valid at `now` (`sessions/sso`); throws ``Shed`` when
+    /// it is not known here and the read may not reach the store, and the store's error when it fails.
+    func hasProfile(serviceProvider: String, device: String, mvpd: String, now: SAMLInstant) async throws -> Bool {
+        if let known, try await known.profiles(serviceProvider: serviceProvider, device: device, now: now).contains(where: { $0.mvpd == mvpd }) {
+            metrics.profileLookup("memory")
+            return true
+        }
+        return try await profiles(serviceProvider: serviceProvider, device: device, now: now).contains { $0.mvpd == mvpd }
+    }
+
+    /// The profiles of `device` valid at `now`, read from the store (`GET .../profiles`); throws ``Shed``
+    /// when the read may not reach it, and the store's error when it fails.
+    func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile] {
+        guard let limits, let known else {
+            return try await store.profiles(serviceProvider: serviceProvider, device: device, now: now)
+        }
+        let started = ContinuousClock.now
+        let admitted = admission.withLock { admission in
+            let rate = Double(limits.perSecond)
+            admission.tokens = min(rate, admission.tokens + rate * (started - admission.refilled).seconds)
+            admission.refilled = started
+            guard admission.inFlight < limits.concurrency, admission.tokens >= 1 else { return false }
+            admission.tokens -= 1
+            admission.inFlight += 1
+            return true
+        }
+        guard admitted else {
+            metrics.profileLookup("shed")
+            throw Shed()
+        }
+        let read: [StoredProfile]
+        do {
+            defer {
+                admission.withLock { $0.inFlight -= 1 }
+                metrics.storeDuration(operation: "profiles", mvpd: "none", ContinuousClock.now - started)
+            }
+            read = try await store.profiles(serviceProvider: serviceProvider, device: device, now: now)
+        } catch {
+            metrics.profileLookup("error")
+            throw error
+        }
+        metrics.profileLookup("store")
+        for profile in read { try? await known.save(profile) }
+        return read
+    }
+
+    /// A profile this instance kept (the store holds it): its device's next `sessions/sso` here is
+    /// answered from memory.
+    func kept(_ profile: StoredProfile) async {
+        try? await known?.save(profile)
+    }
+
+    /// Profiles known here (the memory's occupancy).
+    var knownProfiles: Int { known?.count ?? 0 }
+}
+
+extension Duration {
+    /// This duration in seconds.
+    fileprivate var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
