@@ -1,6 +1,6 @@
 // Base64 (RFC 4648 alphabet, `+` and `/`) decoding of whole 16-symbol blocks with SSSE3.
 //
-// The Swift decoder (Sources/SAML/Binding/Base64Decoding.swift) owns every rule: line breaks, spaces read
+// The Swift decoder (Sources/SAML/Decoding/Base64Decoding_shim.swift) owns every rule: line breaks, spaces read
 // as `+`, padding, sizes, errors. It hands this function the bytes ahead of it; this function decodes as
 // many blocks of 16 symbols of the alphabet as it can and stops before the first block holding anything
 // else, which the Swift code then reads symbol by symbol. So this is only ever a faster way to the same

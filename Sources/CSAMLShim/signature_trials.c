@@ -1,4 +1,4 @@
-// The cheap trials of the recovery of the cookbook's damage (SignatureRecovery.swift): a candidate
+// The cheap trials of the recovery of the cookbook's damage (SignatureRecovery_libxml.swift): a candidate
 // layout of signed content is first checked against the signature's own values (its Reference digest,
 // or the digest the RSA signature value carries) by hashing bytes built from one canonicalisation, and
 // only a candidate that matches goes to xmlsec, which decides. These functions digest bytes, recover the

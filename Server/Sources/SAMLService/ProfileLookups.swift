@@ -60,7 +60,9 @@ final class ProfileLookups: Sendable {
     /// Whether `device` has a profile for `mvpd` valid at `now` (`sessions/sso`); throws ``Shed`` when
     /// it is not known here and the read may not reach the store, and the store's error when it fails.
     func hasProfile(serviceProvider: String, device: String, mvpd: String, now: SAMLInstant) async throws -> Bool {
-        if let known, try await known.profiles(serviceProvider: serviceProvider, device: device, now: now).contains(where: { $0.mvpd == mvpd }) {
+        if let known,
+            try await known.profiles(serviceProvider: serviceProvider, device: device, now: now).contains(where: { $0.mvpd == mvpd })
+        {
             metrics.profileLookup("memory")
             return true
         }

@@ -407,7 +407,9 @@ public struct ServiceConfiguration: Sendable {
                 }
                 configuration.storeBatchWindow = .microseconds(Int64(storeBatchWindowMilliseconds * 1000))
             }
-            for (name, value) in [("profileLookupsPerSecond", profileLookupsPerSecond), ("profileLookupConcurrency", profileLookupConcurrency)] {
+            for (name, value) in [
+                ("profileLookupsPerSecond", profileLookupsPerSecond), ("profileLookupConcurrency", profileLookupConcurrency),
+            ] {
                 if let value, value < 1 {
                     throw SAMLError(.configurationInvalid, "expected \(name) of at least 1, found \(value)")
                 }

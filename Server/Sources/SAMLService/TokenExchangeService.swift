@@ -80,7 +80,8 @@ public struct TokenExchangeService: Sendable {
             store: profiles,
             limits: profiles is InMemoryProfileStore
                 ? nil
-                : ProfileLookups.Limits(perSecond: configuration.profileLookupsPerSecond, concurrency: configuration.profileLookupConcurrency),
+                : ProfileLookups.Limits(
+                    perSecond: configuration.profileLookupsPerSecond, concurrency: configuration.profileLookupConcurrency),
             metrics: metrics)
         profileLookups = lookups
         let admitted = AdmittedStore(
@@ -292,7 +293,9 @@ public struct TokenExchangeService: Sendable {
         // 1. A valid profile for this device and MVPD: proceed with decisions.
         if frameworkValid, let mvpd {
             do {
-                if try await profileLookups.hasProfile(serviceProvider: configuration.serviceProvider, device: device, mvpd: mvpd.id, now: now) {
+                if try await profileLookups.hasProfile(
+                    serviceProvider: configuration.serviceProvider, device: device, mvpd: mvpd.id, now: now)
+                {
                     return answer(
                         "authorize", "direct", "authenticatedSSO",
                         ["url": .string("/api/v2/\(configuration.serviceProvider)/decisions/authorize/\(mvpd.id)")])

@@ -30,7 +30,11 @@ struct ProfileLookupsTests {
         func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
             try await replay.consume(request: request, assertion: assertion, now: now)
         }
-        func release() { held.withLock { $0?.forEach { $0.resume() }; $0 = nil } }
+        func release() {
+            held.withLock {
+                $0?.forEach { $0.resume() }; $0 = nil
+            }
+        }
     }
 
     static func profile(_ device: String, mvpd: String = "MVPD-A", validFor seconds: Int64 = 3600) -> StoredProfile {
@@ -53,7 +57,9 @@ struct ProfileLookupsTests {
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
     }
 
-    @Test("a profile known here (kept here, or read before) answers sessions/sso from memory; no profile is never remembered; GET always reads")
+    @Test(
+        "a profile known here (kept here, or read before) answers sessions/sso from memory; no profile is never remembered; GET always reads"
+    )
     func known() async throws {
         let store = CountingProfiles()
         let (lookups, metrics) = Self.lookups(store)
@@ -133,7 +139,9 @@ struct ProfileLookupsTests {
         let store = CountingProfiles()
         let (lookups, metrics) = Self.lookups(store)
         store.failing.store(true, ordering: .relaxed)
-        await #expect(throws: SAMLError.self) { try await lookups.profiles(serviceProvider: "REF30", device: "d", now: SystemClock().now()) }
+        await #expect(throws: SAMLError.self) {
+            try await lookups.profiles(serviceProvider: "REF30", device: "d", now: SystemClock().now())
+        }
         store.failing.store(false, ordering: .relaxed)
         #expect(try await lookups.profiles(serviceProvider: "REF30", device: "d", now: SystemClock().now()).isEmpty)
         #expect(store.reads.load(ordering: .relaxed) == 2 && Self.count(metrics, "error") == 1)
@@ -146,14 +154,17 @@ struct ProfileLookupsTests {
         for index in 0..<500 {
             let read = Self.profile("read-\(index)")
             try await store.save(read)
-            #expect(try await lookups.hasProfile(serviceProvider: "REF30", device: "read-\(index)", mvpd: "MVPD-A", now: SystemClock().now()))
+            #expect(
+                try await lookups.hasProfile(serviceProvider: "REF30", device: "read-\(index)", mvpd: "MVPD-A", now: SystemClock().now()))
             await lookups.kept(Self.profile("kept-\(index)", validFor: 7200))
             #expect(lookups.knownProfiles <= 50)
         }
         #expect(store.reads.load(ordering: .relaxed) == 500)
     }
 
-    @Test("the service: a sessions/sso flood of unknown devices reaches the shared store at its rate and leaves nothing; a login's next sessions/sso is answered from memory")
+    @Test(
+        "the service: a sessions/sso flood of unknown devices reaches the shared store at its rate and leaves nothing; a login's next sessions/sso is answered from memory"
+    )
     func service() async throws {
         let store = CountingProfiles()
         var configuration = Service.configuration()
@@ -162,7 +173,8 @@ struct ProfileLookupsTests {
         try await Service.with(configuration, store: store, metrics: metrics) { port in
             let started = ContinuousClock.now
             for _ in 0..<100 {
-                let answer = Service.json(try await Service.session(port, Service.pfs("ProviderB").headerValue, device: Service.newDevice()))
+                let answer = Service.json(
+                    try await Service.session(port, Service.pfs("ProviderB").headerValue, device: Service.newDevice()))
                 #expect(answer["actionName"] as? String == "partner_profile")
             }
             let reads = store.reads.load(ordering: .relaxed)

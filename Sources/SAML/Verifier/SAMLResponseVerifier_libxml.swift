@@ -1,8 +1,9 @@
 internal import CSAMLShim
 
-// The verifier's stages over libxml2 and libxmlsec1: the one file of the verifier that reaches C, as
-// swift-crypto keeps `ECDSA.swift` apart from `ECDSA_boring.swift`. SAMLResponseVerifier.swift holds the
-// public API and the orchestration (expectations, logging, replay) and calls `verifyDocument` here.
+// The verifier's stages run in order over the libxml2 tree: the C-facing half of the verifier, as
+// swift-crypto keeps `ECDSA.swift` apart from `ECDSA_boring.swift` (each stage's own C-facing files are
+// named `_libxml`, `_xmlsec` or `_shim` in its folder). SAMLResponseVerifier.swift holds the public API and
+// the orchestration (expectations, logging, replay) and calls `verifyDocument` here.
 
 extension SAMLResponseVerifier {
     /// Returns the verified response and the instant until which its assertion ID must be remembered.

@@ -1,6 +1,6 @@
 // The catalogue of recovery: the layouts real signers write (Base64 wrapping, indentation, where newlines
-// go), the cookbook's marks, and nothing that touches a tree. SignatureRecovery.swift tries them;
-// SignatureRecovery+Tree.swift makes one in the parsed document.
+// go), the cookbook's marks, and nothing that touches a tree. SignatureRecovery_libxml.swift tries them;
+// SignatureRecovery+Tree_libxml.swift makes one in the parsed document.
 
 extension SignatureRecovery {
     /// How a signer laid out the Base64 of one kind of element: lines of `width` characters separated by
