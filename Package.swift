@@ -45,7 +45,7 @@ let package = Package(
             dependencies: ["CLibXML2", "CXMLSec"]
         ),
         // The commit a build was made from, for --version: SAML_BUILD_COMMIT in the environment of the build
-        // (scripts/release, the Dockerfile); only this file recompiles when it changes.
+        // (scripts/ci/release, the Dockerfile); only this file recompiles when it changes.
         .target(
             name: "CSAMLBuildInfo",
             cSettings: buildCommit.map { [.define("SAML_BUILD_COMMIT", to: "\"\($0)\"")] }
@@ -121,7 +121,7 @@ let package = Package(
             dependencies: ["AppleSSO", "SAML", "SAMLMockIdP", "SAMLTestSupport"]
         ),
         // Compiles every code block of README.md and the DocC catalogues as written (Snippets/, generated
-        // by scripts/doc-snippets, one file per block), and checks that the generated files are current.
+        // by scripts/ci/doc-snippets, one file per block), and checks that the generated files are current.
         .testTarget(
             name: "DocumentationTests",
             dependencies: ["SAML", "AppleSSO", .product(name: "Logging", package: "swift-log")]
@@ -134,7 +134,7 @@ let package = Package(
     ]
 )
 
-// The DocC catalogues' builder (scripts/docs), only when asked for: a user of the package never resolves it.
+// The DocC catalogues' builder (scripts/ci/docs), only when asked for: a user of the package never resolves it.
 if Context.environment["SAML_DOCC"] == "1" {
     package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
 }

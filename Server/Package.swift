@@ -2,7 +2,7 @@
 // The server side that needs SwiftNIO: the PostgreSQL state store, the Token Exchange service (Hummingbird),
 // the SAML-aware load harness and the `saml-server` tool. Its own package, beside the main one as
 // Benchmarks/ is, so that a user of the verifier never builds SwiftNIO, Hummingbird or postgres-nio.
-// Tests: `scripts/postgres-tests` from the repository root (starts a throw-away PostgreSQL server).
+// Tests: `scripts/postgres/postgres-tests` from the repository root (starts a throw-away PostgreSQL server).
 import PackageDescription
 
 let package = Package(
@@ -37,7 +37,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
-        // What HTTP/1.1 costs with SwiftNIO alone: the yardstick of scripts/service-bench --floor.
+        // What HTTP/1.1 costs with SwiftNIO alone: the yardstick of scripts/bench/service-bench --floor.
         .executableTarget(
             name: "HTTPFloor",
             dependencies: [

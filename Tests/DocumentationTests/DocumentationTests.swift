@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The README's and the DocC catalogues' code blocks, compiled as written: scripts/doc-snippets turns each
+/// The README's and the DocC catalogues' code blocks, compiled as written: scripts/ci/doc-snippets turns each
 /// into a file of Snippets/ with the block's own imports and its code in a function, and nothing is
 /// declared around them, so a block that uses a name or a module it does not declare, or an API that
 /// changed, fails the build. The functions are never called: the blocks read files of the reader's own.
@@ -30,7 +30,7 @@ struct DocumentationTests {
                 } else if inBlock, line.trimmingCharacters(in: .whitespaces) == "```" {
                     inBlock = false
                 } else if inBlock, !line.hasPrefix("import "), !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                    #expect(snippets.contains("    " + line), "\(document.lastPathComponent): \(line) (run scripts/doc-snippets)")
+                    #expect(snippets.contains("    " + line), "\(document.lastPathComponent): \(line) (run scripts/ci/doc-snippets)")
                 }
             }
         }

@@ -86,7 +86,7 @@ struct NodeRecyclingTests {
     func poisonedUnderAddressSanitizer() throws {
         _ = try #require(Self.roundTrip(Self.mixed))
         #expect(Self.kept().nodes > 0)
-        // -1: not an AddressSanitizer build, where there is nothing to poison (scripts/sanitizer-tests
+        // -1: not an AddressSanitizer build, where there is nothing to poison (scripts/ci/sanitizer-tests
         // runs this suite with it).
         #expect(saml_shim_parser_kept_poisoned() != 0)
     }

@@ -4,7 +4,7 @@ import Testing
 @testable import SAML
 
 /// `Locked` under contention: every holder sees the previous one's writes. Under ThreadSanitizer
-/// (scripts/sanitizer-tests) this is also the check that a hand-over through the kernel's wait is seen
+/// (scripts/ci/sanitizer-tests) this is also the check that a hand-over through the kernel's wait is seen
 /// by it: the threads contend for the lock all the time, so many hand-overs go that way. (The same test
 /// over a plain `Mutex` gets a "Swift access race" report there, with the count right.)
 @Suite("Locked")

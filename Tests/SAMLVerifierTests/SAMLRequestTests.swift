@@ -4,7 +4,7 @@ import Testing
 
 /// The requests the service hands out (``SAMLRequest``): their IDs and Subjects, and the documents checked
 /// by other implementations: the OASIS protocol schema with xmllint, the signature with the xmlsec1
-/// command, the whole request with pysaml2 reading it as an identity provider (scripts/request-interop).
+/// command, the whole request with pysaml2 reading it as an identity provider (scripts/interop/request-interop).
 @Suite("SAML requests")
 struct SAMLRequestTests {
     static let issuer = "https://saml.sp.auth.adobe.com"
@@ -178,7 +178,7 @@ struct SAMLRequestTests {
     }
 }
 
-/// scripts/request-interop: xmllint, xmlsec1 and pysaml2 run on a request written to a temporary file.
+/// scripts/interop/request-interop: xmllint, xmlsec1 and pysaml2 run on a request written to a temporary file.
 /// Where they are missing (a developer's machine without `scripts/install-dependencies`) the tests that
 /// need them are skipped; when `CI` is set (`.ci/run`) they run anyway and fail saying what is missing.
 enum RequestInterop {
@@ -188,13 +188,13 @@ enum RequestInterop {
         var error: String
     }
 
-    static let script = Vector.root.deletingLastPathComponent().appendingPathComponent("scripts/request-interop")
+    static let script = Vector.root.deletingLastPathComponent().appendingPathComponent("scripts/interop/request-interop")
     static let availability: Result? = try? run(["available"])
     static var available: Bool { availability?.status == 0 }
     static var enabled: Bool { available || ProcessInfo.processInfo.environment["CI"] != nil }
 
     static func requireAvailable() throws {
-        let why = availability.map { $0.error.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "scripts/request-interop did not run"
+        let why = availability.map { $0.error.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "scripts/interop/request-interop did not run"
         try #require(available, "the interoperability tools are missing under CI: \(why)")
     }
 

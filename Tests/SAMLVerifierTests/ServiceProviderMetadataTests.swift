@@ -5,7 +5,7 @@ import Testing
 
 /// The SP's own metadata (``ServiceProviderMetadata``): what it writes, read back by the package's reader
 /// (the root signature verified as IdP metadata's is), by xmllint against the OASIS metadata schema and by
-/// pysaml2's MetadataStore (scripts/request-interop).
+/// pysaml2's MetadataStore (scripts/interop/request-interop).
 @Suite("SP metadata")
 struct ServiceProviderMetadataTests {
     static let entityID = "https://saml.sp.auth.adobe.com"

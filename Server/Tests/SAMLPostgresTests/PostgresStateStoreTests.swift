@@ -8,7 +8,7 @@ import Testing
     import Glibc
 #endif
 
-/// Against a real PostgreSQL server, started by `scripts/postgres-tests` (which `.ci/run` runs). Without
+/// Against a real PostgreSQL server, started by `scripts/postgres/postgres-tests` (which `.ci/run` runs). Without
 /// `SAML_POSTGRES_URL` the suite is skipped, except under CI, where that is a failure (as is any of the
 /// other variables missing).
 enum PostgresEnvironment {
@@ -482,7 +482,7 @@ struct PostgresStateStoreTests {
             defer { a.task.cancel() }
             #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) == .accepted)
             let ssl = try await a.store.firstValue(unsafeSQL: "SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
-            // prefer falls back to plaintext only when the server offers no TLS (scripts/postgres-tests turns it on).
+            // prefer falls back to plaintext only when the server offers no TLS (scripts/postgres/postgres-tests turns it on).
             #expect(ssl == "true" || (PostgresEnvironment.tlsURL == nil && !url.contains("sslmode")))
         }
         let plain = try await Self.instance(url: Self.url! + "?sslmode=disable")
@@ -490,7 +490,7 @@ struct PostgresStateStoreTests {
         #expect(try await plain.store.firstValue(unsafeSQL: "SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()") == "false")
     }
 
-    /// Stops or starts the server (the pg_ctl command of scripts/postgres-tests), its output discarded.
+    /// Stops or starts the server (the pg_ctl command of scripts/postgres/postgres-tests), its output discarded.
     static func pgctl(_ action: String) throws {
         let status = system("\(PostgresEnvironment.control!) \(action) >/dev/null 2>&1 </dev/null")
         #expect(status == 0, "pg_ctl \(action)")
@@ -609,10 +609,10 @@ struct PostgresConfigurationTests {
     @Test("under CI the database tests are not skipped")
     func notSkippedInCI() {
         if ProcessInfo.processInfo.environment["CI"] != nil {
-            #expect(PostgresEnvironment.url != nil, "SAML_POSTGRES_URL: run through scripts/postgres-tests")
-            #expect(PostgresEnvironment.control != nil, "SAML_POSTGRES_CTL: run through scripts/postgres-tests")
-            #expect(PostgresEnvironment.tlsURL != nil, "SAML_POSTGRES_TLS_URL: run through scripts/postgres-tests")
-            #expect(PostgresEnvironment.otherCA != nil, "SAML_POSTGRES_OTHER_CA: run through scripts/postgres-tests")
+            #expect(PostgresEnvironment.url != nil, "SAML_POSTGRES_URL: run through scripts/postgres/postgres-tests")
+            #expect(PostgresEnvironment.control != nil, "SAML_POSTGRES_CTL: run through scripts/postgres/postgres-tests")
+            #expect(PostgresEnvironment.tlsURL != nil, "SAML_POSTGRES_TLS_URL: run through scripts/postgres/postgres-tests")
+            #expect(PostgresEnvironment.otherCA != nil, "SAML_POSTGRES_OTHER_CA: run through scripts/postgres/postgres-tests")
         }
     }
 }

@@ -8,7 +8,7 @@ import Testing
     import Glibc
 #endif
 
-/// Several instances sharing one PostgreSQL server, started by `scripts/postgres-tests` (which `.ci/run`
+/// Several instances sharing one PostgreSQL server, started by `scripts/postgres/postgres-tests` (which `.ci/run`
 /// runs). Without `SAML_POSTGRES_URL` the suite is skipped (under CI the PostgreSQL suite fails then).
 @Suite("Token Exchange service on PostgreSQL", .serialized, .enabled(if: ProcessInfo.processInfo.environment["SAML_POSTGRES_URL"] != nil))
 struct ServicePostgresTests {

@@ -1,5 +1,5 @@
 // The codes of every failure, grouped by stage, each with its HTTP meaning (400 unless stated).
-// docs/error-codes.md is generated from this file (scripts/error-codes-table) and checked in CI.
+// docs/error-codes.md is generated from this file (scripts/ci/error-codes-table) and checked in CI.
 
 extension SAMLError.Code {
     // MARK: Input (bytes handed to the library)

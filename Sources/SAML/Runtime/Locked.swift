@@ -6,7 +6,7 @@ import Synchronization
 /// On Linux a contended `Mutex` waits in the kernel (`FUTEX_LOCK_PI`) from the standard library's
 /// compiled code, which ThreadSanitizer does not see; a holder that got the lock that way looks to it as
 /// if it had not synchronised with the previous one, and it reports a race that is not there
-/// (scripts/sanitizer-tests halts on the first report). Each holder here also reads an atomic with
+/// (scripts/ci/sanitizer-tests halts on the first report). Each holder here also reads an atomic with
 /// acquire ordering on entry and writes it with release ordering on exit: two uncontended atomic
 /// operations, which ThreadSanitizer reads as the hand-over the lock makes.
 package struct Locked<Value: ~Copyable>: ~Copyable, Sendable {

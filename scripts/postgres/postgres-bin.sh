@@ -1,11 +1,11 @@
-# Sourced by scripts/postgres-tests and scripts/postgres-cluster.sh: where Debian's PostgreSQL programs
+# Sourced by scripts/postgres/postgres-tests and scripts/postgres/postgres-cluster.sh: where Debian's PostgreSQL programs
 # are (installed when missing; the newest major version when several are), and how to run them. Sets
 #   postgres_bin    the directory of initdb, pg_ctl, pg_basebackup, psql
 #   as_postgres     the command prefix that runs them as the postgres user when this shell is root
 #                   (initdb and the server refuse to run as root), empty otherwise
 #   postgres_dir TEMPLATE   makes a fresh directory (mktemp TEMPLATE) those programs may write, prints it
-# shellcheck source=scripts/apt-install.sh
-. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
+# shellcheck source=scripts/ci/apt-install.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../ci/apt-install.sh"
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_install postgresql
 postgres_bin=$(dirname "$(ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
 as_postgres=()

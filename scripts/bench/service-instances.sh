@@ -1,4 +1,4 @@
-# Sourced by scripts/service-load and scripts/service-bench: start saml-server instances on free loopback
+# Sourced by scripts/bench/service-load and scripts/bench/service-bench: start saml-server instances on free loopback
 # ports and stop them on exit. Needs $binary (the saml-server executable).
 pids=()
 # Waits for its own instances only: a caller's other background jobs (a sink, a proxy) keep running.

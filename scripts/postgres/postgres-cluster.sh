@@ -1,4 +1,4 @@
-# Sourced by scripts/postgres-failover and scripts/service-bench: a throw-away PostgreSQL primary with a
+# Sourced by scripts/postgres/postgres-failover and scripts/bench/service-bench: a throw-away PostgreSQL primary with a
 # streaming, synchronous standby on loopback (never as root: as the postgres user), fsync on and
 # synchronous_commit on, as a production pair runs. Installs Debian's PostgreSQL when it is missing.
 #   cluster_start PRIMARY_PORT STANDBY_PORT   start both; sets $cluster_url (the multi-host URL, libpq's
@@ -6,7 +6,7 @@
 #   cluster_kill_primary                      SIGKILL the primary's postmaster (no shutdown, no checkpoint)
 #   cluster_promote                           promote the standby (pg_ctl promote, waits until it writes)
 #   cluster_stop                              stop both and delete their files (also on exit)
-# shellcheck source=scripts/postgres-bin.sh
+# shellcheck source=scripts/postgres/postgres-bin.sh
 . "$(dirname "${BASH_SOURCE[0]}")/postgres-bin.sh"
 cluster_dir=""
 
