@@ -194,7 +194,8 @@ enum RequestInterop {
     static var enabled: Bool { available || ProcessInfo.processInfo.environment["CI"] != nil }
 
     static func requireAvailable() throws {
-        let why = availability.map { $0.error.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "scripts/interop/request-interop did not run"
+        let why =
+            availability.map { $0.error.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "scripts/interop/request-interop did not run"
         try #require(available, "the interoperability tools are missing under CI: \(why)")
     }
 

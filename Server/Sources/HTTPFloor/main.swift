@@ -11,7 +11,7 @@ import SAMLBench
 // (`Pipeline.run`: decode, parse, verify with xmlsec, validate against RESPONSE's own issuer, audience
 // and instant, extract), on the event loop, as `saml bench` does on RESPONSE; a body the library refuses
 // is answered `400`. What any SwiftNIO service could reach at best: the yardsticks of
-// `scripts/bench/service-bench --floor` (BENCHMARKS.md, issue 28). Loopback only; not a server to deploy.
+// `scripts/bench/service-bench --floor` (docs/benchmarks-history.md, issue 28). Loopback only; not a server to deploy.
 
 /// Answers each request's end; keeps its body when it is to be verified.
 final class FloorAnswer: ChannelInboundHandler {

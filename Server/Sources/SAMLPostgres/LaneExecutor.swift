@@ -6,7 +6,7 @@ import NIOPosix
 /// server then resumes the lane on that same thread, instead of queueing behind verifications for one
 /// of Swift's shared threads (with a synchronous standby, a batch is three round trips: those waits
 /// were most of a commit's latency under load).
-final class LaneExecutor: TaskExecutor, @unchecked Sendable {
+final class LaneExecutor: TaskExecutor, Sendable {
     let eventLoop: any EventLoop
 
     init(_ eventLoop: any EventLoop) { self.eventLoop = eventLoop }

@@ -28,7 +28,19 @@ import SAML
 ///   network you do not control).
 ///
 /// Start ``run()`` in a long-running task (or as a swift-service-lifecycle service), then call
-/// ``prepare()`` (or ``prepare(retryingFor:)`` at start-up) once before use.
+/// ``prepare()`` (or ``prepare(retryingFor:)`` at start-up) once before use. The schema and its
+/// migrations are in PostgresStateStore+Schema.swift, the URL's parser in PostgresURL.swift.
+///
+/// **Why not postgres-nio's `PostgresClient`.** Its pool connects to one host: it has no libpq host list
+/// with `target_session_attrs`, which lets every instance find the promoted primary after a failover
+/// without a proxy in front of the database. It has no deadline per operation, its wait for a connection
+/// included, which is what makes a slow database fail a login closed within ``Configuration/timeout``.
+/// And group commit needs one connection to carry many callers' writes in one transaction as soon as the
+/// previous one commits, which this store's lanes (``StoreLanes``) and queue (``StoreQueue``) do: 1,481
+/// commits for 10,000 logins against 4,814 one at a time, each commit a wait for the synchronous standby
+/// (docs/benchmarks-history.md, "Scale-out on PostgreSQL"). A `PostgresClient` with a host list and
+/// `target_session_attrs`, and a per-query deadline, would let the lanes become a client's leased
+/// connections (`withConnection`) with group commit on top.
 public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Sendable {
     /// The schema version this code writes and reads, and the oldest it still runs beside.
     public static let schemaVersion = 3
@@ -36,7 +48,7 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Se
     public let configuration: Configuration
     private let lanes: StoreLanes
     private let recentlyUsed: RecentlyUsedAssertions
-    private let logger: Logger
+    let logger: Logger
 
     public init(
         _ configuration: Configuration, logger: Logger = Logger(label: "swift-saml.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -62,106 +74,6 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Se
                             "expired rows not removed this round", metadata: ["error": "\(String(reflecting: type(of: error)))"])
                     }
                 }
-            }
-        }
-    }
-
-    /// Creates or upgrades the schema (idempotent; safe when several instances start at once: one
-    /// transaction under an advisory lock).
-    ///
-    /// Versions are recorded in `saml_schema_migrations` (version, and the oldest code version that can
-    /// still run against it); this code runs against any schema whose `minimum_reader` is at most
-    /// ``schemaVersion``. Version 2 adds `saml_consumed` beside the tables of version 1, which stay (and
-    /// `saml_schema_version` stays at 1), so that instances of the previous release keep running during
-    /// a rolling upgrade: each release accepts only responses to requests it issued, nothing is ever
-    /// accepted twice, and a login whose session and exchange reach different releases is refused once
-    /// and retried by the app.
-    public func prepare() async throws {
-        try await withConnection("prepare the schema") { connection in
-            // One transaction; a failure closes the connection, which rolls it back.
-            try await connection.query("BEGIN", logger: self.logger)
-            try await connection.query("SELECT pg_advisory_xact_lock(7320161)", logger: self.logger)
-            try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS saml_schema_migrations (
-                    version integer PRIMARY KEY, minimum_reader integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
-                """,
-                logger: self.logger)
-            var current = 0
-            var minimumReader = 0
-            for try await (version, reader) in try await connection.query(
-                "SELECT coalesce(max(version), 0), coalesce(max(minimum_reader), 0) FROM saml_schema_migrations", logger: self.logger
-            )
-            .decode((Int, Int).self) {
-                current = version
-                minimumReader = reader
-            }
-            guard minimumReader <= Self.schemaVersion else {
-                throw SAMLError(
-                    .configurationInvalid,
-                    "expected a schema this release (version \(Self.schemaVersion)) can run against, found version \(current) requiring \(minimumReader)"
-                )
-            }
-            if current < 2 {
-                // One row per accepted response: its request (NULL for an unsolicited response) and its
-                // assertion, each unique, kept until both have expired (database clock).
-                try await connection.query(
-                    """
-                    CREATE TABLE saml_consumed (
-                        issuer text NOT NULL, assertion_id text NOT NULL, request_id text UNIQUE,
-                        expires_at timestamptz NOT NULL, PRIMARY KEY (issuer, assertion_id))
-                    """, logger: self.logger)
-                try await connection.query("CREATE INDEX saml_consumed_expiry ON saml_consumed (expires_at)", logger: self.logger)
-                try await connection.query(
-                    "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (2, 2)", logger: self.logger)
-            }
-            if current < 3 {
-                // The profiles of successful exchanges (REST API v2 `profiles`), one per service provider,
-                // device and MVPD, until their notAfter. Additive: schema-2 code runs beside it.
-                try await connection.query(
-                    """
-                    CREATE TABLE saml_profiles (
-                        service_provider text NOT NULL, device text NOT NULL, mvpd text NOT NULL, profile text NOT NULL,
-                        expires_at timestamptz NOT NULL, PRIMARY KEY (service_provider, device, mvpd))
-                    """, logger: self.logger)
-                try await connection.query("CREATE INDEX saml_profiles_expiry ON saml_profiles (expires_at)", logger: self.logger)
-                try await connection.query(
-                    "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (3, 2)", logger: self.logger)
-            }
-            try await connection.query("COMMIT", logger: self.logger)
-        }
-    }
-
-    /// ``prepare()``, retried while the database does not answer (it may start after this process, as
-    /// in a deployment that starts both at once): waits 0.25 s after the first failure, doubling up to
-    /// 4 s, for at most `limit` in all, then throws the last error. Each failure is logged at warning
-    /// (its code and message, which never hold the URL or the password). A schema this release cannot run
-    /// against (``SAMLError/Code/configurationInvalid``) is not retried.
-    public func prepare(retryingFor limit: Duration) async throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now + limit
-        var delay: Duration = .milliseconds(250)
-        var attempt = 1
-        while true {
-            do {
-                try await prepare()
-                if attempt > 1 { logger.info("schema prepared", metadata: ["attempt": "\(attempt)"]) }
-                return
-            } catch let error as SAMLError where error.code == .storeUnavailable {
-                try Task.checkCancellation()
-                let wait = min(delay, deadline - clock.now)
-                guard wait > .zero else {
-                    logger.error(
-                        "the database did not answer in time: giving up",
-                        metadata: ["attempt": "\(attempt)", "code": "\(error.code)", "limit": "\(limit)"])
-                    throw error
-                }
-                logger.warning(
-                    "the database does not answer yet: retrying",
-                    metadata: ["attempt": "\(attempt)", "code": "\(error.code)", "error": "\(error.message)", "retry_in": "\(wait)"])
-                try await Task.sleep(for: wait)
-                delay = min(delay * 2, .seconds(4))
-                attempt += 1
             }
         }
     }
@@ -203,16 +115,14 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Se
         _ = try await perform("save a profile", .save(profile))
     }
 
-    /// The device's profiles still valid by the database's clock.
+    /// The device's profiles still valid by the database's clock: one prepared statement (parsed and
+    /// planned once per connection, an index probe on the primary key's first two columns).
     public func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile] {
         try await withConnection("read profiles") { connection in
-            let rows = try await connection.query(
-                """
-                SELECT mvpd, profile, (extract(epoch FROM expires_at) * 1000)::bigint FROM saml_profiles
-                WHERE service_provider = \(serviceProvider) AND device = \(device) AND expires_at > now() ORDER BY mvpd
-                """, logger: self.logger)
+            let rows = try await connection.execute(
+                ProfilesStatement(serviceProvider: serviceProvider, device: device), logger: self.logger)
             var result: [StoredProfile] = []
-            for try await (mvpd, profile, expiry) in rows.decode((String, String, Int64).self) {
+            for try await (mvpd, profile, expiry) in rows {
                 result.append(
                     StoredProfile(
                         serviceProvider: serviceProvider, device: device, mvpd: mvpd, json: Array(profile.utf8),
@@ -220,6 +130,29 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Se
             }
             return result
         }
+    }
+
+    /// The profile read of ``profiles(serviceProvider:device:now:)``: `sessions/sso` sends it for
+    /// anonymous callers, so it is prepared rather than parsed and planned on every call.
+    struct ProfilesStatement: PostgresPreparedStatement {
+        typealias Row = (String, String, Int64)
+        static let name = "swift_saml_profiles_v1"
+        static let sql = """
+            SELECT mvpd, profile, (extract(epoch FROM expires_at) * 1000)::bigint FROM saml_profiles
+            WHERE service_provider = $1 AND device = $2 AND expires_at > now() ORDER BY mvpd
+            """
+
+        var serviceProvider: String
+        var device: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(serviceProvider)
+            bindings.append(device)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
     /// Whether the database answers within the deadline (`SELECT 1`); throws `store.unavailable` otherwise.
@@ -298,7 +231,7 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Se
     }
 
     /// Runs `body` on one of the store's connections, as a job of its own.
-    private func withConnection<T: Sendable>(
+    func withConnection<T: Sendable>(
         _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         guard case .value(let value) = try await perform(what, .job(body)), let result = value as? T else {

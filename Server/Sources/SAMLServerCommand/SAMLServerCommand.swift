@@ -28,7 +28,7 @@ struct SAMLServerCommand: AsyncParsableCommand {
     /// Swift's own pool otherwise (`SAML_SERVER_EXECUTOR=nio` or `swift` decides instead). On one CPU a
     /// request then runs where it was read, without a hop to Swift's pool and back at each `await`
     /// (1,560 → 2,430 requests/s); on two, computing on the event loops delays their I/O and Swift's pool
-    /// is faster (BENCHMARKS.md, "The service at the speed of the library"). Nothing in saml-server
+    /// is faster (docs/benchmarks-history.md, "The service at the speed of the library"). Nothing in saml-server
     /// blocks a thread.
     static func main() async {
         let allowed = allowedCPUs()

@@ -6,7 +6,7 @@ import Logging
 /// Why: Hummingbird sets `hb.request.id` on a copy of the logger for every request, and swift-log's
 /// `StreamLogHandler` renders its whole metadata to text on every such set, whether or not a line is
 /// ever written (at the default `info`, the access line renders it again). Deferred, the rendering
-/// happens once, for the lines written: about 0.7% of a request on one core (BENCHMARKS.md, issue 28).
+/// happens once, for the lines written: about 0.7% of a request on one core (docs/benchmarks-history.md, issue 28).
 /// The lines are the same: `StreamLogHandler` writes its merged metadata sorted by key either way.
 public struct DeferredMetadataLogHandler: LogHandler {
     public var base: any LogHandler

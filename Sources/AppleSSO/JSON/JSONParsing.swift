@@ -3,7 +3,7 @@ import SAML
 /// Reading JSON text (RFC 8259) into a ``JSONValue``: the headers a device sends
 /// (`AP-Partner-Framework-Status`, `X-Device-Info`) are read on every Token Exchange, before anything is
 /// proven. With Foundation's `JSONDecoder` the partner-framework header was 7.3% of a service request on
-/// Linux; with this reader it is 0.85% (`perf`, BENCHMARKS.md, issue 28).
+/// Linux; with this reader it is 0.85% (`perf`, docs/benchmarks-history.md, issue 28).
 ///
 /// Strict where leniency would be ambiguous: one value and nothing after it but whitespace, UTF-8 only
 /// (a malformed sequence or a lone surrogate escape is refused), no duplicate member names (two readers

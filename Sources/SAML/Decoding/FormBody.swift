@@ -38,7 +38,7 @@ public enum FormBody {
         var names: [String] = []
         var start = body.startIndex
         // One memchr per field: the SAMLResponse field is kilobytes long, a byte-by-byte split was 2% of
-        // a service request (BENCHMARKS.md, issue 28).
+        // a service request (docs/benchmarks-history.md, issue 28).
         while start < body.endIndex {
             let end = ASCII.firstIndex(of: UInt8(ascii: "&"), in: body[start...])
             defer { start = end + 1 }

@@ -1,5 +1,3 @@
-internal import CSAMLShim
-
 /// What a SAML request is issued for, and what the response that answers it must come with: the
 /// service provider it was asked of, the MVPD (its id and its identity provider's entity ID), the device
 /// that asked, and the API it was asked through.
@@ -58,29 +56,6 @@ public struct RequestIDKey: Sendable {
         var generator = SystemRandomNumberGenerator()
         // 32 random bytes always satisfy the length rule.
         return try! RequestIDKey(id: id, secret: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
-    }
-}
-
-/// An HMAC-SHA-256 key made ready by OpenSSL once (`saml_shim_hmac_key_new`), freed with the last copy of
-/// its ``RequestIDKey``. Each MAC works on its own copy of the ready state, so one key serves any number of
-/// threads. A key OpenSSL could not make ready (it cannot allocate) makes every MAC fail, and every
-/// request ID under it is then refused.
-final class ReadyHMACKey: @unchecked Sendable {
-    let key: OpaquePointer?
-
-    init(_ secret: [UInt8]) {
-        key = secret.withUnsafeBufferPointer { saml_shim_hmac_key_new($0.baseAddress, $0.count) }
-    }
-
-    deinit { saml_shim_hmac_key_free(key) }
-
-    /// HMAC-SHA-256 of `input`, or nil when OpenSSL fails.
-    func mac(_ input: [UInt8]) -> [UInt8]? {
-        var output = [UInt8](repeating: 0, count: 32)
-        let status = input.withUnsafeBufferPointer { data in
-            output.withUnsafeMutableBufferPointer { saml_shim_hmac_sha256(key, data.baseAddress, data.count, $0.baseAddress) }
-        }
-        return status == 0 ? output : nil
     }
 }
 
@@ -299,9 +274,6 @@ public struct RequestIDAuthority: Sendable {
     }
 
     private static func equal(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
-        guard a.count == b.count else { return false }
-        return a.withUnsafeBufferPointer { x in
-            b.withUnsafeBufferPointer { y in saml_shim_equal_constant_time(x.baseAddress, y.baseAddress, x.count) == 1 }
-        }
+        ReadyHMACKey.equalInConstantTime(a, b)
     }
 }
