@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // libFuzzer targets, their own package so that users of swift-saml never build them. They link only
-// when built with the fuzzer sanitizer: run them through ../scripts/fuzz (see ../docs/fuzzing.md).
+// when built with the fuzzer sanitizer: run them through ../scripts/ci/fuzz (see ../docs/fuzzing.md).
 import PackageDescription
 
 let targets = [

@@ -6,7 +6,7 @@ import Testing
 /// deploy/: the Grafana dashboard and the Prometheus alerting rules name only metrics the service
 /// exports (read from a running service's `/metrics` after traffic that makes each appear), and only
 /// labels those metrics carry. `promtool check rules` and `promtool test rules` run in
-/// scripts/observability-check.
+/// scripts/ci/observability-check.
 @Suite("Operator assets")
 struct OperatorAssetsTests {
     static let deploy = URL(fileURLWithPath: Service.vectors).deletingLastPathComponent().appendingPathComponent("deploy")
