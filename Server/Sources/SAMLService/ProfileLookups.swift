@@ -72,14 +72,17 @@ final class ProfileLookups: Sendable {
     /// The profiles of `device` valid at `now`, read from the store (`GET .../profiles`); throws ``Shed``
     /// when the read may not reach it, and the store's error when it fails.
     func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile] {
+        let started = ContinuousClock.now
         guard let limits, let known else {
+            defer { metrics.storeDuration(operation: "profiles", mvpd: "none", ContinuousClock.now - started) }
             return try await store.profiles(serviceProvider: serviceProvider, device: device, now: now)
         }
-        let started = ContinuousClock.now
         let admitted = admission.withLock { admission in
+            // Read under the lock, so that the instants refilled from only move forward.
+            let now = ContinuousClock.now
             let rate = Double(limits.perSecond)
-            admission.tokens = min(rate, admission.tokens + rate * (started - admission.refilled).seconds)
-            admission.refilled = started
+            admission.tokens = min(rate, admission.tokens + rate * ((now - admission.refilled) / .seconds(1)))
+            admission.refilled = now
             guard admission.inFlight < limits.concurrency, admission.tokens >= 1 else { return false }
             admission.tokens -= 1
             admission.inFlight += 1
@@ -113,11 +116,4 @@ final class ProfileLookups: Sendable {
 
     /// Profiles known here (the memory's occupancy).
     var knownProfiles: Int { known?.count ?? 0 }
-}
-
-extension Duration {
-    /// This duration in seconds.
-    fileprivate var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
 }
