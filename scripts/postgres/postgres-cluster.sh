@@ -1,8 +1,13 @@
 # Sourced by scripts/postgres/postgres-failover and scripts/bench/service-bench: a throw-away PostgreSQL primary with a
 # streaming, synchronous standby on loopback (never as root: as the postgres user), fsync on and
 # synchronous_commit on, as a production pair runs. Installs Debian's PostgreSQL when it is missing.
-#   cluster_start PRIMARY_PORT STANDBY_PORT   start both; sets $cluster_url (the multi-host URL, libpq's
-#                                             target_session_attrs=read-write) and $primary_url
+#   cluster_start PRIMARY_PORT STANDBY_PORT [REPLICATION_PORT]
+#                                             start both; sets $cluster_url (the multi-host URL, libpq's
+#                                             target_session_attrs=read-write) and $primary_url; the
+#                                             standby streams from REPLICATION_PORT (default the primary's:
+#                                             a fault proxy's port in scripts/postgres/grey-failures)
+#   cluster_primary_data=DIR                  (before cluster_start) the primary's data directory: an empty
+#                                             one the postgres user owns (a small tmpfs: the disk-full case)
 #   cluster_kill_primary                      SIGKILL the primary's postmaster (no shutdown, no checkpoint)
 #   cluster_promote                           promote the standby (pg_ctl promote, waits until it writes)
 #   cluster_stop                              stop both and delete their files (also on exit)
@@ -15,6 +20,7 @@ cluster_stop() {
     for node in primary standby; do
         [ ! -d "$cluster_dir/$node" ] || "${as_postgres[@]}" "$postgres_bin/pg_ctl" -D "$cluster_dir/$node" -m immediate stop >/dev/null 2>&1 || true
     done
+    [ -z "${cluster_primary_data:-}" ] || "${as_postgres[@]}" find "$cluster_primary_data" -mindepth 1 -delete 2>/dev/null || true
     rm -rf "$cluster_dir"
     cluster_dir=""
 }
@@ -22,7 +28,9 @@ cluster_stop() {
 cluster_start() {
     cluster_primary_port=$1
     cluster_standby_port=$2
+    local replication_port=${3:-$1}
     cluster_dir=$(postgres_dir /tmp/saml-cluster.XXXXXX)
+    [ -z "${cluster_primary_data:-}" ] || ln -s "$cluster_primary_data" "$cluster_dir/primary"
     "${as_postgres[@]}" "$postgres_bin/initdb" -D "$cluster_dir/primary" -A trust -U saml >/dev/null
     # Replication connections from loopback (initdb's pg_hba.conf has them for 127.0.0.1 already; stated
     # here so that the script does not depend on the package's template).
@@ -40,7 +48,7 @@ cluster_start() {
     "${as_postgres[@]}" "$postgres_bin/pg_basebackup" -h 127.0.0.1 -p "$cluster_primary_port" -U saml -D "$cluster_dir/standby" -R -X stream >/dev/null
     # The copy carries the primary's synchronous_standby_names: the standby, once promoted, must not wait.
     "${as_postgres[@]}" sed -i "/^synchronous_standby_names/d" "$cluster_dir/standby/postgresql.auto.conf"
-    echo "primary_conninfo = 'host=127.0.0.1 port=$cluster_primary_port user=saml application_name=standby'" |
+    echo "primary_conninfo = 'host=127.0.0.1 port=$replication_port user=saml application_name=standby'" |
         "${as_postgres[@]}" tee -a "$cluster_dir/standby/postgresql.auto.conf" >/dev/null
     "${as_postgres[@]}" "$postgres_bin/pg_ctl" -D "$cluster_dir/standby" -o "$cluster_standby_options" -l "$cluster_dir/standby.log" -w start >/dev/null
     # Until the standby streams synchronously, a commit on the primary would wait: wait for it here.

@@ -33,9 +33,15 @@ public enum LoadHarness {
             tolerateUnavailable: options.tolerateUnavailable)
         let latency = LoadLatency(timed.timings.lazy.compactMap { $0?.latency })
         var events: [LoadTimeline.Event] = []
+        var answered: [LoadReport.Request] = []
+        let targets = options.loadTargets.map(\.description)
         for index in items.indices {
-            if let timing = timed.timings[index], let answerClass = audit.classes[index] {
+            if let timing = timed.timings[index], let answerClass = audit.classes[index], let outcome = timed.outcomes[index] {
                 events.append(LoadTimeline.Event(at: timing.at, answerClass: answerClass, latency: timing.latency))
+                answered.append(
+                    LoadReport.Request(
+                        index: index, kind: items[index].kind.rawValue, target: timing.target.map { targets[$0] }, at: timing.at,
+                        latency: timing.latency, answerTime: timing.answerTime, answerClass: answerClass, answer: outcome.description))
             }
         }
         var report = LoadReport(
@@ -46,6 +52,7 @@ public enum LoadHarness {
         report.latencyDistribution = latency.distribution
         report.answers = audit.answers
         report.timeline = LoadTimeline(events: events, seconds: timed.seconds)
+        report.requests = answered
         report.availability = LoadTimeline.availability(events, end: timed.seconds)
         report.parameters = LoadReport.Parameters(
             targets: options.loadTargets.map(\.description), connections: options.connections, rate: options.rate,

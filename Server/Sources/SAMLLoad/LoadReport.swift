@@ -94,6 +94,33 @@ public struct LoadReport: Sendable {
     /// The assertions acknowledged (accepted in the timed or the settle phase): issuer and ID, as the
     /// store records them. A failover test checks each is on the promoted server.
     public var acknowledged: [(issuer: String, id: String)] = []
+    /// Every request of the timed phase that completed, in the order prepared (`saml-server load
+    /// --requests-file`: a fault scenario judges each instance's answers on its own).
+    public var requests: [Request] = []
+
+    /// One completed request of the timed phase.
+    public struct Request: Sendable {
+        /// Its place in the prepared order.
+        public var index: Int
+        public var kind: String
+        /// The instance it was sent to (`host:port`); nil when it was abandoned in flight.
+        public var target: String?
+        /// Seconds into the timed phase at which it completed; its latency in microseconds from when it
+        /// was due and from when it was sent (nil: no answer).
+        public var at: Double
+        public var latency: Double?
+        public var answerTime: Double?
+        public var answerClass: LoadAnswerClass
+        /// What it got: the status, the Enhanced Error Code and the library's code, or "no answer".
+        public var answer: String
+
+        /// A tab-separated line: index, kind, target (`-` when none), seconds, latency and answer time in µs
+        /// (`-` when none), class, answer.
+        public var line: String {
+            func us(_ value: Double?) -> String { value.map { String(Int($0.rounded())) } ?? "-" }
+            return "\(index)\t\(kind)\t\(target ?? "-")\t\(String(format: "%.4f", at))\t\(us(latency))\t\(us(answerTime))\t\(answerClass.rawValue)\t\(answer)"
+        }
+    }
 
     public var requestsPerSecond: Double { timedSeconds > 0 ? Double(answered) / timedSeconds : 0 }
     public var wrong: Int { lines.reduce(0) { $0 + $1.wrong } + settleWrong + multiplyAccepted }

@@ -17,10 +17,14 @@ extension LoadHarness {
     }
 
     /// When a request completed (its answer came, or its connection closed), in seconds into the timed
-    /// phase, and its latency in microseconds (nil: no answer).
+    /// phase; its latency in microseconds from when it was due (nil: no answer) and from when it was
+    /// sent (the service's own time, without the harness's queue); and the instance it was sent to (an
+    /// index into ``LoadOptions/targets``; nil when the watchdog abandoned it).
     struct Timing: Sendable {
         var at: Double
         var latency: Double?
+        var answerTime: Double?
+        var target: Int?
     }
 
     /// The state the connections of the timed phase share.
@@ -137,17 +141,20 @@ extension LoadHarness {
                             continue
                         }
                         state.inFlight.withLock { $0[index] = true }
+                        let sent = clock.now
                         let answer: HTTPConnection.Answer
                         do {
                             answer = try await connection.send(item.request)
                         } catch {
-                            state.record(index, .unanswered, timing: Timing(at: seconds(clock.now - start)))
+                            state.record(index, .unanswered, timing: Timing(at: seconds(clock.now - start), target: target))
                             mine.removeFirst()
                             throw error
                         }
                         let now = clock.now
                         served += 1
-                        let timing = Timing(at: seconds(now - start), latency: seconds(now - due) * 1_000_000)
+                        let timing = Timing(
+                            at: seconds(now - start), latency: seconds(now - due) * 1_000_000, answerTime: seconds(now - sent) * 1_000_000,
+                            target: target)
                         let outcome = classify(answer)
                         if outcome.isAcceptance && item.kind == .fresh {
                             let problem = profileProblem(mvpd: item.mvpd, expected: item.profile, body: answer.body)

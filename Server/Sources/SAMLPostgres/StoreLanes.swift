@@ -63,7 +63,10 @@ final class StoreLanes: Sendable {
     }
 
     /// Every tenth of the deadline (at most 100 ms): operations past their deadline are answered, and
-    /// the connection of a lane whose work outlived the deadline is closed.
+    /// the connection of a lane whose work outlived the deadline is closed. The sweep itself never waits
+    /// for the network: a close that hangs (a server cut off mid-query) must not stop the deadlines of
+    /// everything queued behind it (measured: `scripts/postgres/grey-failures cut-instance` held logins
+    /// past the deadline, then accepted them, while it did).
     private func sweep() async {
         let interval = min(.milliseconds(100), configuration.timeout / 10)
         let clock = ContinuousClock()
@@ -72,10 +75,9 @@ final class StoreLanes: Sendable {
             let now = clock.now
             queue.expire(now: now, timeoutFailure)
             for lane in lanes {
-                if let overdue = lane.overdue(now: now, timeout: configuration.timeout) {
-                    overdue.forEach { $0.finish(.failure(timeoutFailure)) }
-                    await lane.drop()
-                }
+                let (expired, stuck) = lane.overdue(now: now, timeout: configuration.timeout)
+                expired.forEach { $0.finish(.failure(timeoutFailure)) }
+                if stuck { lane.abandon() }
             }
         }
     }
@@ -126,9 +128,11 @@ final class StoreLanes: Sendable {
         for (index, endpoint) in configuration.endpoints.enumerated() {
             let connection: PostgresConnection
             do {
-                connection = try await PostgresConnection.connect(
-                    on: eventLoop, configuration: configuration.connection(to: endpoint, tls: tls),
-                    id: connectionIDs.add(1, ordering: .relaxed).newValue, logger: logger)
+                let configuration = configuration.connection(to: endpoint, tls: tls)
+                let id = connectionIDs.add(1, ordering: .relaxed).newValue
+                connection = try await Self.within(self.configuration.timeout) { [logger] in
+                    try await PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
+                }
             } catch {
                 found.append("host \(index + 1): \(Self.kind(error))")
                 continue
@@ -146,6 +150,32 @@ final class StoreLanes: Sendable {
             .storeUnavailable,
             "expected a \(configuration.targetSessionAttributes.rawValue) PostgreSQL server among \(configuration.endpoints.count) host(s), found none (\(found.joined(separator: "; "))): refused, not accepted"
         )
+    }
+
+    /// `connect`'s connection, or a timeout failure once `timeout` has passed. postgres-nio's
+    /// `connectTimeout` bounds the TCP handshake only: a server (or a middlebox) that accepts and then
+    /// never answers the startup would hold a lane for ever. A connection that arrives after the timeout
+    /// is closed.
+    static func within(_ timeout: Duration, _ connect: @escaping @Sendable () async throws -> PostgresConnection) async throws
+        -> PostgresConnection
+    {
+        let race = ConnectRace()
+        return try await withCheckedThrowingContinuation { continuation in
+            race.begin(continuation)
+            Task {
+                do {
+                    let connection = try await connect()
+                    if !race.finish(with: .success(connection)) { try? await connection.close() }
+                } catch {
+                    _ = race.finish(with: .failure(error))
+                }
+            }
+            Task {
+                try? await Task.sleep(for: timeout)
+                _ = race.finish(
+                    with: .failure(SAMLError(.storeUnavailable, "expected PostgreSQL to accept a connection within \(timeout), found no answer")))
+            }
+        }
     }
 
     /// Whether the server matches `target_session_attrs` (libpq's checks).
@@ -208,13 +238,30 @@ private final class Lane: Sendable {
     func started(_ operations: [StoreOperation]) { state.withLock { $0.busy = (ContinuousClock.now, operations) } }
     func finished() { state.withLock { $0.busy = nil } }
 
-    /// The operations of work that has run longer than `timeout` (then no longer tracked), or nil.
-    func overdue(now: ContinuousClock.Instant, timeout: Duration) -> [StoreOperation]? {
+    /// The operations of the lane's work past their own deadline, which the sweep answers while the work
+    /// goes on (an operation that queued for most of its deadline must not get a whole deadline more once
+    /// a lane takes it: measured, `grey-failures cut-instance` accepted such logins 2.9 s after they
+    /// arrived, on a 2-s deadline, once the lane's new connection got through); and whether the work
+    /// itself has run longer than `timeout`, when all of its operations are answered and it is no
+    /// longer tracked (its connection is then closed).
+    func overdue(now: ContinuousClock.Instant, timeout: Duration) -> (expired: [StoreOperation], stuck: Bool) {
         state.withLock { state in
-            guard let busy = state.busy, now - busy.since > timeout else { return nil }
-            state.busy = nil
-            return busy.operations
+            guard let busy = state.busy else { return ([], false) }
+            if now - busy.since > timeout {
+                state.busy = nil
+                return (busy.operations, true)
+            }
+            return (busy.operations.filter { $0.deadline <= now && !$0.isFinished }, false)
         }
+    }
+
+    /// Forgets the connection and closes it without waiting for the close (the deadline sweep's way).
+    func abandon() {
+        let old = state.withLock { state -> PostgresConnection? in
+            defer { state.connection = nil }
+            return state.connection
+        }
+        if let old { Task { try? await old.close() } }
     }
 
     /// Closes the connection, if any.
@@ -224,5 +271,20 @@ private final class Lane: Sendable {
             return state.connection
         }
         try? await old?.close()
+    }
+}
+
+/// The first of a connection attempt and its timeout to finish resumes the continuation; the other is
+/// told it lost.
+private final class ConnectRace: Sendable {
+    private let continuation = Mutex<CheckedContinuation<PostgresConnection, any Error>?>(nil)
+
+    func begin(_ continuation: CheckedContinuation<PostgresConnection, any Error>) { self.continuation.withLock { $0 = continuation } }
+
+    /// Resumes with `result` if nothing did yet; false when something already had.
+    func finish(with result: Result<PostgresConnection, any Error>) -> Bool {
+        guard let continuation = continuation.withLock({ state in defer { state = nil }; return state }) else { return false }
+        continuation.resume(with: result)
+        return true
     }
 }

@@ -59,6 +59,10 @@ struct LoadCommand: AsyncParsableCommand {
     var acceptedAssertions: String?
     @Option(
         help:
+            "Write every completed request of the timed phase to this file, one per line: index, kind, instance, seconds into the run, latency from when it was due and from when it was sent (µs), class, answer, tab-separated (a fault scenario's per-instance audit)."
+    ) var requestsFile: String?
+    @Option(
+        help:
             "Also write the report as a self-contained HTML page (charts of requests/s over time by class and of the latency distribution) to this file."
     ) var report: String?
     @Option(help: "The title of the --report page.") var reportTitle: String?
@@ -98,24 +102,24 @@ struct LoadCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data(result.table.utf8))
         }
         if let report {
-            do {
-                try Data(result.htmlPage(title: reportTitle).utf8).write(to: URL(fileURLWithPath: report))
-                FileHandle.standardError.write(Data("report page written to \(report)\n".utf8))
-            } catch {
-                FileHandle.standardError.write(Data("--report: expected to write \(report), found \(error)\n".utf8))
-                throw ExitCode(1)
-            }
+            try write(result.htmlPage(title: reportTitle), to: report, option: "--report")
+            FileHandle.standardError.write(Data("report page written to \(report)\n".utf8))
         }
         if let acceptedAssertions {
-            let lines = result.acknowledged.map { "\($0.issuer)\t\($0.id)\n" }.joined()
-            do {
-                try Data(lines.utf8).write(to: URL(fileURLWithPath: acceptedAssertions))
-            } catch {
-                FileHandle.standardError.write(
-                    Data("--accepted-assertions: expected to write \(acceptedAssertions), found \(error)\n".utf8))
-                throw ExitCode(1)
-            }
+            try write(result.acknowledged.map { "\($0.issuer)\t\($0.id)\n" }.joined(), to: acceptedAssertions, option: "--accepted-assertions")
+        }
+        if let requestsFile {
+            try write(result.requests.map { $0.line + "\n" }.joined(), to: requestsFile, option: "--requests-file")
         }
         if !result.passed { throw ExitCode(1) }
+    }
+
+    private func write(_ text: String, to path: String, option: String) throws {
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        } catch {
+            FileHandle.standardError.write(Data("\(option): expected to write \(path), found \(error)\n".utf8))
+            throw ExitCode(1)
+        }
     }
 }
