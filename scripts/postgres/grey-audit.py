@@ -59,8 +59,13 @@ def main():
     problems = []
     if report["multiply_accepted"]:
         problems.append(f"expected no assertion accepted twice, found {report['multiply_accepted']}")
-    if report["settle_wrong"]:
-        problems.append(f"expected the settle phase's re-posts refused or accepted once, found {report['settle_wrong']} wrong")
+    # The settle phase re-posts every accepted response to every instance: one whose clock is behind
+    # refuses it for its time before it could call it a replay. Allowed on skewed instances only, when
+    # every described case is such a refusal (no assertion accepted twice is checked above).
+    settle = [w for w in report["wrong_answers"] if w.startswith("settle")]
+    settle_time = [w for w in settle if any(t in w for t in skewed) and "found 400 " in w and any(c in w for c in TIME_CODES)]
+    if report["settle_wrong"] and not (skewed and settle and len(settle_time) == len(settle)):
+        problems.append(f"expected the settle phase's re-posts refused as replays or accepted once, found {report['settle_wrong']} wrong: {settle[:3]}")
     for failure in report["failures"]:
         problems.append(f"harness: {failure}")
     wrong = [r for r in rows if r["class"] == "wrong"]
@@ -71,7 +76,7 @@ def main():
         problems.append(f"wrong answer on {r['target']} ({r['kind']}) at {r['at']:.2f} s: {r['answer']}")
     if len(other_wrong) > 5:
         problems.append(f"... {len(other_wrong) - 5} more wrong answers")
-    if args.harness_status and not wrong and not report["multiply_accepted"] and report["passed"]:
+    if args.harness_status and not report["wrong"] and report["passed"]:
         problems.append(f"the harness exited {args.harness_status}")
 
     down = [r for r in rows if r["class"] == "unavailable"]

@@ -25,6 +25,12 @@ final class StoreLanes: Sendable {
     private let connectionIDs = Atomic<Int>(0)
     private let tls: Result<PostgresConnection.Configuration.TLS, SAMLError>
     private let lanes: [Lane]
+    /// Since when operations fail, how many did, and whether that was logged; and when the last warning
+    /// was: the operator's log says when the store starts failing and when it answers again, once each
+    /// (at most one warning in 10 s when it flaps: a full volume fails writes while reads succeed), not
+    /// once per refused login.
+    private let outage = Mutex<(current: (since: ContinuousClock.Instant, failures: Int, logged: Bool)?, warned: ContinuousClock.Instant?)>(
+        (nil, nil))
 
     init(configuration: PostgresStateStore.Configuration, logger: Logger) {
         self.configuration = configuration
@@ -77,6 +83,7 @@ final class StoreLanes: Sendable {
             for lane in lanes {
                 let (expired, stuck) = lane.overdue(now: now, timeout: configuration.timeout)
                 expired.forEach { $0.finish(.failure(timeoutFailure)) }
+                if !expired.isEmpty { failing("no answer within \(configuration.timeout)", operations: expired.count) }
                 if stuck { lane.abandon() }
             }
         }
@@ -98,6 +105,7 @@ final class StoreLanes: Sendable {
             case .job(let operation): operations = [operation]
             }
             lane.started(operations)
+            var failed: SAMLError?
             do {
                 let live = try await lane.current { try await self.connect(on: lane.executor.eventLoop) }
                 switch work {
@@ -111,14 +119,53 @@ final class StoreLanes: Sendable {
                 // Whatever failed, the connection's state is unknown (a transaction may be open, the
                 // server may be gone or read-only now): close it; the next work connects again.
                 let failure = Self.storeError(error)
+                failed = failure
                 logger.debug("store work failed: connection closed", metadata: ["lane": "\(number)", "code": "\(failure.code)"])
+                failing(Self.kind(error), operations: operations.count)
                 await lane.drop()
                 operations.forEach { $0.finish(.failure(failure)) }
             }
             lane.finished()
             if case .batch = work { queue.batchFinished() }
+            if failed == nil { answered() }
         }
         await lane.drop()
+    }
+
+    /// Operations failed closed (`kind`: PostgreSQL's SQLSTATE, the error's type, or the deadline): the
+    /// first failure after a good answer is logged at `warning`.
+    private func failing(_ kind: String, operations: Int) {
+        let now = ContinuousClock.now
+        let log = outage.withLock { outage -> Bool in
+            if outage.current != nil {
+                outage.current!.failures += operations
+                return false
+            }
+            let log = outage.warned.map { now - $0 >= .seconds(10) } ?? true
+            outage.current = (now, operations, log)
+            if log { outage.warned = now }
+            return log
+        }
+        if log {
+            logger.warning(
+                "PostgreSQL store failing: logins refused (503 store.unavailable) until it answers again",
+                metadata: ["failure": "\(kind)", "hosts": "\(configuration.endpoints.count)"])
+        }
+    }
+
+    /// An operation succeeded: the end of an outage whose start was logged is logged at `notice`.
+    private func answered() {
+        guard let ended = outage.withLock({ outage in defer { outage.current = nil }; return outage.current }), ended.logged else { return }
+        logger.notice(
+            "PostgreSQL store answering again",
+            metadata: [
+                "outage_seconds": "\(String(format: "%.1f", StoreLanes.seconds(ContinuousClock.now - ended.since)))",
+                "operations_refused": "\(ended.failures)",
+            ])
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// A connection to the first server of the host list that matches `target_session_attrs`.
