@@ -208,6 +208,14 @@ struct StateStoreTests {
             try await store.consume(
                 request: request, assertion: .init(issuer: "https://a.example", id: "_3", expiry: expiry), now: Self.now)
                 == .requestAnswered)
+        // An assertion past its own expiry by the store's clock is not recorded (a verifier whose clock
+        // is behind the store's).
+        #expect(
+            try await store.consume(request: nil, assertion: .init(issuer: "https://a.example", id: "_4", expiry: Self.now), now: Self.now)
+                == .assertionExpired)
+        #expect(
+            try await store.consume(
+                request: nil, assertion: .init(issuer: "https://a.example", id: "_4", expiry: expiry), now: Self.now) == .accepted)
         // After both have expired, the entries make room.
         let small = InMemoryStateStore(capacity: 1)
         #expect(

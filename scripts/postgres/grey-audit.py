@@ -85,6 +85,10 @@ def main():
         worst = max(r["answer_ms"] for r in slow)
         problems.append(f"expected every refusal within {args.deadline} s of its sending, found {len(slow)} later (worst {worst / 1000:.2f} s)")
     unanswered = [r for r in down if r["answer_ms"] is None or r["answer"] == "no answer"]
+    # Every refusal for want of the store carries its stable codes: 503, service_unavailable, store.unavailable.
+    uncoded = [r for r in down if r["answer"].startswith("503") and r["answer"] != "503 service_unavailable store.unavailable"]
+    if uncoded:
+        problems.append(f"expected every 503 to be service_unavailable store.unavailable, found {len(uncoded)} otherwise: {uncoded[0]['answer']}")
     for target in sorted(unaffected):
         mine = [r for r in down if r["target"] == target]
         if mine:

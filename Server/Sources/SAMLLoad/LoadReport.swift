@@ -118,7 +118,8 @@ public struct LoadReport: Sendable {
         /// (`-` when none), class, answer.
         public var line: String {
             func us(_ value: Double?) -> String { value.map { String(Int($0.rounded())) } ?? "-" }
-            return "\(index)\t\(kind)\t\(target ?? "-")\t\(String(format: "%.4f", at))\t\(us(latency))\t\(us(answerTime))\t\(answerClass.rawValue)\t\(answer)"
+            return
+                "\(index)\t\(kind)\t\(target ?? "-")\t\(String(format: "%.4f", at))\t\(us(latency))\t\(us(answerTime))\t\(answerClass.rawValue)\t\(answer)"
         }
     }
 

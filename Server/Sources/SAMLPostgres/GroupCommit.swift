@@ -41,17 +41,20 @@ enum GroupCommit {
             rowExpiries: consumes.map { max($0.assertion.expiry.millisecondsSinceEpoch, $0.request?.expiry.millisecondsSinceEpoch ?? 0) },
             serviceProviders: profiles.map(\.profile.serviceProvider), devices: profiles.map(\.profile.device),
             mvpds: profiles.map(\.profile.mvpd), profiles: profiles.map { String(decoding: $0.profile.json, as: UTF8.self) },
-            profileExpiries: profiles.map(\.profile.notAfter.millisecondsSinceEpoch), profileConsumes: profiles.map(\.consume))
+            profileExpiries: profiles.map(\.profile.notAfter.millisecondsSinceEpoch), profileConsumes: profiles.map(\.consume),
+            assertionExpiries: consumes.map(\.assertion.expiry.millisecondsSinceEpoch))
         try await connection.query("BEGIN", logger: logger)
         var outcomes = [StateStoreOutcome?](repeating: nil, count: consumes.count)
         var recorded = 0
-        for try await (n, inserted, used, expired, answered) in try await connection.execute(statement, logger: logger) {
+        for try await (n, inserted, used, expired, answered, forgettable) in try await connection.execute(statement, logger: logger) {
             let index = Int(n) - 1
             guard consumes.indices.contains(index), outcomes[index] == nil else { continue }
             // The statement reads the table as it was when it started: a row another transaction
             // committed meanwhile can refuse an insert that none of these explain (nil: read again below).
             outcomes[index] =
-                inserted ? .accepted : used ? .replayed : expired ? .requestExpired : answered ? .requestAnswered : nil
+                inserted
+                ? .accepted
+                : used ? .replayed : expired ? .requestExpired : answered ? .requestAnswered : forgettable ? .assertionExpired : nil
             if inserted { recorded += 1 }
         }
         try await connection.query("COMMIT", logger: logger)
@@ -70,20 +73,24 @@ enum GroupCommit {
     /// The batch's statement, prepared once per connection (parsed and planned once: the connections
     /// set `plan_cache_mode = force_generic_plan`): arrays of the consumes' and the saves' columns in, one
     /// row per consume out (its ordinal, recorded, assertion used before, request expired, request
-    /// answered before). The lookups are `LATERAL ... LIMIT 1` rather than `EXISTS`: a generic plan made
+    /// answered before, the assertion past its expiry by the database's clock). No assertion is recorded
+    /// past its own expiry by the database's clock, whatever its request's: an instance whose clock is
+    /// behind would accept it, and its replay once the clean-up had removed the row. The lookups are
+    /// `LATERAL ... LIMIT 1` rather than `EXISTS`: a generic plan made
     /// while the table is empty would otherwise hash the whole table for each batch once it has grown
     /// (measured: 37 ms a batch at 50,000 rows instead of 0.15 ms).
     struct Statement: PostgresPreparedStatement {
-        typealias Row = (Int64, Bool, Bool, Bool, Bool)
-        static let name = "swift_saml_group_commit_v2"
+        typealias Row = (Int64, Bool, Bool, Bool, Bool, Bool)
+        static let name = "swift_saml_group_commit_v3"
         static let sql = """
             WITH input AS (
-                SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[])
-                    WITH ORDINALITY AS i(issuer, assertion_id, request_id, request_expiry, row_expiry, n)),
+                SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $12::int8[])
+                    WITH ORDINALITY AS i(issuer, assertion_id, request_id, request_expiry, row_expiry, assertion_expiry, n)),
             inserted AS (
                 INSERT INTO saml_consumed (issuer, assertion_id, request_id, expires_at)
                 SELECT issuer, assertion_id, nullif(request_id, ''), to_timestamp(row_expiry::float8 / 1000) FROM input
-                WHERE request_id = '' OR to_timestamp(request_expiry::float8 / 1000) > now()
+                WHERE (request_id = '' OR to_timestamp(request_expiry::float8 / 1000) > now())
+                    AND to_timestamp(assertion_expiry::float8 / 1000) > now()
                 ORDER BY issuer, assertion_id
                 ON CONFLICT DO NOTHING RETURNING issuer, assertion_id),
             saved AS (
@@ -97,7 +104,8 @@ enum GroupCommit {
                 ORDER BY p.sp, p.device, p.mvpd
                 ON CONFLICT (service_provider, device, mvpd) DO UPDATE SET profile = EXCLUDED.profile, expires_at = EXCLUDED.expires_at)
             SELECT i.n, ins.issuer IS NOT NULL, used.x IS NOT NULL,
-                i.request_id <> '' AND to_timestamp(i.request_expiry::float8 / 1000) <= now(), answered.x IS NOT NULL
+                i.request_id <> '' AND to_timestamp(i.request_expiry::float8 / 1000) <= now(), answered.x IS NOT NULL,
+                to_timestamp(i.assertion_expiry::float8 / 1000) <= now()
             FROM input i LEFT JOIN inserted ins ON ins.issuer = i.issuer AND ins.assertion_id = i.assertion_id
             LEFT JOIN LATERAL (
                 SELECT 1 AS x FROM saml_consumed c WHERE c.issuer = i.issuer AND c.assertion_id = i.assertion_id LIMIT 1) used ON true
@@ -110,9 +118,10 @@ enum GroupCommit {
         var requestExpiries, rowExpiries: [Int64]
         var serviceProviders, devices, mvpds, profiles: [String]
         var profileExpiries, profileConsumes: [Int64]
+        var assertionExpiries: [Int64]
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 11)
+            var bindings = PostgresBindings(capacity: 12)
             bindings.append(issuers)
             bindings.append(assertionIDs)
             bindings.append(requestIDs)
@@ -124,6 +133,7 @@ enum GroupCommit {
             bindings.append(profiles)
             bindings.append(profileExpiries)
             bindings.append(profileConsumes)
+            bindings.append(assertionExpiries)
             return bindings
         }
 

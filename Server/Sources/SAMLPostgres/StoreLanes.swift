@@ -155,7 +155,12 @@ final class StoreLanes: Sendable {
 
     /// An operation succeeded: the end of an outage whose start was logged is logged at `notice`.
     private func answered() {
-        guard let ended = outage.withLock({ outage in defer { outage.current = nil }; return outage.current }), ended.logged else { return }
+        let ended = outage.withLock { outage in
+            let ended = outage.current
+            outage.current = nil
+            return ended
+        }
+        guard let ended, ended.logged else { return }
         logger.notice(
             "PostgreSQL store answering again",
             metadata: [
@@ -220,7 +225,8 @@ final class StoreLanes: Sendable {
             Task {
                 try? await Task.sleep(for: timeout)
                 _ = race.finish(
-                    with: .failure(SAMLError(.storeUnavailable, "expected PostgreSQL to accept a connection within \(timeout), found no answer")))
+                    with: .failure(
+                        SAMLError(.storeUnavailable, "expected PostgreSQL to accept a connection within \(timeout), found no answer")))
             }
         }
     }
@@ -330,7 +336,12 @@ private final class ConnectRace: Sendable {
 
     /// Resumes with `result` if nothing did yet; false when something already had.
     func finish(with result: Result<PostgresConnection, any Error>) -> Bool {
-        guard let continuation = continuation.withLock({ state in defer { state = nil }; return state }) else { return false }
+        let waiting = continuation.withLock { state in
+            let waiting = state
+            state = nil
+            return waiting
+        }
+        guard let continuation = waiting else { return false }
         continuation.resume(with: result)
         return true
     }

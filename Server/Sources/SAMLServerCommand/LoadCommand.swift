@@ -106,7 +106,8 @@ struct LoadCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("report page written to \(report)\n".utf8))
         }
         if let acceptedAssertions {
-            try write(result.acknowledged.map { "\($0.issuer)\t\($0.id)\n" }.joined(), to: acceptedAssertions, option: "--accepted-assertions")
+            try write(
+                result.acknowledged.map { "\($0.issuer)\t\($0.id)\n" }.joined(), to: acceptedAssertions, option: "--accepted-assertions")
         }
         if let requestsFile {
             try write(result.requests.map { $0.line + "\n" }.joined(), to: requestsFile, option: "--requests-file")

@@ -110,6 +110,22 @@ struct PostgresStateStoreTests {
         #expect(try await a.store.consume(request: Self.request(), assertion: assertion, now: .now()) == .accepted)
     }
 
+    @Test("an assertion expired by the database's clock (this instance's clock behind): assertionExpired, and nothing recorded")
+    func expiredAssertion() async throws {
+        let a = try await Self.instance()
+        defer { a.task.cancel() }
+        let before = try await a.store.count()
+        // Valid by this process's `now` (an instance 5 minutes behind), past its expiry by the database's.
+        let behind = SAMLInstant.now() - .seconds(300)
+        let expired = UsedAssertion(issuer: Self.issuer, id: "_a\(UUID().uuidString)", expiry: .now() - .seconds(1))
+        #expect(try await a.store.consume(request: nil, assertion: expired, now: behind) == .assertionExpired)
+        // Also when it answers a request still live (its row would be kept until the request's expiry).
+        #expect(try await a.store.consume(request: Self.request(), assertion: expired, now: behind) == .assertionExpired)
+        #expect(try await a.store.count() == before)
+        // A live assertion beside it in the same moment is recorded as usual.
+        #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: behind) == .accepted)
+    }
+
     @Test("two instances, 100 concurrent consumes of one request: exactly one accepted, the others requestAnswered")
     func sameRequestConcurrently() async throws {
         let a = try await Self.instance(), b = try await Self.instance()

@@ -15,8 +15,11 @@ public protocol SAMLStateStore: Sendable {
     /// In one atomic step, checked in this order: the assertion must not have been used (the same issuer
     /// and ID recorded and not expired at `now`); the request, when there is one, must still be
     /// answerable (its expiry after the store's clock: `now` for a store in this process, the database's
-    /// for a shared one) and not answered before. Then both are recorded: the request until its expiry,
-    /// the assertion until its own. Nothing is recorded unless both are.
+    /// for a shared one) and not answered before; the assertion's own expiry must be after the store's
+    /// clock (past it, a shared store may already have forgotten the assertion, so recording it could
+    /// not stop its replay: an instance whose clock is behind the others' gets
+    /// ``StateStoreOutcome/assertionExpired``). Then both are recorded: the request until its expiry, the
+    /// assertion until its own. Nothing is recorded unless both are.
     func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome
 }
 
@@ -56,6 +59,10 @@ public enum StateStoreOutcome: Sendable, Hashable {
     case requestAnswered
     /// The request's expiry has passed by the store's clock. Nothing recorded.
     case requestExpired
+    /// The assertion's expiry (``UsedAssertion/expiry``) has passed by the store's clock: the verifier's
+    /// clock is behind the store's, and a shared store may already have removed the assertion's entry.
+    /// Nothing recorded.
+    case assertionExpired
 }
 
 /// A bounded, in-process ``SAMLStateStore`` (the embedded default: one instance, nothing to install).
@@ -100,6 +107,7 @@ public final class InMemoryStateStore: SAMLStateStore {
                 if state.answered.contains(requestKey, now: now) { return .requestAnswered }
                 guard state.answered.count < state.answered.capacity else { throw Self.full("answered request", capacity: capacity) }
             }
+            guard assertion.expiry > now else { return .assertionExpired }
             guard state.used.count < state.used.capacity else { throw Self.full("assertion ID", capacity: capacity) }
             if let request, let requestKey { _ = state.answered.insert(requestKey, expiry: request.expiry, now: now) }
             _ = state.used.insert(key, expiry: assertion.expiry, now: now)

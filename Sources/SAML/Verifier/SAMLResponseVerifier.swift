@@ -311,6 +311,11 @@ public struct SAMLResponseVerifier: Sendable {
                     throw SAMLError(
                         .inResponseToExpired,
                         "expected InResponseTo to name a request that can still be answered, found one past its lifetime")
+                case .assertionExpired:
+                    throw SAMLError(
+                        .timeExpired,
+                        "expected an assertion still valid by the state store's clock, found it past its expiry there (this instance's clock is behind the store's): refused, not accepted"
+                    )
                 }
             }
         } catch let error as SAMLError {
