@@ -21,76 +21,14 @@ struct TokenExchangeController: Sendable {
     let limit: Int
     let admission: AdmissionControl
 
+    /// Every family's routes (each in its file under `Controllers/`, beside its endpoints), then `405`
+    /// for the methods a path does not answer.
     func add(to router: Router<BasicRequestContext>) {
-        let service = service
-        // With a request-signing key, each sessions/sso signs (an RSA or ECDSA private-key operation, several
-        // times an unsigned call's CPU): anonymous callers then go through the admission control as a
-        // verification does.
-        let signs = service.signingKey != nil
-        router.post("/api/v2/:serviceProvider/sessions/sso/:partner") { request, context in
-            try await answer(request, context, admitted: signs) { headers, body in
-                await service.session(
-                    serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
-                    headers: headers, body: body)
-            }
-        }
-        router.post("/api/v2/:serviceProvider/profiles/sso/:partner") { request, context in
-            try await answer(request, context, verdictEndpoint: "profiles/sso", admitted: true) { headers, body in
-                await service.profile(
-                    serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
-                    headers: headers, body: body)
-            }
-        }
-        router.post("/api/v1/tokens/authn") { request, context in
-            let format = TokenExchangeService.V1Format(
-                accept: request.headers[.accept], format: request.uri.queryParameters.get("format"), path: request.uri.path)
-            return try await answer(request, context, verdictEndpoint: "tokens/authn", admitted: true) { headers, body in
-                await service.legacyAuthentication(headers: headers, body: body, format: format)
-            }
-        }
-        router.get("/api/v1/config/:requestor") { request, context in
-            let path = context.parameters.get("requestor") ?? ""
-            let format = TokenExchangeService.V1Format(
-                accept: request.headers[.accept], format: request.uri.queryParameters.get("format"), path: path)
-            let requestor = path.hasSuffix(".json") ? String(path.dropLast(5)) : path.hasSuffix(".xml") ? String(path.dropLast(4)) : path
-            return try await answer(request, context, form: false) { headers, _ in
-                service.v1Configuration(requestor: requestor, headers: headers, format: format)
-            }
-        }
-        router.get("/api/v1/:requestor/profile-requests/:mvpd") { request, context in
-            let format = TokenExchangeService.V1Format(
-                accept: request.headers[.accept], format: request.uri.queryParameters.get("format"), path: request.uri.path)
-            let deviceType = request.uri.queryParameters.get("deviceType")
-            return try await answer(request, context, form: false) { headers, _ in
-                service.v1ProfileRequest(
-                    requestor: context.parameters.get("requestor") ?? "", mvpd: context.parameters.get("mvpd") ?? "",
-                    deviceType: deviceType,
-                    headers: headers, format: format)
-            }
-        }
-        router.get("/api/v2/:serviceProvider/profiles") { request, context in
-            try await answer(request, context, form: false) { headers, _ in
-                await service.profiles(serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil, headers: headers)
-            }
-        }
-        router.get("/api/v2/:serviceProvider/profiles/:mvpd") { request, context in
-            try await answer(request, context, form: false) { headers, _ in
-                await service.profiles(
-                    serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd") ?? "",
-                    headers: headers)
-            }
-        }
-        router.get("/api/v2/:serviceProvider/saml/metadata") { request, context in
-            try await answer(request, context, form: false, authenticated: false) { _, _ in
-                service.spMetadata(serviceProvider: context.parameters.get("serviceProvider") ?? "")
-            }
-        }
+        router.addRoutes(sessionRoutes)
+        router.addRoutes(profileRoutes)
+        router.addRoutes(legacyV1Routes)
+        router.addRoutes(metadataRoutes)
         Self.addMethodNotAllowed(to: router)
-        router.get("/api/v2/:serviceProvider/configuration") { request, context in
-            try await answer(request, context, form: false) { headers, _ in
-                service.mvpdConfiguration(serviceProvider: context.parameters.get("serviceProvider") ?? "", headers: headers)
-            }
-        }
     }
 
     /// The API's paths and the methods each answers: any other method gets `405` with `Allow`.
@@ -120,7 +58,7 @@ struct TokenExchangeController: Sendable {
     }
 
     /// Answers `request` through ``reply(method:headers:route:logger:form:verdictEndpoint:admitted:authenticated:body:_:)``.
-    private func answer(
+    func answer(
         _ request: Request, _ context: BasicRequestContext, form: Bool = true, verdictEndpoint: String? = nil, admitted: Bool = false,
         authenticated: Bool = true,
         _ handler: @escaping @Sendable (RequestHeaders, [UInt8]) async -> ServiceAnswer

@@ -1,0 +1,68 @@
+import AppleSSO
+import SAML
+
+/// The request headers the endpoints read.
+public struct RequestHeaders: Sendable {
+    public var authorization: String?
+    public var deviceIdentifier: String?
+    public var deviceInfo: String?
+    public var partnerFrameworkStatus: String?
+    /// `Accept` (REST API v1 answers XML when it asks for `application/xml`).
+    public var accept: String?
+
+    public init(
+        authorization: String? = nil, deviceIdentifier: String? = nil, deviceInfo: String? = nil, partnerFrameworkStatus: String? = nil,
+        accept: String? = nil
+    ) {
+        self.accept = accept
+        self.authorization = authorization
+        self.deviceIdentifier = deviceIdentifier
+        self.deviceInfo = deviceInfo
+        self.partnerFrameworkStatus = partnerFrameworkStatus
+    }
+}
+
+/// An endpoint's answer: status, JSON body, and what the access log and the verdict metric record.
+public struct ServiceAnswer: Sendable {
+    public var status: Int
+    public var body: [UInt8]
+    /// `ok`, the library's error code, or the Enhanced Error Code / session answer.
+    public var code: String
+    public var mvpd: String?
+    /// The library's message, logged at `debug` only (it may quote bytes of the request).
+    public var detail: String?
+    /// The body's media type; nil: JSON.
+    public var contentType: String?
+    /// An error's `trace`.
+    public var trace: String?
+    /// The error this answer carries, if it is one.
+    public var error: EnhancedError?
+
+    init(
+        status: Int, body: [UInt8], trace: String? = nil, code: String, mvpd: String?, detail: String? = nil, contentType: String? = nil
+    ) {
+        self.status = status
+        self.body = body
+        self.trace = trace
+        self.code = code
+        self.mvpd = mvpd
+        self.detail = detail
+        self.contentType = contentType
+    }
+
+    static func json(_ status: Int, _ object: JSONValue, code: String, mvpd: String?) -> ServiceAnswer {
+        ServiceAnswer(status: status, body: object.bytes, code: code, mvpd: mvpd)
+    }
+
+    /// An error answer, with a fresh `trace` (also the access log's) for support to find the request by.
+    static func error(_ error: EnhancedError, mvpd: String? = nil) -> ServiceAnswer {
+        var error = error
+        error.trace = error.trace ?? RandomIdentifier.uuid()
+        var answer = ServiceAnswer(
+            status: error.status, body: error.json, trace: error.trace, code: error.cause?.code.identifier ?? error.code,
+            mvpd: mvpd ?? error.mvpd,
+            detail: error.cause?.message)
+        answer.error = error
+        return answer
+    }
+}
