@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SAML
+import ServiceLifecycle
 
 /// A ``SAMLStateStore`` in PostgreSQL, shared by every instance of a service: outstanding requests and
 /// used assertion IDs, and the profiles of successful exchanges.
@@ -27,8 +28,11 @@ import SAML
 /// - TLS as libpq's `sslmode` (``Configuration/SSLMode``; `verify-full` with `sslrootcert` across any
 ///   network you do not control).
 ///
-/// Start ``run()`` in a long-running task (or as a swift-service-lifecycle service), then call
-/// ``prepare()`` (or ``prepare(retryingFor:)`` at start-up) once before use. The schema and its
+/// A swift-service-lifecycle `Service`, as postgres-nio's `PostgresClient` is: run it in the application's
+/// `ServiceGroup` (or ``run()`` in a long-running task), and call ``prepare()`` (or
+/// ``prepare(retryingFor:)`` at start-up) once before use; operations submitted before ``run()`` starts
+/// wait for it, within their deadline. It ends on the group's graceful shutdown, after the services listed
+/// after it (the HTTP server) have drained. The schema and its
 /// migrations are in PostgresStateStore+Schema.swift, the URL's parser in PostgresURL.swift.
 ///
 /// **Why not postgres-nio's `PostgresClient`.** Its pool connects to one host: it has no libpq host list
@@ -41,7 +45,7 @@ import SAML
 /// (docs/benchmarks-history.md, "Scale-out on PostgreSQL"). A `PostgresClient` with a host list and
 /// `target_session_attrs`, and a per-query deadline, would let the lanes become a client's leased
 /// connections (`withConnection`) with group commit on top.
-public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Sendable {
+public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Service, Sendable {
     /// The schema version this code writes and reads, and the oldest it still runs beside.
     public static let schemaVersion = 3
 
@@ -59,8 +63,13 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Se
         recentlyUsed = RecentlyUsedAssertions(capacity: configuration.recentlyUsedCapacity)
     }
 
-    /// Runs the connections and the clean-up of expired rows until the task is cancelled.
+    /// Runs the connections and the clean-up of expired rows until the task is cancelled or, in a
+    /// `ServiceGroup`, shut down gracefully; then operations still queued fail closed.
     public func run() async {
+        await cancelWhenGracefulShutdown { await self.runUntilCancelled() }
+    }
+
+    private func runUntilCancelled() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.lanes.run() }
             group.addTask {

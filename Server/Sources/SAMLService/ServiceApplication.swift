@@ -41,7 +41,6 @@ public enum ServiceApplication {
         if let tracing { services.append(tracing.service) }
         let logger = tracing == nil ? logger : TraceContextLogHandler.wrapping(logger)
         var database: PostgresStateStore?
-        var started: StartSignal?
         if let custom {
             store = custom
             ready = { if let probe = custom as? any StoreHealthCheck { try await probe.checkHealth() } }
@@ -57,9 +56,7 @@ public enum ServiceApplication {
             let postgres = PostgresStateStore(storeConfiguration, logger: logger)
             store = postgres
             ready = { try await postgres.checkHealth() }
-            let service = StoreService(store: postgres)
-            services.append(service)
-            started = service.started
+            services.append(postgres)
             database = postgres
         }
         let service = try TokenExchangeService(
@@ -121,14 +118,11 @@ public enum ServiceApplication {
         )
         // Metadata URLs are read (or their backing copies) before the first request.
         application.beforeServerStarts { await maintainer.prepare() }
-        if let database, let started {
-            // The pool runs as a service beside the server: the schema is prepared once it runs, retried
+        if let database {
+            // The store runs as a service beside the server: the schema is prepared through it, retried
             // while the database does not answer yet (it may be starting too).
             let limit = configuration.storeStartupTimeout
-            application.beforeServerStarts {
-                await started.wait()
-                try await database.prepare(retryingFor: limit)
-            }
+            application.beforeServerStarts { try await database.prepare(retryingFor: limit) }
         }
         return application
     }
@@ -261,46 +255,5 @@ struct ObservabilityMiddleware: RouterMiddleware {
         let response = try await next(request, context)
         metrics.duration(endpoint: context.endpointPath ?? "unmatched", status: response.status.code, ContinuousClock.now - started)
         return response
-    }
-}
-
-/// Runs the PostgreSQL pool and its clean-up for as long as the application runs.
-struct StoreService: Service {
-    let store: PostgresStateStore
-    let started = StartSignal()
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                group.addTask { await store.run() }
-                // Let the pool's run() begin before anything leases a connection.
-                await Task.yield()
-                started.signal()
-            }
-        }
-    }
-}
-
-/// Fires once; waiters before and after it are released.
-final class StartSignal: Sendable {
-    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func signal() {
-        let waiters = state.withLock { state in
-            state.fired = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let fired = state.withLock { state in
-                if !state.fired { state.waiters.append(continuation) }
-                return state.fired
-            }
-            if fired { continuation.resume() }
-        }
     }
 }
