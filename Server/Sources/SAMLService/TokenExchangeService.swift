@@ -193,6 +193,13 @@ public struct TokenExchangeService: Sendable {
         }
     }
 
+    /// The value of an `mvpd` metric label: a configured MVPD's id, else `none`. Never a value of the
+    /// request's own: the label's values are bounded by the configuration.
+    func metricLabel(mvpd: String?) -> String {
+        guard let mvpd, current.snapshot.withLock({ $0.metricLabels.contains(mvpd) }) else { return "none" }
+        return mvpd
+    }
+
     static func read(_ path: String) throws -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw SAMLError(.configurationInvalid, "expected a readable file at \"\(path)\", found none")

@@ -164,13 +164,6 @@ extension TokenExchangeService {
         return request
     }
 
-    /// The value of an `mvpd` metric label: a configured MVPD's id, else `none`. Never a value of the
-    /// request's own: the label's values are bounded by the configuration.
-    func metricLabel(mvpd: String?) -> String {
-        guard let mvpd, current.snapshot.withLock({ $0.metricLabels.contains(mvpd) }) else { return "none" }
-        return mvpd
-    }
-
     /// The authentication code of a session: 7 characters of its identifier's digest, `A`-`Z` and `2`-`7`.
     func codeOf(_ sessionID: String) -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
