@@ -1,4 +1,5 @@
 import Foundation
+import SAMLTestSupport
 
 /// Runs the `saml` executable built next to the test bundle.
 struct CommandRunner {
@@ -34,28 +35,9 @@ struct CommandRunner {
             try? stdin.fileHandleForWriting.close()
         }
         writer.start()
-        let errorReader = DataReader(stderr.fileHandleForReading)
+        let errorReader = PipeDrain(stderr.fileHandleForReading)
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Result(status: process.terminationStatus, output: output, error: errorReader.finish())
-    }
-}
-
-/// Drains a pipe on a background thread.
-final class DataReader: @unchecked Sendable {
-    // @unchecked: `data` is written by the thread only before `done` is signalled and read only after.
-    private var data = Data()
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ handle: FileHandle) {
-        Thread {
-            self.data = handle.readDataToEndOfFile()
-            self.done.signal()
-        }.start()
-    }
-
-    func finish() -> String {
-        done.wait()
-        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SAML
+import SAMLTestSupport
 import Testing
 
 /// The requests the service hands out (``SAMLRequest``): their IDs and Subjects, and the documents checked
@@ -218,28 +219,9 @@ enum RequestInterop {
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let errorReader = ErrorReader(stderr.fileHandleForReading)
+        let errorReader = PipeDrain(stderr.fileHandleForReading)
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Result(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self), error: errorReader.finish())
-    }
-
-    /// Drains stderr on its own thread so that neither pipe can fill up and block the script.
-    final class ErrorReader: @unchecked Sendable {
-        // @unchecked: `data` is written by the thread only before `done` is signalled and read only after.
-        private var data = Data()
-        private let done = DispatchSemaphore(value: 0)
-
-        init(_ handle: FileHandle) {
-            Thread {
-                self.data = handle.readDataToEndOfFile()
-                self.done.signal()
-            }.start()
-        }
-
-        func finish() -> String {
-            done.wait()
-            return String(decoding: data, as: UTF8.self)
-        }
     }
 }
