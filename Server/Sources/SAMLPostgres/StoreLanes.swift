@@ -164,13 +164,9 @@ final class StoreLanes: Sendable {
         logger.notice(
             "PostgreSQL store answering again",
             metadata: [
-                "outage_seconds": "\(String(format: "%.1f", StoreLanes.seconds(ContinuousClock.now - ended.since)))",
+                "outage_seconds": "\(String(format: "%.1f", (ContinuousClock.now - ended.since) / .seconds(1)))",
                 "operations_refused": "\(ended.failures)",
             ])
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// A connection to the first server of the host list that matches `target_session_attrs`.
@@ -310,20 +306,20 @@ private final class Lane: Sendable {
 
     /// Forgets the connection and closes it without waiting for the close (the deadline sweep's way).
     func abandon() {
-        let old = state.withLock { state -> PostgresConnection? in
-            defer { state.connection = nil }
-            return state.connection
-        }
-        if let old { Task { try? await old.close() } }
+        if let old = take() { Task { try? await old.close() } }
     }
 
     /// Closes the connection, if any.
     func drop() async {
-        let old = state.withLock { state -> PostgresConnection? in
+        try? await take()?.close()
+    }
+
+    /// The connection, forgotten: the next work connects again.
+    private func take() -> PostgresConnection? {
+        state.withLock { state in
             defer { state.connection = nil }
             return state.connection
         }
-        try? await old?.close()
     }
 }
 
