@@ -13,13 +13,14 @@ let package = Package(
         .library(name: "SAML", targets: ["SAML"]),
         .library(name: "AppleSSO", targets: ["AppleSSO"]),
         .executable(name: "saml", targets: ["SAMLCommand"]),
-        // For the benchmark package and `saml bench`: the measured pipeline and the C baseline.
-        .library(name: "SAMLBench", targets: ["SAMLBench"]),
-        // A mock MVPD that signs responses, for load tests and integration tests.
-        .library(name: "SAMLMockIdP", targets: ["SAMLMockIdP"]),
-        // Helpers the tests of every package share (the cookbook's own code as an oracle, a seeded
-        // generator, a capturing log handler, the exchange cases): for tests, not for applications.
-        .library(name: "SAMLTestSupport", targets: ["SAMLTestSupport"]),
+        // Not API (the underscore, as swift-certificates' `_CertificateInternals`): products this
+        // repository's other packages use, which may change in any release. The benchmark package's and
+        // `saml bench`'s measured pipeline and C baseline; a mock MVPD that signs responses, for load and
+        // integration tests; the helpers the tests of every package share (the cookbook's own code as an
+        // oracle, a seeded generator, a capturing log handler, the exchange cases).
+        .library(name: "_SAMLBench", targets: ["SAMLBench"]),
+        .library(name: "_SAMLMockIdP", targets: ["SAMLMockIdP"]),
+        .library(name: "_SAMLTestSupport", targets: ["SAMLTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

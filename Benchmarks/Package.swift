@@ -18,7 +18,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "AppleSSO", package: "swift-saml"),
                 .product(name: "SAML", package: "swift-saml"),
-                .product(name: "SAMLTestSupport", package: "swift-saml"),
+                .product(name: "_SAMLTestSupport", package: "swift-saml"),
             ],
             path: "Benchmarks/CodecBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -28,7 +28,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "SAML", package: "swift-saml"),
-                .product(name: "SAMLBench", package: "swift-saml"),
+                .product(name: "_SAMLBench", package: "swift-saml"),
             ],
             path: "Benchmarks/PipelineBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

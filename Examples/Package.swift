@@ -25,7 +25,7 @@ let package = Package(
             dependencies: [
                 .product(name: "SAML", package: "swift-saml"),
                 .product(name: "AppleSSO", package: "swift-saml"),
-                .product(name: "SAMLMockIdP", package: "swift-saml"),
+                .product(name: "_SAMLMockIdP", package: "swift-saml"),
             ],
             path: "Sources/TwoMVPDExchange"
         ),

@@ -44,7 +44,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "SAMLBench", package: "swift-saml"),
+                .product(name: "_SAMLBench", package: "swift-saml"),
             ]
         ),
         .target(
@@ -89,7 +89,7 @@ let package = Package(
             dependencies: [
                 .product(name: "SAML", package: "swift-saml"),
                 .product(name: "AppleSSO", package: "swift-saml"),
-                .product(name: "SAMLMockIdP", package: "swift-saml"),
+                .product(name: "_SAMLMockIdP", package: "swift-saml"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -104,7 +104,7 @@ let package = Package(
                 "SAMLLoad",
                 .product(name: "SAML", package: "swift-saml"),
                 .product(name: "AppleSSO", package: "swift-saml"),
-                .product(name: "SAMLMockIdP", package: "swift-saml"),
+                .product(name: "_SAMLMockIdP", package: "swift-saml"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -121,13 +121,13 @@ let package = Package(
                 "SAMLPostgres",
                 .product(name: "SAML", package: "swift-saml"),
                 .product(name: "AppleSSO", package: "swift-saml"),
-                .product(name: "SAMLMockIdP", package: "swift-saml"),
+                .product(name: "_SAMLMockIdP", package: "swift-saml"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "SAMLTestSupport", package: "swift-saml"),
+                .product(name: "_SAMLTestSupport", package: "swift-saml"),
             ]
         ),
         .testTarget(
@@ -136,7 +136,7 @@ let package = Package(
                 "SAMLPostgres",
                 .product(name: "SAML", package: "swift-saml"),
                 .product(name: "AppleSSO", package: "swift-saml"),
-                .product(name: "SAMLMockIdP", package: "swift-saml"),
+                .product(name: "_SAMLMockIdP", package: "swift-saml"),
             ]
         ),
     ]

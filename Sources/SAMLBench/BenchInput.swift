@@ -60,7 +60,7 @@ public struct BenchInput: Sendable {
     /// NotBefore (Response, assertions, conditions, subject confirmations), provided that is before the
     /// earliest NotOnOrAfter; else the middle of the window. Throws `configuration.invalid` when the
     /// window is empty or a time cannot be read (give `--now` then).
-    public static func validInstant(_ outline: DocumentOutline) throws -> SAMLInstant {
+    package static func validInstant(_ outline: DocumentOutline) throws -> SAMLInstant {
         func instants(_ texts: [String?]) throws -> [SAMLInstant] {
             try texts.compactMap { $0 }.map { text in
                 guard let instant = SAMLInstant(xmlDateTime: text) else {

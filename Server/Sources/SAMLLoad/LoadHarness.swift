@@ -48,6 +48,7 @@ public enum LoadHarness {
             generationSeconds: plan.generationSeconds, timedSeconds: timed.seconds, answered: latency.count, p50: latency.at(50),
             p90: latency.at(90), p99: latency.at(99), maximum: latency.maximum, lines: audit.lines,
             wrongAnswers: audit.descriptions + settled.descriptions)
+        report.timedStartedAt = timed.startedAt.timeIntervalSince1970
         report.p999 = latency.at(99.9)
         report.latencyDistribution = latency.distribution
         report.answers = audit.answers

@@ -51,6 +51,9 @@ public struct LoadReport: Sendable {
 
     public var generationSeconds: Double
     public var timedSeconds: Double
+    /// When the timed phase began, by the wall clock (Unix seconds): `scripts/bench/store-bench` reads the
+    /// CPU the processes under load spent over exactly this phase.
+    public var timedStartedAt = 0.0
     public var answered: Int
     /// Latencies in microseconds (measured from each request's scheduled instant at a fixed rate), from
     /// an HDR histogram (3 significant digits); `maximum` is exact.
@@ -187,6 +190,7 @@ public struct LoadReport: Sendable {
         func optional(_ v: Double?) -> Any { v.map(ms) ?? NSNull() }
         return [
             "requests_per_second": requestsPerSecond.rounded(), "answered": answered, "timed_seconds": ms(timedSeconds),
+            "timed_started_unix_s": ms(timedStartedAt),
             "p50_us": p50.rounded(), "p90_us": p90.rounded(), "p99_us": p99.rounded(), "p999_us": p999.rounded(),
             "max_us": maximum.rounded(), "wrong": wrong, "passed": passed, "settle_checked": settleChecked,
             "settle_wrong": settleWrong, "lost_then_accepted": lostThenAccepted, "lost_but_committed": lostButCommitted,

@@ -10,6 +10,9 @@ extension LoadHarness {
         /// Per item: when it completed and its latency; nil when it was never sent or was withheld.
         var timings: [Timing?]
         var seconds: Double
+        /// When the phase began, by the wall clock (for tools that measure the processes under load
+        /// over exactly this phase).
+        var startedAt: Date
         /// `duration` ended the phase before every request was sent.
         var deadlineReached: Bool
         /// Run-level failures (no instance accepted connections).
@@ -57,6 +60,7 @@ extension LoadHarness {
         let clock = ContinuousClock()
         let state = TimedState(count: items.count)
         let start = clock.now
+        let startedAt = Date()
         let deadline = options.duration.map { start + $0 }
         enum Finished: Sendable { case worker, watchdog }
         await withTaskGroup(of: Finished.self) { group in
@@ -101,7 +105,7 @@ extension LoadHarness {
         }
         return TimedPhase(
             outcomes: outcomes, profileProblems: state.profileProblems.withLock { $0 }, timings: timings,
-            seconds: timedSeconds, deadlineReached: (deadline.map { clock.now >= $0 } ?? false) && outcomes.contains(nil),
+            seconds: timedSeconds, startedAt: startedAt, deadlineReached: (deadline.map { clock.now >= $0 } ?? false) && outcomes.contains(nil),
             failures: state.failures.withLock { $0 })
     }
 

@@ -5,12 +5,18 @@ import SAML
 
 /// Consumes and profile saves of many requests in one transaction: one statement records them all and
 /// says, per consume, whether it was recorded and why not (a profile that goes with a consume is kept
-/// only when the consume is recorded); the operations are answered only after
-/// `COMMIT` returns, so nothing is acknowledged before its commit (with a synchronous standby: before the
+/// only when the consume is recorded); the operations are answered only once the transaction has
+/// committed, so nothing is acknowledged before its commit (with a synchronous standby: before the
 /// standby has it too).
 ///
-/// The commit is an explicit `COMMIT`: postgres-nio ends a statement's rows at `CommandComplete`, before
-/// an implicit transaction commits at `Sync`, so the rows alone would acknowledge an uncommitted write.
+/// Two round trips a batch: the statement alone, in an implicit transaction, and then ``Committed``.
+/// postgres-nio ends a statement's rows at `CommandComplete`, before the implicit transaction commits at
+/// `Sync`, so the rows alone would acknowledge an uncommitted write. The next query on the connection is
+/// written only after the server's `ReadyForQuery`, which follows a successful commit; a commit that
+/// fails sends an error after `CommandComplete`, on which postgres-nio closes the connection, and
+/// ``Committed`` then fails (the batch fails closed). postgres-nio writes one query at a time, so
+/// `BEGIN`, the statement and `COMMIT` were three round trips.
+///
 /// The batch's operations share no key (``StoreQueue`` keeps duplicates for the next batch), so
 /// each recorded row answers exactly one operation. Rows are written in key order, so that two batches
 /// sharing keys wait for each other instead of deadlocking.
@@ -43,7 +49,6 @@ enum GroupCommit {
             mvpds: profiles.map(\.profile.mvpd), profiles: profiles.map { String(decoding: $0.profile.json, as: UTF8.self) },
             profileExpiries: profiles.map(\.profile.notAfter.millisecondsSinceEpoch), profileConsumes: profiles.map(\.consume),
             assertionExpiries: consumes.map(\.assertion.expiry.millisecondsSinceEpoch))
-        try await connection.query("BEGIN", logger: logger)
         var outcomes = [StateStoreOutcome?](repeating: nil, count: consumes.count)
         var recorded = 0
         for try await (n, inserted, used, expired, answered, forgettable) in try await connection.execute(statement, logger: logger) {
@@ -57,7 +62,7 @@ enum GroupCommit {
                 : used ? .replayed : expired ? .requestExpired : answered ? .requestAnswered : forgettable ? .assertionExpired : nil
             if inserted { recorded += 1 }
         }
-        try await connection.query("COMMIT", logger: logger)
+        for try await _ in try await connection.execute(Committed(), logger: logger) {}
         // Refused by a row committed while the statement ran: why, read now (refused either way).
         for index in consumes.indices where outcomes[index] == nil {
             outcomes[index] = try await reason(consumes[index].assertion, consumes[index].request, on: connection, logger: logger)
@@ -137,6 +142,15 @@ enum GroupCommit {
             return bindings
         }
 
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// Answered only once the statement before it on the connection has committed (see ``GroupCommit``).
+    struct Committed: PostgresPreparedStatement {
+        typealias Row = Bool
+        static let name = "swift_saml_committed"
+        static let sql = "SELECT true"
+        func makeBindings() throws -> PostgresBindings { PostgresBindings() }
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 

@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// - Consuming a request and recording its assertion happen together or not at all, in one statement:
 ///   two instances can never both accept. Concurrent consumes and profile saves share one transaction
 ///   (group commit, ``GroupCommit``): one commit, and with a synchronous standby one wait for it, carries
-///   up to ``Configuration/maximumBatch`` logins, and each is answered only after `COMMIT` returns.
+///   up to ``Configuration/maximumBatch`` logins, and each is answered only once that commit is confirmed.
 ///   While the store is busy, a small batch waits ``Configuration/batchWindow`` (1 ms) for more.
 /// - A replay this process has seen recorded is refused without a round trip (``Configuration/recentlyUsedCapacity``).
 /// - The schema is created and versioned by ``prepare()`` (a transaction under an advisory lock, so that

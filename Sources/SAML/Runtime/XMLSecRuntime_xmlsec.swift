@@ -7,7 +7,7 @@ internal import CSAMLShim
 /// under `swift_once`). It is never undone: `xmlSecShutdown` cannot be reversed while other code in
 /// the process may still use the libraries. It also checks that the loaded libxmlsec1 is
 /// ABI-compatible with the headers the package was built against.
-public enum XMLSecRuntime {
+package enum XMLSecRuntime {
     private static let state: Result<Void, SAMLError> = {
         switch saml_shim_initialize() {
         case SAML_SHIM_INIT_OK:
@@ -30,12 +30,12 @@ public enum XMLSecRuntime {
     ///
     /// Calling this is optional: every API that needs the libraries calls it. Call it at start-up to
     /// fail early.
-    public static func initialize() throws {
+    package static func initialize() throws {
         try state.get()
     }
 
     /// The libxmlsec1 version the package was compiled against.
-    public static var compiledVersion: String {
+    package static var compiledVersion: String {
         String(cString: saml_shim_xmlsec_compiled_version())
     }
 }

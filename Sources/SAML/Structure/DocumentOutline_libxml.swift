@@ -3,61 +3,61 @@ internal import CSAMLShim
 /// The structure of a SAML document, read without judging it: for operators looking at a response that
 /// was rejected. Parsed with the same safe parser as verification (a DOCTYPE is still refused), but no
 /// signature is verified and nothing here is trustworthy.
-public struct DocumentOutline: Sendable, Hashable {
-    public struct Signature: Sendable, Hashable {
+package struct DocumentOutline: Sendable, Hashable {
+    package struct Signature: Sendable, Hashable {
         /// Where the signature sits, e.g. `/samlp:Response/saml:Assertion/ds:Signature`.
-        public let path: String
-        public let canonicalization: String?
-        public let signatureMethod: String?
+        package let path: String
+        package let canonicalization: String?
+        package let signatureMethod: String?
         /// Each Reference's URI, transforms and digest method.
-        public let references: [Reference]
+        package let references: [Reference]
         /// The child elements of ds:KeyInfo, by name (ds:X509Data, ds:KeyValue, ...).
-        public let keyInfo: [String]
-        public let hasObject: Bool
+        package let keyInfo: [String]
+        package let hasObject: Bool
     }
 
-    public struct Reference: Sendable, Hashable {
-        public let uri: String?
-        public let transforms: [String]
-        public let digestMethod: String?
+    package struct Reference: Sendable, Hashable {
+        package let uri: String?
+        package let transforms: [String]
+        package let digestMethod: String?
     }
 
-    public struct Assertion: Sendable, Hashable {
-        public let path: String
-        public let id: String?
-        public let issuer: String?
-        public let nameID: String?
-        public let issueInstant: String?
-        public let notBefore: String?
-        public let notOnOrAfter: String?
+    package struct Assertion: Sendable, Hashable {
+        package let path: String
+        package let id: String?
+        package let issuer: String?
+        package let nameID: String?
+        package let issueInstant: String?
+        package let notBefore: String?
+        package let notOnOrAfter: String?
         /// `NotBefore` and `NotOnOrAfter` of each `SubjectConfirmationData`.
-        public let confirmationNotBefore: [String]
-        public let confirmationNotOnOrAfter: [String]
-        public let audiences: [String]
-        public let attributeNames: [String]
+        package let confirmationNotBefore: [String]
+        package let confirmationNotOnOrAfter: [String]
+        package let audiences: [String]
+        package let attributeNames: [String]
     }
 
     /// An `ID` or `xml:id` attribute and the element carrying it.
-    public struct Identifier: Sendable, Hashable {
-        public let path: String
-        public let value: String
+    package struct Identifier: Sendable, Hashable {
+        package let path: String
+        package let value: String
     }
 
-    public let root: String
-    public let version: String?
-    public let destination: String?
-    public let inResponseTo: String?
-    public let issueInstant: String?
-    public let issuer: String?
+    package let root: String
+    package let version: String?
+    package let destination: String?
+    package let inResponseTo: String?
+    package let issueInstant: String?
+    package let issuer: String?
     /// The StatusCode values, outermost first.
-    public let status: [String]
-    public let assertions: [Assertion]
-    public let encryptedAssertions: Int
-    public let signatures: [Signature]
-    public let identifiers: [Identifier]
+    package let status: [String]
+    package let assertions: [Assertion]
+    package let encryptedAssertions: Int
+    package let signatures: [Signature]
+    package let identifiers: [Identifier]
 
     /// Outlines a document. Throws only when it cannot be parsed safely.
-    public static func read(_ xml: UnsafeRawBufferPointer, limits: XMLParserLimits = XMLParserLimits()) throws -> DocumentOutline {
+    package static func read(_ xml: UnsafeRawBufferPointer, limits: XMLParserLimits = XMLParserLimits()) throws -> DocumentOutline {
         let tree = try SafeXMLParser.parse(xml, limits: limits)
         let root = tree.root
         let saml = Namespace.samlAssertion

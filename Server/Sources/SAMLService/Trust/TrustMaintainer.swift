@@ -54,10 +54,10 @@ public final class TrustMaintainer: Service, Sendable {
     let onReload: @Sendable () -> Void
     /// Made at the first fetch (a maintainer built and never run holds no client to shut down), shut down
     /// when ``run()`` ends.
-    private let client = Mutex<HTTPClient?>(nil)
-    private let state: Mutex<State>
+    let client = Mutex<HTTPClient?>(nil)
+    let state: Mutex<State>
 
-    private struct State {
+    struct State {
         var contents: TrustFile.Contents
         var cached: [String: Cached] = [:]
         /// Incremented by each reload request; the refresh loops restart when it changes.
@@ -68,14 +68,14 @@ public final class TrustMaintainer: Service, Sendable {
 
     /// A URL source's entity, pinned by the first document accepted, and the latest `validUntil` accepted
     /// from it (no document ending earlier is accepted after it).
-    private struct Binding {
+    struct Binding {
         var source: String
         var entityID: String
         var validUntil: SAMLInstant?
     }
 
     /// What the last good answer of a source was.
-    private struct Cached {
+    struct Cached {
         var etag: String?
         var lastModified: String?
         var digest: [UInt8]?
@@ -150,7 +150,7 @@ public final class TrustMaintainer: Service, Sendable {
 
     // MARK: Loops
 
-    private func refreshLoops() async {
+    func refreshLoops() async {
         var immediately = false
         while !Task.isCancelled {
             let (sources, generation) = state.withLock { ($0.contents.sources, $0.reloads) }
@@ -174,7 +174,7 @@ public final class TrustMaintainer: Service, Sendable {
         }
     }
 
-    private func loop(_ mvpd: String, _ source: MetadataSource, immediately: Bool) async {
+    func loop(_ mvpd: String, _ source: MetadataSource, immediately: Bool) async {
         // An MVPD without trust yet (its URL did not answer within the start-up budget, no backing copy)
         // is fetched again at once, with the whole fetch deadline.
         let now = immediately || registry.identityProvider(for: mvpd) == nil
@@ -186,7 +186,7 @@ public final class TrustMaintainer: Service, Sendable {
     }
 
     /// Keeps the validity gauges current and logs once when an MVPD's trust expires.
-    private func publishValidity() async {
+    func publishValidity() async {
         var expired: Set<String> = []
         while !Task.isCancelled {
             let now = clock.now()
@@ -213,13 +213,13 @@ public final class TrustMaintainer: Service, Sendable {
     // MARK: One refresh
 
     /// Why a refresh kept the previous trust.
-    private struct Failure: Error {
+    struct Failure: Error {
         var reason: String
         var message: String
     }
 
     /// Reads `source` once and swaps what it accepts in; returns when to read it next.
-    private func refresh(_ mvpd: String, _ source: MetadataSource, initial: Bool) async -> Duration {
+    func refresh(_ mvpd: String, _ source: MetadataSource, initial: Bool) async -> Duration {
         do {
             let document: [UInt8]?
             switch source.location {
@@ -265,7 +265,7 @@ public final class TrustMaintainer: Service, Sendable {
         }
     }
 
-    private static func failure(_ error: any Error) -> Failure {
+    static func failure(_ error: any Error) -> Failure {
         switch error {
         case let failure as Failure: failure
         case let error as SAMLError: Failure(reason: error.code.identifier, message: error.message)
@@ -275,226 +275,5 @@ public final class TrustMaintainer: Service, Sendable {
         case let error as AtomicFile.Failure: Failure(reason: "backing-file", message: "\(error)")
         default: Failure(reason: "unreachable", message: "\(error)")
         }
-    }
-
-    /// The document at `url`, or nil when it has not changed since the last good answer (`304` to a
-    /// conditional request); the whole fetch within `limit`.
-    private func fetch(_ url: String, mvpd: String, within limit: Duration) async throws -> [UInt8]? {
-        enum Outcome: Sendable {
-            case fetched([UInt8]?)
-            case timedOut
-        }
-        return try await withThrowingTaskGroup(of: Outcome.self) { group in
-            group.addTask { .fetched(try await self.fetch(url, mvpd: mvpd)) }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return .timedOut
-            }
-            defer { group.cancelAll() }
-            guard case .fetched(let document) = try await group.next() else {
-                throw Failure(reason: "timeout", message: "expected the whole metadata document within \(limit), found it still arriving")
-            }
-            return document
-        }
-    }
-
-    private func httpClient() -> HTTPClient {
-        client.withLock { client in
-            if let client { return client }
-            var configuration = HTTPClient.Configuration(
-                // No redirect is followed: a metadata URL is configuration, and a redirect could lead the
-                // fetch anywhere (another scheme, a Unix socket, an internal address).
-                redirectConfiguration: .disallow,
-                timeout: HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(30)))
-            // ``fetchTimeout`` bounds each fetch as a whole (AsyncHTTPClient's own deadline covers the head only).
-            configuration.decompression = .disabled
-            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            client = made
-            return made
-        }
-    }
-
-    private func fetch(_ url: String, mvpd: String) async throws -> [UInt8]? {
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "Accept", value: "application/samlmetadata+xml, application/xml;q=0.9, text/xml;q=0.8")
-        let cached = state.withLock { $0.cached[mvpd] }
-        // Conditional only while that answer is what the registry trusts.
-        var conditional = false
-        if cached?.digest != nil, registry.identityProvider(for: mvpd) != nil {
-            if let etag = cached?.etag { request.headers.add(name: "If-None-Match", value: etag) }
-            if let lastModified = cached?.lastModified { request.headers.add(name: "If-Modified-Since", value: lastModified) }
-            conditional = cached?.etag != nil || cached?.lastModified != nil
-        }
-        let response = try await httpClient().execute(request, timeout: .nanoseconds(fetchTimeout.nanoseconds))
-        switch response.status.code {
-        case 304:
-            // Not modified since what? Only an answer to If-None-Match / If-Modified-Since says.
-            guard conditional else {
-                throw Failure(reason: "http-status", message: "expected 200 to an unconditional request, found 304")
-            }
-            return nil
-        case 200:
-            break
-        default:
-            throw Failure(reason: "http-status", message: "expected 200 or 304 from the metadata URL, found \(response.status.code)")
-        }
-        if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > Self.maximumDocumentBytes {
-            throw Failure(reason: "too-large", message: "expected at most \(Self.maximumDocumentBytes) bytes, found \(length) announced")
-        }
-        let body = try await response.body.collect(upTo: Self.maximumDocumentBytes)
-        let etag = response.headers.first(name: "ETag")
-        let lastModified = response.headers.first(name: "Last-Modified")
-        state.withLock {
-            $0.cached[mvpd, default: Cached()].etag = etag
-            $0.cached[mvpd, default: Cached()].lastModified = lastModified
-        }
-        return Array(body.readableBytesView)
-    }
-
-    /// Trusts `metadata` for `mvpd` from now on and logs what changed.
-    private func swap(_ mvpd: String, _ metadata: IdentityProviderMetadata, source: MetadataSource) throws {
-        let identityProvider = IdentityProvider(metadata: metadata)
-        do {
-            try DevelopmentKeys.check(identityProvider.keys, "the metadata of \(source)", allowed: allowsDevelopmentKeys)
-        } catch let error as SAMLError {
-            throw Failure(reason: "development-key", message: error.message)
-        }
-        try registry.update(identityProvider, for: mvpd)
-        let fingerprints = Set(identityProvider.keys.map(\.fingerprint))
-        let previous = state.withLock { state in
-            defer { state.cached[mvpd, default: Cached()].fingerprints = fingerprints }
-            return state.cached[mvpd]?.fingerprints ?? []
-        }
-        metrics.trustValidity(mvpd: mvpd, validUntil: metadata.validUntil, now: clock.now())
-        // A key rollover is rare and decides whose responses are accepted: it is logged at error, so that
-        // an operator sees every one (a first document, with nothing before it, at notice).
-        let level: Logger.Level = previous.isEmpty || previous == fingerprints ? .notice : .error
-        logger.log(
-            level: level,
-            previous.isEmpty || previous == fingerprints
-                ? "trust swapped in from metadata" : "trust swapped in from metadata: the IdP's signing keys changed",
-            metadata: [
-                "mvpd": "\(mvpd)", "source": "\(source)", "entityID": "\(metadata.entityID)",
-                "validUntil": "\(metadata.validUntil.map { "\($0)" } ?? "none")",
-                "keys.added": "\(fingerprints.subtracting(previous).sorted().joined(separator: ","))",
-                "keys.removed": "\(previous.subtracting(fingerprints).sorted().joined(separator: ","))",
-                "keys.count": "\(fingerprints.count)",
-            ])
-    }
-
-    /// Writes the backing copy (``AtomicFile``).
-    private func keepBackingCopy(_ document: [UInt8], of mvpd: String, _ source: MetadataSource) {
-        guard let path = source.backingFile else { return }
-        do {
-            try AtomicFile.replace(path, with: document)
-        } catch {
-            metrics.trustRefreshFailed(mvpd: mvpd, reason: "backing-file")
-            logger.warning(
-                "could not write the metadata's backing copy (the trust itself was updated)",
-                metadata: ["mvpd": "\(mvpd)", "path": "\(path)", "error": "\(error)"])
-        }
-    }
-
-    // MARK: Entity binding
-
-    /// Refuses a URL document that names another entity than the one the source is bound to, or whose
-    /// `validUntil` is earlier than the latest accepted from it. A source with an `entityID` of its own is
-    /// bound by the reader already (it reads that entity or nothing).
-    private func checkBinding(_ mvpd: String, _ metadata: IdentityProviderMetadata, _ source: MetadataSource) throws {
-        guard case .url = source.location, source.entityID == nil else { return }
-        guard let binding = state.withLock({ $0.bindings[mvpd] }), binding.source == source.description else { return }
-        guard metadata.entityID == binding.entityID else {
-            throw Failure(
-                reason: "entity-changed",
-                message:
-                    "expected metadata for the entity \(Self.quote(binding.entityID)) the source is bound to, found \(Self.quote(metadata.entityID)) (set entityID in the trust file to change it)"
-            )
-        }
-        if let floor = binding.validUntil, let validUntil = metadata.validUntil, validUntil < floor {
-            throw Failure(
-                reason: "rollback",
-                message:
-                    "expected metadata valid until \(floor) or later (the document in force), found an older one valid until \(validUntil)")
-        }
-    }
-
-    /// Binds a URL source without an `entityID` of its own to `metadata`'s entity and `validUntil`.
-    private func bind(_ mvpd: String, _ metadata: IdentityProviderMetadata, _ source: MetadataSource) {
-        guard case .url = source.location, source.entityID == nil else { return }
-        state.withLock { state in
-            let floor = [state.bindings[mvpd]?.validUntil, metadata.validUntil].compactMap { $0 }.max()
-            state.bindings[mvpd] = Binding(source: source.description, entityID: metadata.entityID, validUntil: floor)
-        }
-    }
-
-    /// At start-up, the backing copy of a URL source (the last document accepted before) binds the source
-    /// before its URL is read.
-    private func bindToBackingCopy(_ mvpd: String, _ source: MetadataSource) {
-        guard case .url = source.location, source.backingFile != nil else { return }
-        guard let document = try? source.storedDocument(), let metadata = try? source.read(document, now: clock.now()) else { return }
-        bind(mvpd, metadata, source)
-    }
-
-    /// At start-up, when the source did not give a good document: its backing copy, if it reads.
-    private func startFromBackingCopy(_ mvpd: String, _ source: MetadataSource) {
-        guard registry.identityProvider(for: mvpd) == nil else { return }
-        guard case .url = source.location else { return }
-        do {
-            let metadata = try source.read(try source.storedDocument(), now: clock.now())
-            try swap(mvpd, metadata, source: source)
-            logger.notice("started from the metadata's backing copy", metadata: ["mvpd": "\(mvpd)", "path": "\(source.backingFile ?? "")"])
-        } catch {
-            logger.error(
-                "no metadata accepted for the MVPD: its responses are refused (trust.unavailable) until its source answers",
-                metadata: ["mvpd": "\(mvpd)", "error": "\(Self.failure(error).message)"])
-        }
-    }
-
-    // MARK: Reload
-
-    /// Reads the trust file again and applies it, or keeps the old trust when it does not read.
-    private func applyTrustFile() {
-        let contents: TrustFile.Contents
-        do {
-            contents = try TrustFile.read(contentsOf: trustPath)
-            try DevelopmentKeys.check(contents, allowed: allowsDevelopmentKeys)
-        } catch {
-            logger.error(
-                "the trust file does not read: the previous trust stays in place",
-                metadata: ["path": "\(trustPath)", "error": "\(Self.failure(error).message)"])
-            return
-        }
-        let previous = state.withLock { state in
-            defer {
-                state.contents = contents
-                // A source that changed starts from nothing cached (no conditional request, a fresh swap).
-                state.cached = state.cached.filter { contents.sources[$0.key] != nil }
-                state.bindings = state.bindings.filter { contents.sources[$0.key] != nil }
-            }
-            return state.contents
-        }
-        for mvpd in previous.mvpds.subtracting(contents.mvpds) {
-            try? registry.update(nil, for: mvpd)
-            logger.notice("MVPD removed from the trust file: its responses are refused", metadata: ["mvpd": "\(mvpd)"])
-        }
-        for (mvpd, identityProvider) in contents.pinned {
-            do {
-                try registry.update(identityProvider, for: mvpd)
-            } catch {
-                logger.error("pinned keys not applied", metadata: ["mvpd": "\(mvpd)", "error": "\(Self.failure(error).message)"])
-            }
-        }
-        for mvpd in contents.sources.keys { registry.markUnavailable(mvpd) }
-        logger.info("trust file reloaded", metadata: ["path": "\(trustPath)", "mvpds": "\(contents.mvpds.count)"])
-        onReload()
-    }
-
-    /// An entity ID for a log line: escaped, and at most 200 characters of it.
-    private static func quote(_ value: String) -> String {
-        String(value.prefix(200)).debugDescription
-    }
-
-    private func jittered(_ interval: Duration) -> Duration {
-        interval * Double.random(in: 0.9...1.1)
     }
 }
