@@ -41,9 +41,15 @@ let package = Package(
             pkgConfig: "xmlsec1-openssl",
             providers: [.apt(["libxmlsec1-dev", "libssl-dev"]), .brew(["libxmlsec1"])]
         ),
+        // The canonicalisation engine (libxml2 only): exclusive C14N byte for byte libxml2's, and the
+        // work budget of every canonicalisation. CSAMLShim installs it into libxmlsec1's transforms.
+        .target(
+            name: "CSAMLCanonical",
+            dependencies: ["CLibXML2"]
+        ),
         .target(
             name: "CSAMLShim",
-            dependencies: ["CLibXML2", "CXMLSec"]
+            dependencies: ["CLibXML2", "CXMLSec", "CSAMLCanonical"]
         ),
         // The commit a build was made from, for --version: SAML_BUILD_COMMIT in the environment of the build
         // (scripts/ci/release, the Dockerfile); only this file recompiles when it changes.

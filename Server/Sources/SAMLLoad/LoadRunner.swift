@@ -105,7 +105,8 @@ extension LoadHarness {
         }
         return TimedPhase(
             outcomes: outcomes, profileProblems: state.profileProblems.withLock { $0 }, timings: timings,
-            seconds: timedSeconds, startedAt: startedAt, deadlineReached: (deadline.map { clock.now >= $0 } ?? false) && outcomes.contains(nil),
+            seconds: timedSeconds, startedAt: startedAt,
+            deadlineReached: (deadline.map { clock.now >= $0 } ?? false) && outcomes.contains(nil),
             failures: state.failures.withLock { $0 })
     }
 

@@ -47,6 +47,7 @@
 #include <libxml/xmlerror.h>
 #include <libxml/xmlsave.h>
 #include <libxml/c14n.h>
+#include "CSAMLCanonical.h"
 #include <xmlsec/xmlsec.h>
 #include <xmlsec/xmltree.h>
 #include <xmlsec/xmldsig.h>
@@ -213,58 +214,8 @@ int saml_shim_install_fast_c14n(void);
 /// canonicalisation transforms of the chain about to run to the prepared klasses.
 int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx);
 
-/// Where `saml_shim_exc_c14n` hands its bytes: called once with all of them; negative on failure.
-typedef int (*saml_shim_c14n_sink)(void *context, const unsigned char *bytes, size_t length);
-
-/// Whether exc_c14n.c can write a document at all (every node kind and namespace URI in it is one it
-/// writes as libxml2 does), remembered by a caller that canonicalises the same, unchanged document
-/// several times (one signature verification: its reference and its SignedInfo).
-/// Also the budget of every canonicalisation of that document (c14n_budget.c) and why one was refused.
-typedef struct {
-    unsigned magic;  // SAML_SHIM_C14N_MEMO_MAGIC
-    xmlDocPtr doc;
-    int supported;   // -1: not yet known
-    size_t weight;   // about the document's serialised size; 0: not yet known
-    int exceeded;    // a saml_shim_c14n_budget_reason, 0 while within budget
-    int stock;       // non-zero: libxml2's xmlC14NExecute with xmlsec's own visibility test, never exc_c14n.c
-} saml_shim_c14n_memo;
-#define SAML_SHIM_C14N_MEMO_MAGIC 0x53414d4cu
-
-/// Why a canonicalisation was refused before or while writing.
-typedef enum {
-    SAML_SHIM_C14N_WITHIN_BUDGET = 0,
-    SAML_SHIM_C14N_OVER_OUTPUT = 1,    // more canonical bytes than the document's weight allows
-    SAML_SHIM_C14N_OVER_WORK = 2,      // more namespace work than the document's weight allows
-    SAML_SHIM_C14N_OVER_PREFIXES = 3,  // an InclusiveNamespaces PrefixList over the cap
-} saml_shim_c14n_budget_reason;
-
-/// Points `memo` at `doc`, forgetting what it knew of another document (NULL: nothing to do).
-void saml_c14n_memo_for(saml_shim_c14n_memo *memo, xmlDocPtr doc);
-
-/// The most canonical bytes one canonicalisation of `doc` may write (remembered in `memo` when given).
-size_t saml_c14n_output_limit(xmlDocPtr doc, saml_shim_c14n_memo *memo);
-
-/// Whether canonicalising `apex`'s subtree (NULL: the whole document) with `prefixes` (NULL-terminated,
-/// or NULL) stays within the namespace-work budget and the PrefixList cap: 0, or -1 with the reason in
-/// `memo->exceeded` when a memo is given.
-int saml_c14n_budget_check(xmlDocPtr doc, xmlNodePtr apex, xmlChar **prefixes, int exclusive, saml_shim_c14n_memo *memo);
-
-/// `saml_c14n_budget_check` with a namespace-work limit of `workFactor` steps per unit of the document's
-/// weight plus `workSlack` steps.
-int saml_c14n_budget_check_within(xmlDocPtr doc, xmlNodePtr apex, xmlChar **prefixes, int exclusive, saml_shim_c14n_memo *memo,
-                                  unsigned workFactor, unsigned long long workSlack);
-
 /// Why the last verification on this thread returned `SAML_SHIM_DSIG_BUDGET_EXCEEDED`.
 saml_shim_c14n_budget_reason saml_shim_dsig_budget_reason(void);
-
-/// Exclusive C14N of `apex`'s subtree without `excluded`'s (NULL: none), byte for byte libxml2's
-/// (exc_c14n.c), handed to `sink`. `prefixes`: the InclusiveNamespaces PrefixList, NULL-terminated, or
-/// NULL. `memo`: NULL, or what an earlier call found of the same unchanged document. At most
-/// `outputLimit` bytes are written (past it: -1, and `memo->exceeded` says so). 1 when written, 0
-/// when the document holds something left to libxml2 (nothing written), -1 on failure (of the
-/// canonicalisation or of the sink).
-int saml_shim_exc_c14n(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, xmlChar **prefixes, int comments,
-                       saml_shim_c14n_memo *memo, size_t outputLimit, saml_shim_c14n_sink sink, void *context);
 
 /// What `saml_shim_exc_c14n_compare` found.
 typedef enum {

@@ -24,7 +24,7 @@
 // - at most SAML_C14N_MAX_PREFIXES entries in a PrefixList.
 // A canonicalisation over budget fails; the memo of the verification records why, so that the caller
 // reports `signature.budget-exceeded` rather than a malformed signature.
-#include "CSAMLShim.h"
+#include "CSAMLCanonical.h"
 
 #include <string.h>
 

@@ -21,7 +21,7 @@
 // - Tests/SAMLVerifierTests/FastCanonicalizationTests.swift compares the bytes with xmlC14NExecute's
 //   for every element of every bundled vector and third-party response as the apex, with and without
 //   an excluded subtree, prefix lists and comments; FuzzCanonicalization compares whole verifications.
-#include "CSAMLShim.h"
+#include "CSAMLCanonical.h"
 
 #include <stdlib.h>
 #include <string.h>
