@@ -28,7 +28,7 @@ struct TokenExchangeTests {
 
     static func exchange(certificate: String = "keys/rsa-2048.cert.pem", recovery: Bool = true) throws -> TokenExchange {
         var template = SAMLResponseVerifier.Configuration.template(
-            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .cache(InMemoryReplayCache()))
+            audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .assertions(InMemoryStateStore()))
         template.recoversNormalizationDamage = recovery
         template.inResponseTo = .equals("_aq-3f9a1b2c")
         template.clock = FixedClock(now)

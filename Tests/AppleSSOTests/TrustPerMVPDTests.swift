@@ -213,17 +213,19 @@ struct TrustPerMVPDTests {
     @Test("a replay store that fails makes the exchange fail closed with 503; other errors are never the client's 400")
     func failingStoreIs503() async throws {
         struct Broken: Error {}
-        struct FailingCache: ReplayCache {
-            func insertIfAbsent(_ id: String, expiry: SAMLInstant, now: SAMLInstant) async throws -> Bool { throw Broken() }
+        struct FailingStore: SAMLStateStore {
+            func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
+                throw Broken()
+            }
         }
-        struct UnavailableCache: ReplayCache {
-            func insertIfAbsent(_ id: String, expiry: SAMLInstant, now: SAMLInstant) async throws -> Bool {
+        struct UnavailableStore: SAMLStateStore {
+            func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
                 throw SAMLError(.storeUnavailable, "expected the store to answer within 1 s, found no answer")
             }
         }
         let body = TokenExchangeTests.deviceBody(try Self.file("responses/typical-rsa2048-assertion-signed.xml"))
-        for cache in [FailingCache() as any ReplayCache, UnavailableCache()] {
-            let exchange = try Self.exchange(replay: .cache(cache))
+        for store in [FailingStore() as any SAMLStateStore, UnavailableStore()] {
+            let exchange = try Self.exchange(replay: .assertions(store))
             let error = try #require(await exchange.result(body: body, partnerFrameworkStatus: Self.header("ProviderA")).failure)
             #expect(error.status == 503)
             #expect(error.code == "service_unavailable")

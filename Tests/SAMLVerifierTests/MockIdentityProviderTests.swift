@@ -26,7 +26,7 @@ struct MockIdentityProviderTests {
             trustedKeys: try TrustedKey.all(pem: try Self.file("keys/\(key).cert.pem")),
             issuer: .equals(template.issuer), audience: .equals(template.audience),
             destination: .equals("https://sp.example.com/acs"), inResponseTo: .equals("_request-1"),
-            replay: .cache(InMemoryReplayCache())
+            replay: .assertions(InMemoryStateStore())
         )
         configuration.signaturePolicy = placement == .both ? .both : placement == .assertion ? .assertion : .response
         configuration.clock = FixedClock(now)

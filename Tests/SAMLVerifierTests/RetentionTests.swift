@@ -108,13 +108,6 @@ struct RetentionTests {
             _ = try await store.consume(
                 request: nil, assertion: UsedAssertion(issuer: "j", id: "a0", expiry: now + .seconds(60)), now: later)
         }
-        let cache = InMemoryReplayCache(capacity: 1)
-        #expect(try await cache.insertIfAbsent("a", expiry: now + .seconds(5), now: now))
-        #expect(try await !cache.insertIfAbsent("a", expiry: now + .seconds(5), now: now))
-        await #expect(throws: SAMLError(.replayCacheFull, "")) {
-            _ = try await cache.insertIfAbsent("b", expiry: now + .seconds(5), now: now)
-        }
-        #expect(try await cache.insertIfAbsent("b", expiry: now + .seconds(10), now: now + .seconds(5)))
     }
 
     @Test("the expiry heap gives back every key in expiry order")

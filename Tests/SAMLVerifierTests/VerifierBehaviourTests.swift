@@ -60,15 +60,21 @@ struct VerifierBehaviourTests {
 
     @Test("a second use of the same assertion is a replay")
     func detectsReplay() async throws {
-        let cache = InMemoryReplayCache()
-        let verifier = try SAMLResponseVerifier(typical.configuration(replay: .cache(cache)))
+        let store = InMemoryStateStore()
+        let verifier = try SAMLResponseVerifier(typical.configuration(replay: .assertions(store)))
         _ = try await verifier.verify(typical.bytes)
         await #expect(throws: SAMLError(.replayDetected, "")) { _ = try await verifier.verify(typical.bytes) }
-        #expect(cache.count == 1)
+        #expect(store.counts.usedAssertions == 1)
+        #expect(store.counts.answeredRequests == 0)
     }
 
-    @Test("the replay cache forgets IDs after their expiry and fails closed when full of live ones")
+    /// The replay cache is deprecated (``ReplayProtection/assertions(_:)`` replaces it) but still works.
+    @available(*, deprecated)
+    @Test("the deprecated replay cache still refuses a replay, forgets IDs after their expiry and fails closed when full")
     func replayCacheIsBounded() async throws {
+        let verifier = try SAMLResponseVerifier(typical.configuration(replay: .cache(InMemoryReplayCache())))
+        _ = try await verifier.verify(typical.bytes)
+        await #expect(throws: SAMLError(.replayDetected, "")) { _ = try await verifier.verify(typical.bytes) }
         let cache = InMemoryReplayCache(capacity: 2)
         let t0 = SAMLInstant(millisecondsSinceEpoch: 1_000_000)
         #expect(try await cache.insertIfAbsent("a", expiry: t0 + .seconds(10), now: t0))

@@ -14,7 +14,7 @@ func text(_ path: String) throws -> String { try String(contentsOfFile: "\(vecto
 // The service's side: the MVPD configuration, the trust file (MVPD-A from signed metadata, MVPD-B from a
 // pinned certificate), one verifier template for both.
 let template = SAMLResponseVerifier.Configuration.template(
-    audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .cache(InMemoryReplayCache()))
+    audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .assertions(InMemoryStateStore()))
 let trust = try TrustRegistry(try TrustFile.load(contentsOf: "\(vectors)/exchange/trust.json"), template: template)
 let exchange = TokenExchange(
     configuration: try MVPDConfiguration.decode(try text("exchange/mvpd-configuration.json")), trust: trust,

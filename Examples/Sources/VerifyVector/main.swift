@@ -14,7 +14,7 @@ var configuration = SAMLResponseVerifier.Configuration(
     audience: .equals("https://saml.sp.auth.adobe.com"),
     destination: .equals("https://sp.example.com/api/v2/REF30/profiles/sso/Apple"),
     inResponseTo: .equals("_aq-3f9a1b2c"),
-    replay: .cache(InMemoryReplayCache())
+    replay: .assertions(InMemoryStateStore())
 )
 // The vector was signed for this instant (TestVectors/manifest.json, "now").
 configuration.clock = try FixedClock(xmlDateTime: "2026-11-21T12:01:00Z")

@@ -34,7 +34,7 @@ public struct SAMLError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A human-readable explanation naming the expected and the found value.
     public let message: String
 
-    /// Makes an error with one of the package's codes. Public so that a ``ReplayCache`` or another store
+    /// Makes an error with one of the package's codes. Public so that a ``SAMLStateStore`` or another store
     /// written outside the package can fail with ``Code/storeUnavailable`` (which maps to 503): any
     /// other error a store throws is reported as that code too, never as the client's fault.
     /// The message should name what was expected and what was found, without raw input.

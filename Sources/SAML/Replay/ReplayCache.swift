@@ -1,6 +1,10 @@
 /// Remembers assertion IDs until they expire, so that a second use is refused (SAML Profiles 4.1.4.5).
 ///
 /// Async so that a store shared by several server instances (a database, Redis) can implement it.
+///
+/// Deprecated: the verifier has one state protocol, ``SAMLStateStore``, for replay detection alone
+/// (``SAMLResponseVerifier/ReplayProtection/assertions(_:)``) and for requests and assertions together.
+@available(*, deprecated, message: "implement SAMLStateStore and use ReplayProtection.assertions(_:)")
 public protocol ReplayCache: Sendable {
     /// Records `id` as used until `expiry`. Returns `false` if it was already recorded and has not expired.
     func insertIfAbsent(_ id: String, expiry: SAMLInstant, now: SAMLInstant) async throws -> Bool
@@ -10,6 +14,7 @@ public protocol ReplayCache: Sendable {
 /// IDs dropped in expiry order, an insertion O(log n) amortised at any occupancy). Full of IDs that have
 /// not expired, an insertion is refused (fail closed) with ``SAMLError/Code/replayCacheFull``, rather than
 /// forgetting an ID that is still valid.
+@available(*, deprecated, message: "use InMemoryStateStore with ReplayProtection.assertions(_:)")
 public final class InMemoryReplayCache: ReplayCache {
     private let entries: Locked<ExpiringEntries<ReplayKey>>
     /// The most IDs kept at once.

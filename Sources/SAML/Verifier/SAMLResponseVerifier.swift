@@ -14,7 +14,7 @@ public import Tracing
 ///     audience: .equals("https://saml.sp.auth.adobe.com"),
 ///     destination: .skip,
 ///     inResponseTo: .skip,
-///     replay: .cache(InMemoryReplayCache())
+///     replay: .assertions(InMemoryStateStore())
 /// ))
 /// let response = try await verifier.verify(decoded.bytes)
 /// let fields = try response.fields(["uid", "NameID", "householdId"])
@@ -22,7 +22,12 @@ public import Tracing
 public struct SAMLResponseVerifier: Sendable {
     /// How replayed assertions are detected.
     public enum ReplayProtection: Sendable {
+        /// Replay detection alone: each assertion recorded in `store` (once per issuer and ID, until its
+        /// NotOnOrAfter plus the skew) and refused the second time; the request it answers is not
+        /// recorded (``store(_:unsolicited:)`` records both). `InMemoryStateStore()` for one process.
+        case assertions(any SAMLStateStore)
         /// Remember assertion IDs in this cache until NotOnOrAfter plus the skew.
+        @available(*, deprecated, renamed: "assertions", message: "use .assertions(InMemoryStateStore()) or another SAMLStateStore")
         case cache(any ReplayCache)
         /// Do not check; reported in ``VerifiedResponse/skippedChecks``.
         case skip
@@ -270,53 +275,23 @@ public struct SAMLResponseVerifier: Sendable {
     private func recordUse(of response: VerifiedResponse, expiry: SAMLInstant, now: SAMLInstant, attaching attached: (any Sendable)?)
         async throws -> Bool
     {
-        let assertionID = response.assertion.id
-        func replayed() -> SAMLError {
-            SAMLError(.replayDetected, "expected an assertion not seen before, found \(SAMLError.quote(assertionID)) again")
-        }
         do {
             switch configuration.replay {
             case .skip:
                 return false
             case .cache(let cache):
                 // Keyed by issuer and ID: one IdP's IDs never make another's look replayed.
-                let key = "\(response.assertion.issuer.utf8.count):\(response.assertion.issuer)\(assertionID)"
+                let key = "\(response.assertion.issuer.utf8.count):\(response.assertion.issuer)\(response.assertion.id)"
                 let inserted = try await VerificationSpans(configuration.tracer).phase(
                     "saml.store.consume", { try await cache.insertIfAbsent(key, expiry: expiry, now: now) },
                     annotate: { ["saml.store.outcome": $0 ? "accepted" : "replayed"] })
-                guard inserted else { throw replayed() }
+                guard inserted else { throw Self.replayed(response.assertion.id) }
                 return false
+            case .assertions(let store):
+                return try await consume(response, in: store, request: nil, expiry: expiry, now: now, attaching: attached)
             case .store(let store, let unsolicited):
                 let request = try answeredRequest(response, unsolicited: unsolicited, now: now)
-                let assertion = UsedAssertion(issuer: response.assertion.issuer, id: assertionID, expiry: expiry)
-                let attaching = attached.flatMap { value in (store as? any SAMLAttachingStateStore).map { ($0, value) } }
-                let outcome = try await VerificationSpans(configuration.tracer).phase(
-                    "saml.store.consume",
-                    {
-                        if let (store, value) = attaching {
-                            try await store.consume(request: request, assertion: assertion, now: now, attaching: value)
-                        } else {
-                            try await store.consume(request: request, assertion: assertion, now: now)
-                        }
-                    }, annotate: { ["saml.store.outcome": "\($0)"] })
-                switch outcome {
-                case .accepted:
-                    return attaching != nil
-                case .replayed:
-                    throw replayed()
-                case .requestAnswered:
-                    throw SAMLError(
-                        .inResponseToNotOutstanding, "expected InResponseTo to name a request not answered yet, found one answered before")
-                case .requestExpired:
-                    throw SAMLError(
-                        .inResponseToExpired,
-                        "expected InResponseTo to name a request that can still be answered, found one past its lifetime")
-                case .assertionExpired:
-                    throw SAMLError(
-                        .timeExpired,
-                        "expected an assertion still valid by the state store's clock, found it past its expiry there (this instance's clock is behind the store's): refused, not accepted"
-                    )
-                }
+                return try await consume(response, in: store, request: request, expiry: expiry, now: now, attaching: attached)
             }
         } catch let error as SAMLError {
             throw error
@@ -324,6 +299,48 @@ public struct SAMLResponseVerifier: Sendable {
             throw SAMLError(
                 .storeUnavailable, "expected the state store to answer, found it failing (\(type(of: error))): refused, not accepted")
         }
+    }
+
+    /// Records `response`'s assertion (and `request`, and `attached` with a ``SAMLAttachingStateStore``:
+    /// then true) in `store`, and turns what the store found into the verifier's answer.
+    private func consume(
+        _ response: VerifiedResponse, in store: any SAMLStateStore, request: IssuedRequestID?, expiry: SAMLInstant, now: SAMLInstant,
+        attaching attached: (any Sendable)?
+    ) async throws -> Bool {
+        let assertionID = response.assertion.id
+        let assertion = UsedAssertion(issuer: response.assertion.issuer, id: assertionID, expiry: expiry)
+        let attaching = attached.flatMap { value in (store as? any SAMLAttachingStateStore).map { ($0, value) } }
+        let outcome = try await VerificationSpans(configuration.tracer).phase(
+            "saml.store.consume",
+            {
+                if let (store, value) = attaching {
+                    try await store.consume(request: request, assertion: assertion, now: now, attaching: value)
+                } else {
+                    try await store.consume(request: request, assertion: assertion, now: now)
+                }
+            }, annotate: { ["saml.store.outcome": "\($0)"] })
+        switch outcome {
+        case .accepted:
+            return attaching != nil
+        case .replayed:
+            throw Self.replayed(assertionID)
+        case .requestAnswered:
+            throw SAMLError(
+                .inResponseToNotOutstanding, "expected InResponseTo to name a request not answered yet, found one answered before")
+        case .requestExpired:
+            throw SAMLError(
+                .inResponseToExpired,
+                "expected InResponseTo to name a request that can still be answered, found one past its lifetime")
+        case .assertionExpired:
+            throw SAMLError(
+                .timeExpired,
+                "expected an assertion still valid by the state store's clock, found it past its expiry there (this instance's clock is behind the store's): refused, not accepted"
+            )
+        }
+    }
+
+    private static func replayed(_ assertionID: String) -> SAMLError {
+        SAMLError(.replayDetected, "expected an assertion not seen before, found \(SAMLError.quote(assertionID)) again")
     }
 
     /// The request a response answers, as the caller vouches for it: an ID ``RequestIDAuthority`` issued

@@ -7,7 +7,7 @@ func applesso_2() async throws {
     let requestBody = "SAMLResponse=PHNhbWxwOlJlc3BvbnNl..."   // the POST body as received
     let pfsHeader = "eyJmcmFtZXdvcmtQZXJtaXNzaW9uSW5mbyI6..."   // AP-Partner-Framework-Status
     let template = SAMLResponseVerifier.Configuration.template(
-        audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .cache(InMemoryReplayCache()))
+        audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .assertions(InMemoryStateStore()))
     let trust = try TrustRegistry(try TrustFile.load(contentsOf: "trust.json"), template: template)
     let exchange = TokenExchange(configuration: try MVPDConfiguration.decode(#"{"mvpds": []}"#), trust: trust)
     do {

@@ -10,7 +10,7 @@ func integration_2() async throws {
     var template = SAMLResponseVerifier.Configuration.template(
         audience: .equals("https://saml.sp.auth.adobe.com"),
         destination: .equals("https://sp.example.com/api/v2/REF30/profiles/sso/Apple"),
-        replay: .cache(InMemoryReplayCache()))
+        replay: .assertions(InMemoryStateStore()))
     template.decryptionKeys = [try DecryptionKey(pem: spPrivateKeyPEM)]
     template.logger = Logger(label: "token-exchange")
     let trust = try TrustRegistry(try TrustFile.load(contentsOf: "/etc/token-exchange/trust.json"), template: template)

@@ -6,7 +6,7 @@ func integration_4() async throws {
 
     let trust = try TrustRegistry(
         try TrustFile.load(contentsOf: "/etc/token-exchange/trust.json"),
-        template: .template(audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .cache(InMemoryReplayCache())))
+        template: .template(audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .assertions(InMemoryStateStore())))
     try trust.replace(try TrustFile.load(contentsOf: "/etc/token-exchange/trust.json"))
     try trust.update(nil, for: "MVPD-C")   // stop trusting one MVPD's IdP
 }

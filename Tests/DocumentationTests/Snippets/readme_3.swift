@@ -16,7 +16,7 @@ func readme_3() async throws {
         audience: .equals("https://saml.sp.auth.adobe.com"),
         destination: .equals("https://sp.example.com/api/v2/REF30/profiles/sso/Apple"),
         inResponseTo: .skip,                  // given per call below
-        replay: .cache(InMemoryReplayCache())
+        replay: .assertions(InMemoryStateStore())
     ))
 
     do {

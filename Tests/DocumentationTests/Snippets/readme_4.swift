@@ -11,7 +11,7 @@ func readme_4() async throws {
     let outstandingRequestID = "_8f4c2a"
 
     var template = SAMLResponseVerifier.Configuration.template(
-        audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .cache(InMemoryReplayCache()))
+        audience: .equals("https://saml.sp.auth.adobe.com"), destination: .skip, replay: .assertions(InMemoryStateStore()))
     template.logger = Logger(label: "token-exchange")
     let trust = try TrustRegistry(try TrustFile.load(contentsOf: "trust.json"), template: template)   // MVPD id -> IdP
     let exchange = TokenExchange(

@@ -12,7 +12,7 @@ func saml_1() async throws {
         audience: .equals("https://saml.sp.auth.adobe.com"),
         destination: .skip,
         inResponseTo: .skip,
-        replay: .cache(InMemoryReplayCache())
+        replay: .assertions(InMemoryStateStore())
     ))
 
     let decoded = try SAMLResponseDecoder().decode(requestBody)   // form body, form value, Base64 or XML
