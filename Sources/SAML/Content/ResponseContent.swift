@@ -65,6 +65,23 @@ struct ResponseContent: Sendable, Hashable {
         var sessionIndex: String?
         var authnInstant: Instant?
         var attributes: [SAMLAttribute]
+        /// What the schema allows at most once, as counted (``AssertionSchemaPolicy`` judges it).
+        var shape: Shape
+    }
+
+    /// What the SAML 2.0 assertion schema allows at most once in an assertion's Subject and Conditions,
+    /// as counted, and the first condition the verifier cannot evaluate.
+    struct Shape: Sendable, Hashable {
+        var subjects = 0
+        /// `NameID`, `BaseID` and `EncryptedID` in the first `Subject`.
+        var identifiers = 0
+        var conditions = 0
+        /// In the first `Conditions`.
+        var oneTimeUse = 0
+        var proxyRestrictions = 0
+        /// The first child of the first `Conditions` other than `AudienceRestriction`, `OneTimeUse` and
+        /// `ProxyRestriction`, as written.
+        var unknownCondition: String?
     }
 
     /// `prefix:Response` as written, for messages.

@@ -69,8 +69,39 @@ enum ResponseContentReader {
             },
             sessionIndex: authn?.attribute("SessionIndex"),
             authnInstant: authn.flatMap { instant($0, "AuthnInstant") },
-            attributes: attributes
+            attributes: attributes,
+            shape: shape(of: assertion)
         )
+    }
+
+    /// Counts what the schema allows at most once (a reader that took the first and a checker that took
+    /// the second could disagree: ``AssertionSchemaPolicy`` refuses a second one).
+    private static func shape(of assertion: xmlNodePtr) -> ResponseContent.Shape {
+        let saml = Namespace.samlAssertion
+        var shape = ResponseContent.Shape()
+        for child in assertion.elementChildren {
+            if child.is(saml, "Subject") {
+                shape.subjects += 1
+                if shape.subjects == 1 {
+                    shape.identifiers = child.elementChildren.count {
+                        $0.is(saml, "NameID") || $0.is(saml, "BaseID") || $0.is(saml, "EncryptedID")
+                    }
+                }
+            } else if child.is(saml, "Conditions") {
+                shape.conditions += 1
+                guard shape.conditions == 1 else { continue }
+                for condition in child.elementChildren {
+                    if condition.is(saml, "OneTimeUse") {
+                        shape.oneTimeUse += 1
+                    } else if condition.is(saml, "ProxyRestriction") {
+                        shape.proxyRestrictions += 1
+                    } else if !condition.is(saml, "AudienceRestriction"), shape.unknownCondition == nil {
+                        shape.unknownCondition = condition.qualifiedDescription
+                    }
+                }
+            }
+        }
+        return shape
     }
 
     /// The element's `saml:Issuer`, if any.

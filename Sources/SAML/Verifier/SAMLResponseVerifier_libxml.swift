@@ -195,9 +195,9 @@ extension SAMLResponseVerifier {
             throw SAMLError(.assertionMissing, "expected a verified Assertion, found none (verifySignatures first)")
         }
         let context = ValidationContext(now: now, skew: configuration.clockSkew)
-        try AssertionSchemaPolicy.check(assertion)
         // Everything below reads this value, built from the verified elements only.
         let content = ResponseContentReader.read(response: response, assertion: assertion)
+        try AssertionSchemaPolicy.check(content.assertion.shape)
         let responseSigned = signed.contains(.response)
         try StatusPolicy.check(content.status)
         try IssuerPolicy.check(response: content.issuer, assertion: content.assertion.issuer, expected: configuration.issuer)
