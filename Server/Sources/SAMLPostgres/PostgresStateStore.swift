@@ -12,7 +12,7 @@ import ServiceLifecycle
 ///   two instances can never both accept. Concurrent consumes and profile saves share one transaction
 ///   (group commit, ``GroupCommit``): one commit, and with a synchronous standby one wait for it, carries
 ///   up to ``Configuration/maximumBatch`` logins, and each is answered only once that commit is confirmed.
-///   While the store is busy, a small batch waits ``Configuration/batchWindow`` (1 ms) for more.
+///   With ``Configuration/batchWindow`` set (off by default), a small batch of a busy store waits that long for more.
 /// - A replay this process has seen recorded is refused without a round trip (``Configuration/recentlyUsedCapacity``).
 /// - The schema is created and versioned by ``prepare()`` (a transaction under an advisory lock, so that
 ///   instances starting together do not race); `saml_schema_migrations` records the applied versions.

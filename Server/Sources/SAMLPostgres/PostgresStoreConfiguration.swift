@@ -48,10 +48,11 @@ extension PostgresStateStore {
         public var maximumBatch = 64
         /// The batching window: while the store is busy (its last transaction carried more than one
         /// write), a transaction that would carry fewer than ``batchTarget`` writes waits up to this long
-        /// for more, then carries them too. Default 1 ms; zero turns it off; at most 50 ms. A quiet store
-        /// (one login at a time) never waits. Measured on one 2-core machine with two instances and a
-        /// synchronous standby: +14% logins per second, a quarter fewer commits per login, lower p99 (BENCHMARKS.md).
-        public var batchWindow: Duration = .milliseconds(1)
+        /// for more, then carries them too. Default zero: off; at most 50 ms. A quiet store (one login at
+        /// a time) never waits. Measured on one 2-core machine with two instances and a synchronous
+        /// standby, window off against 1 ms in the same rounds: as many or more logins a second and less
+        /// CPU a login at 8, 16 and 64 connections (BENCHMARKS.md), so off is the default.
+        public var batchWindow: Duration = .zero
         /// The transaction size below which a busy store's transaction waits ``batchWindow``. Default 6.
         public var batchTarget = 6
         /// The most operations waiting for a connection; beyond it an operation fails closed at once

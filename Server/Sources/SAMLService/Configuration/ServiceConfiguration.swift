@@ -59,8 +59,8 @@ public struct ServiceConfiguration: Sendable {
     /// (docs/service.md: what it costs).
     public var storeConnections = 4
     /// The store's batching window: while the store is busy, a small transaction waits this long for more
-    /// logins to carry (`PostgresStateStore.Configuration.batchWindow`). Default 1 ms; zero: off; at most 50 ms.
-    public var storeBatchWindow: Duration = .milliseconds(1)
+    /// logins to carry (`PostgresStateStore.Configuration.batchWindow`). Default zero: off; at most 50 ms.
+    public var storeBatchWindow: Duration = .zero
     /// With a shared store: the profile reads a second that `sessions/sso` and `GET .../profiles` (both
     /// anonymous) may send it from this instance; beyond, `sessions/sso` answers as if the device had no
     /// profile and `GET .../profiles` answers `503` (docs/service.md, "Limits"). Default 1,000.
