@@ -50,8 +50,8 @@ extension PostgresStateStore {
         /// write), a transaction that would carry fewer than ``batchTarget`` writes waits up to this long
         /// for more, then carries them too. Default zero: off; at most 50 ms. A quiet store (one login at
         /// a time) never waits. Measured on one 2-core machine with two instances and a synchronous
-        /// standby, window off against 1 ms in the same rounds: as many or more logins a second and less
-        /// CPU a login at 8, 16 and 64 connections (BENCHMARKS.md), so off is the default.
+        /// standby, 1 ms against none in the same rounds at 8, 16 and 64 connections: no consistent
+        /// difference in logins a second or CPU a login (docs/service.md), so the simpler path is the default.
         public var batchWindow: Duration = .zero
         /// The transaction size below which a busy store's transaction waits ``batchWindow``. Default 6.
         public var batchTarget = 6
