@@ -11,7 +11,8 @@
 // - what libxml2 would refuse or write differently is declined, not guessed: a node kind other than
 //   element, text, CDATA, comment, PI or the ignored DTD kinds, a namespace URI libxml2 might call
 //   relative, an attribute value that is not plain text. The caller then runs libxml2's xmlC14NExecute.
-// Tests/SAMLVerifierTests/FastCanonicalizationTests.swift compares the bytes with xmlC14NExecute's for
+// Written for this package from the W3C recommendation and libxml2's documented behaviour (no libxml2
+// code is copied); Tests/SAMLVerifierTests/FastCanonicalizationTests.swift compares the bytes with xmlC14NExecute's for
 // every element of every bundled vector and third-party response; FuzzCanonicalization compares whole
 // verifications. Every byte before a good signature is an attacker's: c14n_budget.c bounds the output
 // and the namespace work of each canonicalisation by the size of the document it reads.

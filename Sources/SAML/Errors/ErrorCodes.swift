@@ -188,10 +188,11 @@ extension SAMLError.Code {
     public static let subjectConfirmationInResponseTo = Self("subject-confirmation.in-response-to-mismatch")
     /// The assertion ID was seen before (SAML Profiles 4.1.4.5).
     public static let replayDetected = Self("replay.detected")
-    /// The in-memory replay cache is full of IDs that are all still valid (fail closed).
+    /// The in-memory state store (`InMemoryStateStore`) is full of entries that are all still valid (fail
+    /// closed).
     public static let replayCacheFull = Self("replay.cache-full", httpStatus: 503)
-    /// A replay cache, a state store or another dependency failed or did not answer in
-    /// time: verification fails closed (retry later).
+    /// A state store or another dependency failed or did not answer in time: verification fails closed
+    /// (retry later).
     public static let storeUnavailable = Self("store.unavailable", httpStatus: 503)
     /// Required metadata fields are absent; the message lists every missing name.
     public static let fieldsMissing = Self("fields.missing")
