@@ -153,8 +153,4 @@ extension TrustMaintainer {
     static func quote(_ value: String) -> String {
         String(value.prefix(200)).debugDescription
     }
-
-    func jittered(_ interval: Duration) -> Duration {
-        interval * Double.random(in: 0.9...1.1)
-    }
 }

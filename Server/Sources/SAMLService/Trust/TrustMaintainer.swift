@@ -276,4 +276,8 @@ public final class TrustMaintainer: Service, Sendable {
         default: Failure(reason: "unreachable", message: "\(error)")
         }
     }
+
+    func jittered(_ interval: Duration) -> Duration {
+        interval * Double.random(in: 0.9...1.1)
+    }
 }
