@@ -73,20 +73,25 @@ struct DevelopmentKeysTests {
         _ = try ServiceApplication.buildApplication(configuration: configuration, logger: Service.quiet)
     }
 
-    @Test("the environment can allow development keys; the configuration file cannot")
-    func switchOnlyOutsideTheFile() throws {
-        var configuration = Service.configuration()
-        configuration.allowDevelopmentKeys = false
-        try configuration.apply(environment: ["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS": "true"])
-        #expect(configuration.allowDevelopmentKeys)
-        #expect(throws: SAMLError.self) { try configuration.apply(environment: ["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS": "yes"]) }
+    @Test("the environment and the command line can allow development keys; the configuration file cannot")
+    func switchOnlyOutsideTheFile() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("service.json").path
+        try Data(#"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json"}"#.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try await !ServiceConfiguration.load(contentsOf: path, environment: [:]).allowDevelopmentKeys)
+        #expect(
+            try await ServiceConfiguration.load(contentsOf: path, environment: ["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS": "true"]).allowDevelopmentKeys)
+        #expect(try await ServiceConfiguration.load(contentsOf: path, arguments: ["--allow-development-keys"], environment: [:]).allowDevelopmentKeys)
+        // swift-configuration's booleans: true/false, yes/no, 1/0; anything else is refused, not read as false.
+        await #expect(throws: SAMLError.self) {
+            try await ServiceConfiguration.load(contentsOf: path, environment: ["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS": "maybe"])
+        }
         try Data(
             #"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json", "allowDevelopmentKeys": true}"#.utf8
         ).write(to: URL(fileURLWithPath: path))
-        #expect(throws: SAMLError.self) { try ServiceConfiguration.load(contentsOf: path, environment: [:]) }
+        await #expect(throws: SAMLError.self) { try await ServiceConfiguration.load(contentsOf: path, environment: [:]) }
     }
 
     @Test("saml-server serve without --config or SAML_SERVICE_CONFIG refuses to start, whatever the directory holds")

@@ -38,7 +38,7 @@ struct MemoryStoreTests {
     }
 
     @Test("the file's memoryStoreCapacity, memoryProfileCapacity, maximumAgeSeconds and clockSkewSeconds; out of range is refused")
-    func configured() throws {
+    func configured() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("memory-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("service.json").path
@@ -48,13 +48,13 @@ struct MemoryStoreTests {
             ).write(to: URL(fileURLWithPath: path))
         }
         try write(#", "memoryStoreCapacity": 5000000, "memoryProfileCapacity": 2000, "maximumAgeSeconds": 60, "clockSkewSeconds": 5"#)
-        let configuration = try ServiceConfiguration.load(contentsOf: path, environment: [:])
+        let configuration = try await ServiceConfiguration.load(contentsOf: path, environment: [:])
         #expect(configuration.memoryStoreCapacity == 5_000_000 && configuration.memoryProfileCapacity == 2000)
         #expect(configuration.maximumAge == .seconds(60) && configuration.clockSkew == .seconds(5))
         try write(#", "clockSkewSeconds": -1"#)
-        #expect(throws: SAMLError.self) { try ServiceConfiguration.load(contentsOf: path, environment: [:]) }
+        await #expect(throws: SAMLError.self) { try await ServiceConfiguration.load(contentsOf: path, environment: [:]) }
         try write(#", "memoryStoreCapacity": 0"#)
-        #expect(throws: SAMLError.self) { try ServiceConfiguration.load(contentsOf: path, environment: [:]) }
+        await #expect(throws: SAMLError.self) { try await ServiceConfiguration.load(contentsOf: path, environment: [:]) }
         #expect(ServiceConfiguration(serviceProvider: "x", mvpdConfigurationPath: "m", trustPath: "t").memoryStoreCapacity == 3_000_000)
     }
 }

@@ -205,20 +205,20 @@ struct ProfileLookupsTests {
     }
 
     @Test("the file's profileLookupsPerSecond and profileLookupConcurrency; below 1 is refused")
-    func configured() throws {
+    func configured() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookups-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("service.json").path
-        func load(_ extra: String) throws -> ServiceConfiguration {
+        func load(_ extra: String) async throws -> ServiceConfiguration {
             try Data(#"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json"\#(extra)}"#.utf8)
                 .write(to: URL(fileURLWithPath: path))
-            return try ServiceConfiguration.load(contentsOf: path, environment: [:])
+            return try await ServiceConfiguration.load(contentsOf: path, environment: [:])
         }
-        let defaults = try load("")
+        let defaults = try await load("")
         #expect(defaults.profileLookupsPerSecond == 1000 && defaults.profileLookupConcurrency == 8)
-        let set = try load(#", "profileLookupsPerSecond": 50, "profileLookupConcurrency": 2"#)
+        let set = try await load(#", "profileLookupsPerSecond": 50, "profileLookupConcurrency": 2"#)
         #expect(set.profileLookupsPerSecond == 50 && set.profileLookupConcurrency == 2)
-        #expect(throws: SAMLError.self) { try load(#", "profileLookupsPerSecond": 0"#) }
-        #expect(throws: SAMLError.self) { try load(#", "profileLookupConcurrency": -1"#) }
+        await #expect(throws: SAMLError.self) { try await load(#", "profileLookupsPerSecond": 0"#) }
+        await #expect(throws: SAMLError.self) { try await load(#", "profileLookupConcurrency": -1"#) }
     }
 }

@@ -423,22 +423,22 @@ struct ServiceTests {
 @Suite("Service configuration")
 struct ServiceConfigurationTests {
     @Test("read from a file, with paths relative to it, and overridden by the environment")
-    func load() throws {
-        let configuration = try ServiceConfiguration.load(
+    func load() async throws {
+        let configuration = try await ServiceConfiguration.load(
             contentsOf: "\(Service.vectors)/exchange/service.json",
             environment: ["SAML_SERVICE_PORT": "9999", "SAML_SERVICE_STORE": "postgres://u@h/d"])
         #expect(configuration.serviceProvider == "REF30")
         #expect(configuration.trustPath.hasSuffix("exchange/trust.json") && FileManager.default.fileExists(atPath: configuration.trustPath))
         #expect(configuration.port == 9999 && configuration.store == "postgres://u@h/d")
         #expect(configuration.featuredMVPDs == ["MVPD-B", "MVPD-A"])
-        #expect(throws: SAMLError.self) { try ServiceConfiguration.load(contentsOf: "/nonexistent.json") }
-        #expect(throws: SAMLError.self) {
-            try ServiceConfiguration.load(contentsOf: "\(Service.vectors)/exchange/service.json", environment: ["SAML_SERVICE_PORT": "x"])
+        await #expect(throws: SAMLError.self) { try await ServiceConfiguration.load(contentsOf: "/nonexistent.json") }
+        await #expect(throws: SAMLError.self) {
+            try await ServiceConfiguration.load(contentsOf: "\(Service.vectors)/exchange/service.json", environment: ["SAML_SERVICE_PORT": "x"])
         }
     }
 
     @Test("numbers 0 and 1 are numbers and true/false booleans; secrets come from files or the environment, never quoted")
-    func secretsAndNumbers() throws {
+    func secretsAndNumbers() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("saml-config-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -455,20 +455,20 @@ struct ServiceConfigurationTests {
             """
         try json.write(to: folder.appendingPathComponent("service.json"), atomically: true, encoding: .utf8)
         let path = folder.appendingPathComponent("service.json").path
-        let configuration = try ServiceConfiguration.load(contentsOf: path, environment: [:])
+        let configuration = try await ServiceConfiguration.load(contentsOf: path, environment: [:])
         #expect(configuration.storeConnections == 1 && configuration.headerTimeout == .seconds(1) && configuration.verificationQueue == 0)
         #expect(configuration.allowUnsolicited && configuration.storeBatchWindow == .microseconds(2500))
         #expect(configuration.requestKeys.map(\.id) == [1, 2])
         #expect(configuration.storePassword == "s3cret, with a comma")
         #expect(configuration.bearerTokens == ["token-a", "token-b"])
-        let environment = try ServiceConfiguration.load(
+        let environment = try await ServiceConfiguration.load(
             contentsOf: path,
             environment: [
                 "SAML_SERVICE_REQUEST_KEYS": "9:\(key)", "SAML_SERVICE_BEARER_TOKENS": "x,y", "SAML_SERVICE_STORE_PASSWORD": "pw",
             ])
         #expect(environment.requestKeys.map(\.id) == [9] && environment.bearerTokens == ["x", "y"] && environment.storePassword == "pw")
         do {
-            _ = try ServiceConfiguration.load(contentsOf: path, environment: ["SAML_SERVICE_REQUEST_KEYS": "1:abcd-not-hex-secret-value"])
+            _ = try await ServiceConfiguration.load(contentsOf: path, environment: ["SAML_SERVICE_REQUEST_KEYS": "1:abcd-not-hex-secret-value"])
             Issue.record("a malformed key was accepted")
         } catch let error as SAMLError {
             #expect(error.code == .configurationInvalid && !error.message.contains("abcd"))
@@ -480,7 +480,7 @@ struct ServiceConfigurationTests {
         for (broken, member) in [(misspelt, "bearerTokenFile"), (mistyped, "allowUnsolicited"), (window, "storeBatchWindowMilliseconds")] {
             try broken.write(to: folder.appendingPathComponent("broken.json"), atomically: true, encoding: .utf8)
             do {
-                _ = try ServiceConfiguration.load(contentsOf: folder.appendingPathComponent("broken.json").path, environment: [:])
+                _ = try await ServiceConfiguration.load(contentsOf: folder.appendingPathComponent("broken.json").path, environment: [:])
                 Issue.record("\(member) was accepted")
             } catch let error as SAMLError {
                 #expect(error.code == .configurationInvalid && error.message.contains(member), "\(error.message)")

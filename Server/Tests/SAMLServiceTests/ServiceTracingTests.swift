@@ -226,40 +226,40 @@ struct ServiceTracingTests {
     }
 
     @Test("tracing is off unless configured; the file's tracing object and the OTEL_ environment")
-    func configuration() throws {
+    func configuration() async throws {
         #expect(Service.configuration().tracing == nil)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tracing-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        func load(_ tracing: String, environment: [String: String] = [:]) throws -> ServiceConfiguration {
+        func load(_ tracing: String, environment: [String: String] = [:]) async throws -> ServiceConfiguration {
             let path = directory.appendingPathComponent("service.json").path
             let text =
                 #"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json""# + (tracing.isEmpty ? "" : ", " + tracing)
                 + "}"
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-            return try ServiceConfiguration.load(contentsOf: path, environment: environment)
+            return try await ServiceConfiguration.load(contentsOf: path, environment: environment)
         }
-        #expect(try load("").tracing == nil)
+        #expect(try await load("").tracing == nil)
         let full = try #require(
-            try load(
+            try await load(
                 #""tracing": {"endpoint": "http://collector:4318", "protocol": "http/json", "sampleRatio": 0.25, "exportIntervalSeconds": 2}"#
             )
             .tracing)
         #expect(full.endpoint == "http://collector:4318/v1/traces" && full.encoding == .json && full.sampleRatio == 0.25)
         #expect(full.exportInterval == .seconds(2))
         #expect(
-            try load(#""tracing": {"endpoint": "https://c.example/otlp/v1/traces"}"#).tracing?.endpoint
+            try await load(#""tracing": {"endpoint": "https://c.example/otlp/v1/traces"}"#).tracing?.endpoint
                 == "https://c.example/otlp/v1/traces")
-        #expect(try load("", environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"]).tracing == .init())
+        #expect(try await load("", environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"]).tracing == .init())
         #expect(
-            try load("", environment: ["SAML_SERVICE_TRACING_ENDPOINT": "http://c:4318/"]).tracing?.endpoint == "http://c:4318/v1/traces")
-        #expect(try load(#""tracing": {}"#, environment: ["OTEL_SDK_DISABLED": "true"]).tracing == nil)
-        #expect(try load(#""tracing": {}"#, environment: ["OTEL_TRACES_EXPORTER": "none"]).tracing == nil)
+            try await load("", environment: ["SAML_SERVICE_TRACING_ENDPOINT": "http://c:4318/"]).tracing?.endpoint == "http://c:4318/v1/traces")
+        #expect(try await load(#""tracing": {}"#, environment: ["OTEL_SDK_DISABLED": "true"]).tracing == nil)
+        #expect(try await load(#""tracing": {}"#, environment: ["OTEL_TRACES_EXPORTER": "none"]).tracing == nil)
         for bad in [
             #""tracing": {"endpoint": "collector:4318"}"#, #""tracing": {"protocol": "grpc"}"#, #""tracing": {"sampleRatio": 2}"#,
             #""tracing": {"exportIntervalSeconds": 0}"#, #""tracing": {"endpiont": "http://c"}"#,
         ] {
-            #expect(throws: SAMLError(.configurationInvalid, "")) { _ = try load(bad) }
+            await #expect(throws: SAMLError(.configurationInvalid, "")) { _ = try await load(bad) }
         }
     }
 }

@@ -3,7 +3,9 @@ import Foundation
 import Logging
 import SAML
 
-/// What the Token Exchange service needs, read from a JSON file and the environment.
+/// What the Token Exchange service needs: built in code, or read by
+/// ``load(contentsOf:arguments:environment:accessReporter:)`` through swift-configuration from a JSON file,
+/// the environment over it and the command line over both.
 ///
 /// ```json
 /// {
@@ -16,12 +18,10 @@ import SAML
 /// }
 /// ```
 ///
-/// Paths are relative to the file. Every other member has the default documented below. The
-/// environment overrides the file: `SAML_SERVICE_HOST`, `SAML_SERVICE_PORT`, `SAML_SERVICE_STORE`,
-/// `SAML_SERVICE_LOG_LEVEL`. Secrets never need the file or the process arguments: the database password
-/// (`SAML_SERVICE_STORE_PASSWORD` or `storePasswordFile`), bearer tokens (`SAML_SERVICE_BEARER_TOKENS`
-/// or `bearerTokensFile`) and request-ID keys (`SAML_SERVICE_REQUEST_KEYS` or `requestKeysFile`) come
-/// from the environment or from files the configuration names.
+/// Paths in the file are relative to it. Every other member has the default documented below. Each key
+/// is also a `SAML_SERVICE_*` variable and a `--option` (``ServiceSettings``, docs/service.md); secrets
+/// (the database password, bearer tokens, request-ID keys) never come from the command line, and are best
+/// kept in files the configuration names (`storePasswordFile`, `bearerTokensFile`, `requestKeysFile`).
 public struct ServiceConfiguration: Sendable {
     /// Whether the trust may hold a key of the repository's `TestVectors/`, whose private keys are public
     /// (``DevelopmentKeys``). Default false: the service refuses to start with one, and refuses metadata
@@ -156,7 +156,7 @@ public struct ServiceConfiguration: Sendable {
     /// tests that run several services in one process turn it off (a signal reaches the whole process).
     public var reloadsOnHangUp = true
     /// Traces over OpenTelemetry (docs/observability.md). nil, the default, traces nothing and costs
-    /// nothing. The file's `tracing` object, `SAML_SERVICE_TRACING_ENDPOINT`, or the standard
+    /// nothing. The `tracing.*` settings (the file's `tracing` object), or the standard
     /// `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` turn it on;
     /// `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turn it off. Every other standard `OTEL_*`
     /// variable (`OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*`, `OTEL_EXPORTER_OTLP_HEADERS`, ...)

@@ -3,42 +3,9 @@ import Foundation
 import Logging
 import SAML
 
-/// The environment over the file, and the secrets read from files the configuration names.
+/// The secrets' forms: a file the configuration names, entries separated by lines or commas, request-ID
+/// keys as `<id>:<hex>`; and the log level's names.
 extension ServiceConfiguration {
-    /// `SAML_SERVICE_HOST`, `SAML_SERVICE_PORT`, `SAML_SERVICE_STORE`, `SAML_SERVICE_LOG_LEVEL`,
-    /// `SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS` (`true` or `false`), and the
-    /// secrets `SAML_SERVICE_STORE_PASSWORD`, `SAML_SERVICE_BEARER_TOKENS`, `SAML_SERVICE_ADMIN_TOKENS` (comma- or line-separated) and
-    /// `SAML_SERVICE_REQUEST_KEYS` (as `requestKeysFile`).
-    public mutating func apply(environment: [String: String]) throws {
-        if let value = environment["SAML_SERVICE_STORE_PASSWORD"] { storePassword = value }
-        if let value = environment["SAML_SERVICE_BEARER_TOKENS"] { bearerTokens = Self.entries(value) }
-        if let value = environment["SAML_SERVICE_ADMIN_TOKENS"] { adminTokens = Self.entries(value) }
-        if let value = environment["SAML_SERVICE_REQUEST_KEYS"] { requestKeys = try Self.parseRequestKeys(Self.entries(value)) }
-        if let value = environment["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS"] {
-            guard value == "true" || value == "false" else {
-                throw SAMLError(
-                    .configurationInvalid, "expected true or false in SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS, found \(quoted(value))")
-            }
-            allowDevelopmentKeys = value == "true"
-        }
-        if let value = environment["SAML_SERVICE_HOST"] { host = value }
-        if let value = environment["SAML_SERVICE_PORT"] {
-            guard let number = Int(value), (0...65535).contains(number) else {
-                throw SAMLError(.configurationInvalid, "expected a port number in SAML_SERVICE_PORT, found \(quoted(value))")
-            }
-            port = number
-        }
-        if let value = environment["SAML_SERVICE_STORE"] { store = value }
-        if let value = environment["SAML_SERVICE_LOG_LEVEL"] { logLevel = try Self.level(value) }
-        if let value = environment["SAML_SERVICE_TRACING_ENDPOINT"] { try trace(to: value) }
-        if tracing == nil, environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] != nil || environment["OTEL_EXPORTER_OTLP_ENDPOINT"] != nil {
-            tracing = Tracing()
-        }
-        if environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" || environment["OTEL_TRACES_EXPORTER"]?.lowercased() == "none" {
-            tracing = nil
-        }
-    }
-
     /// The non-empty lines (or comma-separated entries) of a secret file, trimmed.
     static func secret(_ path: String) throws -> [String] {
         entries(try secretText(path))

@@ -1,0 +1,59 @@
+import Foundation
+import SAML
+
+/// What swift-configuration's JSON provider does not judge of the configuration file: that it is one
+/// JSON object whose members are all settings (an unknown one refused), the `tracing` object's too; the
+/// maps as objects (their keys, SAML attribute names, hold dots, which the provider reads as nesting); the
+/// folder its relative paths start from.
+struct ConfigurationFile {
+    let path: String
+    /// `userMetadataMapping` and `mvpdAuthenticationTTLSeconds` when the file gives them as objects.
+    let maps: [String: [String: String]]
+    /// Whether the file has a `tracing` object, even an empty one (tracing on with every default).
+    let hasTracing: Bool
+    private let folder: URL
+
+    init(path: String) throws {
+        self.path = path
+        folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SAMLError(.configurationInvalid, "expected a readable service configuration at \(quoted(path)), found none")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw SAMLError(.configurationInvalid, "expected a JSON object in the service configuration \(quoted(path)), found another form")
+        }
+        let settings = ServiceSettings.all.filter(\.inFile).map(\.key)
+        try Self.refuseUnknown(object.keys, known: settings.map { String($0.prefix { $0 != "." }) }, in: "the service configuration")
+        if let tracing = object["tracing"] {
+            guard let tracing = tracing as? [String: Any] else {
+                throw SAMLError(.configurationInvalid, "expected tracing as a JSON object in \(quoted(path)), found another value")
+            }
+            let members = settings.filter { $0.hasPrefix("tracing.") }.map { String($0.dropFirst("tracing.".count)) }
+            try Self.refuseUnknown(tracing.keys, known: members, in: "tracing")
+        }
+        hasTracing = object["tracing"] != nil
+        var maps: [String: [String: String]] = [:]
+        for key in ServiceSettings.maps {
+            guard let map = object[key] as? [String: Any] else { continue }
+            maps[key] = try map.mapValues { value in
+                if let text = value as? String { return text }
+                if let number = value as? Double { return "\(number)" }
+                throw SAMLError(.configurationInvalid, "expected strings or numbers as the values of \(key), found another value")
+            }
+        }
+        self.maps = maps
+    }
+
+    /// A path of the file, relative to its folder unless absolute.
+    func relative(_ file: String) -> String {
+        file.hasPrefix("/") ? file : folder.appendingPathComponent(file).path
+    }
+
+    /// A misspelt setting must not be silently ignored: a member not in `known` is refused.
+    private static func refuseUnknown(_ members: Dictionary<String, Any>.Keys, known: [String], in object: String) throws {
+        let known = Set(known)
+        if let unknown = members.sorted().first(where: { !known.contains($0) }) {
+            throw SAMLError(.configurationInvalid, "expected only documented members in \(object), found \(quoted(unknown))")
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Configuration
+import Foundation
+import SAML
+import Synchronization
+import SystemPackage
+
+/// Where the settings come from: swift-configuration's providers, the command line over the environment
+/// over the JSON file, each refusing what it does not know.
+extension ServiceConfiguration {
+    /// Reads the service configuration from the JSON file at `path`, the environment's `SAML_SERVICE_*`
+    /// variables over it, and `arguments` (`--store-timeout-seconds 3`, `--allow-development-keys`: every
+    /// setting but the secrets) over both. ``ServiceSettings`` lists the keys and how each provider spells
+    /// them.
+    ///
+    /// Refused, with `configuration.invalid`: a member, a `SAML_SERVICE_*` variable or an option that is not
+    /// a setting (a misspelt security setting must not be silently ignored), a secret on the command line, a
+    /// value of the wrong type or out of range. No error quotes a secret.
+    ///
+    /// `accessReporter` sees every read (swift-configuration's `AccessLogger` logs where each value came
+    /// from, secrets redacted).
+    public static func load(
+        contentsOf path: String, arguments: [String] = [], environment: [String: String] = ProcessInfo.processInfo.environment,
+        accessReporter: (any AccessReporter)? = nil
+    ) async throws -> ServiceConfiguration {
+        let file = try ConfigurationFile(path: path)
+        try refuseUnknown(arguments: arguments)
+        try refuseUnknown(environment: environment)
+        let commandLine = CommandLineArgumentsProvider(arguments: ["saml-server"] + arguments)
+        let environmentProvider = EnvironmentVariablesProvider(
+            environmentVariables: environment,
+            secretsSpecifier: .specific(Set(ServiceSettings.secrets.map(ServiceSettings.environmentName)))
+        ).prefixKeys(with: ConfigKey(ServiceSettings.environmentScope))
+        let fileProvider: FileProvider<JSONSnapshot>
+        do {
+            fileProvider = try await FileProvider(
+                parsingOptions: .init(secretsSpecifier: .specific(ServiceSettings.secrets)), filePath: FilePath(path))
+        } catch {
+            throw SAMLError(.configurationInvalid, "expected a JSON object of settings in \(quoted(path)), found another form")
+        }
+        let refused = RefusedValues(path: path)
+        let reporter = accessReporter.map { BroadcastingAccessReporter(upstreams: [refused, $0]) as any AccessReporter } ?? refused
+        let settings = SettingsReader(
+            reader: ConfigReader(providers: [commandLine, environmentProvider, fileProvider], accessReporter: reporter),
+            overrides: ConfigReader(providers: [commandLine, environmentProvider], accessReporter: reporter),
+            file: file, environment: environment)
+        let configuration = try ServiceConfiguration(reading: settings)
+        try refused.check()
+        return configuration
+    }
+
+    /// Every option names a setting that is not a secret; a value comes only after an option.
+    private static func refuseUnknown(arguments: [String]) throws {
+        if let first = arguments.first, !first.hasPrefix("--") {
+            throw SAMLError(.configurationInvalid, "expected --setting [value] options, found a value before any option")
+        }
+        let options = Dictionary(uniqueKeysWithValues: ServiceSettings.all.map { (ServiceSettings.optionName($0.key), $0) })
+        for argument in arguments where argument.hasPrefix("--") {
+            let name = String(argument.prefix { $0 != "=" })
+            guard let setting = options[name] else {
+                throw SAMLError(.configurationInvalid, "expected a setting's option (docs/service.md, \"Configuration\"), found \(quoted(name))")
+            }
+            if setting.isSecret {
+                throw SAMLError(
+                    .configurationInvalid,
+                    "expected \(setting.key) from \(ServiceSettings.environmentName(setting.key)) or \(setting.key)File, found \(name) on the command line, where any user of the machine can read it"
+                )
+            }
+        }
+    }
+
+    /// Every `SAML_SERVICE_*` variable names a setting (or is `SAML_SERVICE_CONFIG`, the file's path).
+    private static func refuseUnknown(environment: [String: String]) throws {
+        let known = Set(ServiceSettings.all.map { ServiceSettings.environmentName($0.key) } + ["SAML_SERVICE_CONFIG"])
+        let prefix = ServiceSettings.environmentName("") // "SAML_SERVICE_"
+        if let unknown = environment.keys.filter({ $0.hasPrefix(prefix) && !known.contains($0) }).sorted().first {
+            throw SAMLError(.configurationInvalid, "expected only settings' variables (docs/service.md, \"Configuration\"), found \(unknown)")
+        }
+    }
+}
+
+/// The settings as ``ServiceConfiguration/init(reading:)`` reads them: typed, ranged, paths from the file
+/// relative to it.
+struct SettingsReader {
+    /// The command line, the environment, the file.
+    let reader: ConfigReader
+    /// The command line and the environment: a path from them is taken as given.
+    let overrides: ConfigReader
+    let file: ConfigurationFile
+    /// For OpenTelemetry's standard variables.
+    let environment: [String: String]
+
+    func string(_ key: String) -> String? {
+        reader.string(forKey: ConfigKey(key), isSecret: ServiceSettings.secrets.contains(key))
+    }
+
+    func bool(_ key: String) -> Bool? {
+        reader.bool(forKey: ConfigKey(key))
+    }
+
+    /// A list: a JSON array, or entries separated by commas (a secret's also by lines).
+    func strings(_ key: String) -> [String]? {
+        let isSecret = ServiceSettings.secrets.contains(key)
+        guard let values = reader.stringArray(forKey: ConfigKey(key), isSecret: isSecret) else { return nil }
+        return isSecret ? values.flatMap(ServiceConfiguration.entries) : values
+    }
+
+    func int(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let value = reader.int(forKey: ConfigKey(key)) else { return nil }
+        guard range.contains(value) else {
+            throw outOfRange(key, lower: "\(range.lowerBound)", upper: range.upperBound == .max ? nil : "\(range.upperBound)", found: "\(value)")
+        }
+        return value
+    }
+
+    func double(_ key: String, in range: ClosedRange<Double>) throws -> Double? {
+        guard let value = reader.double(forKey: ConfigKey(key)) else { return nil }
+        guard range.contains(value) else {
+            throw outOfRange(key, lower: "\(range.lowerBound)", upper: "\(range.upperBound)", found: "\(value)")
+        }
+        return value
+    }
+
+    /// A duration given as a number of `unit`s (at most a century of them).
+    func seconds(_ key: String, unit: Duration = .seconds(1), in range: ClosedRange<Double> = 0...3_155_760_000) throws -> Duration? {
+        try double(key, in: range).map { unit * $0 }
+    }
+
+    /// A path: from the file, relative to the file's folder; from the command line or the environment, as given.
+    func path(_ key: String) -> String? {
+        if let value = overrides.string(forKey: ConfigKey(key)) { return value }
+        return reader.string(forKey: ConfigKey(key)).map(file.relative)
+    }
+
+    /// A map: `name=value` entries from any provider, else the file's JSON object.
+    func map(_ key: String) throws -> [String: String]? {
+        guard let entries = reader.stringArray(forKey: ConfigKey(key)) else { return file.maps[key] }
+        var map: [String: String] = [:]
+        for entry in entries {
+            guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
+                throw SAMLError(.configurationInvalid, "expected \(key) as name=value entries, found another form")
+            }
+            map[String(entry[..<equals])] = String(entry[entry.index(after: equals)...])
+        }
+        return map
+    }
+
+    private func outOfRange(_ key: String, lower: String, upper: String?, found: String) -> SAMLError {
+        SAMLError(.configurationInvalid, "expected \(key) " + (upper.map { "from \(lower) to \($0)" } ?? "of at least \(lower)") + ", found \(found)")
+    }
+}
+
+/// swift-configuration's reporter of every read: a provider that failed (a value of the wrong type) is
+/// kept, named by where it came from but never by its value, and ``check()`` throws the first.
+final class RefusedValues: AccessReporter {
+    private let sources: [String]
+    private let refused = Mutex<[String]>([])
+
+    init(path: String) {
+        sources = ["the command line", "the environment", quoted(path)]
+    }
+
+    func report(_ event: AccessEvent) {
+        let key = event.metadata.key.components.joined(separator: ".")
+        let spellings = [ServiceSettings.optionName(key), ServiceSettings.environmentName(key), quoted(key)]
+        for (index, result) in event.providerResults.enumerated() {
+            guard case .failure = result.result else { continue }
+            let source = index < sources.count ? "\(spellings[index]) in \(sources[index])" : key
+            refused.withLock { $0.append("expected \(event.metadata.valueType) for \(source), found another value") }
+        }
+        if event.conversionError != nil {
+            refused.withLock { $0.append("expected \(event.metadata.valueType) for \(key), found another value") }
+        }
+    }
+
+    func check() throws {
+        if let first = refused.withLock({ $0.first }) { throw SAMLError(.configurationInvalid, first) }
+    }
+}

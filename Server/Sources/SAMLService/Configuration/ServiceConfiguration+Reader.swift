@@ -1,0 +1,118 @@
+import AppleSSO
+import Configuration
+import Foundation
+import SAML
+
+/// The service's settings read from swift-configuration's `ConfigReader`: every key of ``ServiceSettings``,
+/// from whichever provider has it first, checked as the file's members always were.
+extension ServiceConfiguration {
+    /// Reads every setting; a value of the wrong type is left to the reader's reporter, which
+    /// ``load(contentsOf:arguments:environment:)`` turns into an error.
+    init(reading settings: SettingsReader) throws {
+        func required(_ key: String) throws -> String {
+            guard let value = settings.string(key) else {
+                throw SAMLError(.configurationInvalid, "expected \(quoted(key)) in \(quoted(settings.file.path)), found none")
+            }
+            return value
+        }
+        func path(_ key: String) -> String? {
+            settings.path(key)
+        }
+        guard let mvpdConfiguration = path("mvpdConfiguration"), let trust = path("trust") else {
+            let missing = settings.string("mvpdConfiguration") == nil ? "mvpdConfiguration" : "trust"
+            throw SAMLError(.configurationInvalid, "expected \(quoted(missing)) in \(quoted(settings.file.path)), found none")
+        }
+        self.init(serviceProvider: try required("serviceProvider"), mvpdConfigurationPath: mvpdConfiguration, trustPath: trust)
+
+        if let value = settings.bool("allowDevelopmentKeys") { allowDevelopmentKeys = value }
+        if let value = settings.string("host") { host = value }
+        if let value = try settings.int("port", in: 0...65535) { port = value }
+        if let value = settings.string("spEntityID") { spEntityID = value }
+        destination = settings.string("destination")
+
+        if let value = settings.string("store") { store = value }
+        if let file = path("storePasswordFile") { storePassword = try Self.secretText(file) }
+        if let value = settings.string("storePassword") { storePassword = value }
+        if let value = try settings.seconds("storeTimeoutSeconds") { storeTimeout = value }
+        if let value = try settings.seconds("storeStartupTimeoutSeconds") { storeStartupTimeout = value }
+        if let value = try settings.int("storeConnections", in: 1...Int.max) { storeConnections = value }
+        if let value = try settings.seconds("storeBatchWindowMilliseconds", unit: .milliseconds(1), in: 0...50) { storeBatchWindow = value }
+        if let value = try settings.int("profileLookupsPerSecond", in: 1...Int.max) { profileLookupsPerSecond = value }
+        if let value = try settings.int("profileLookupConcurrency", in: 1...Int.max) { profileLookupConcurrency = value }
+        if let value = try settings.int("memoryStoreCapacity", in: 1...Int.max) { memoryStoreCapacity = value }
+        if let value = try settings.int("memoryProfileCapacity", in: 1...Int.max) { memoryProfileCapacity = value }
+
+        if let file = path("requestKeysFile") { requestKeys = try Self.parseRequestKeys(Self.secret(file)) }
+        if let value = settings.strings("requestKeys") { requestKeys = try Self.parseRequestKeys(value) }
+        if let value = try settings.seconds("requestLifetimeSeconds") { requestLifetime = value }
+        if let value = try settings.seconds("maximumAgeSeconds") { maximumAge = value }
+        if let value = try settings.seconds("clockSkewSeconds", in: 0...3600) { clockSkew = value }
+        if let value = settings.bool("allowUnsolicited") { allowUnsolicited = value }
+        requestSigningKeyPath = path("requestSigningKey")
+        requestSigningCertificatePath = path("requestSigningCertificate")
+        if let value = settings.strings("assertionConsumerServiceURLs") { assertionConsumerServiceURLs = value }
+        encryptionCertificatePath = path("encryptionCertificate")
+
+        if let value = try settings.map("userMetadataMapping") { userMetadataMapping = value }
+        if let value = settings.strings("featuredMVPDs") { featuredMVPDs = value }
+        if let value = settings.string("authenticationURL") { authenticationURL = value }
+        if let value = try settings.seconds("authenticationTTLSeconds") { authenticationTTL = value }
+        if let value = try settings.map("mvpdAuthenticationTTLSeconds") {
+            mvpdAuthenticationTTLs = try value.mapValues { text in
+                guard let seconds = Double(text), seconds >= 0 else {
+                    throw SAMLError(.configurationInvalid, "expected seconds as the values of mvpdAuthenticationTTLSeconds, found another value")
+                }
+                return .milliseconds(Int64(seconds * 1000))
+            }
+        }
+        requestorName = settings.string("requestorName")
+        if let value = settings.strings("domains") { domains = value }
+
+        if let file = path("bearerTokensFile") { bearerTokens = try Self.secret(file) }
+        if let value = settings.strings("bearerTokens") { bearerTokens = value }
+        if let file = path("adminTokensFile") { adminTokens = try Self.secret(file) }
+        if let value = settings.strings("adminTokens") { adminTokens = value }
+
+        if let value = try settings.int("maximumConnections", in: 1...Int.max) { maximumConnections = value }
+        if let value = try settings.int("maximumBodyBytes", in: 1...Int.max) { maximumBodyBytes = value }
+        if let value = try settings.int("maximumHeaderBytes", in: 1...Int.max) { maximumHeaderBytes = value }
+        if let value = try settings.seconds("headerTimeoutSeconds") { headerTimeout = value }
+        if let value = try settings.seconds("requestTimeoutSeconds") { requestTimeout = value }
+        if let value = try settings.seconds("idleTimeoutSeconds") { idleTimeout = value }
+        if let value = try settings.int("maximumConcurrentVerifications", in: 1...Int.max) { maximumConcurrentVerifications = value }
+        if let value = try settings.int("verificationQueue", in: 0...Int.max) { verificationQueue = value }
+        adminPort = try settings.int("adminPort", in: 0...65535)
+        if let value = settings.string("adminHost") { adminHost = value }
+        if let value = try settings.seconds("shutdownTimeoutSeconds") { shutdownTimeout = value }
+
+        if let value = settings.string("logLevel") { logLevel = try Self.level(value) }
+        tracing = try Self.tracing(settings)
+    }
+
+    /// On when the file has a `tracing` object, any `tracing.*` setting is set, or OpenTelemetry's standard
+    /// endpoint variables are; off, whatever else is set, with `OTEL_SDK_DISABLED=true` or
+    /// `OTEL_TRACES_EXPORTER=none`.
+    private static func tracing(_ settings: SettingsReader) throws -> Tracing? {
+        let environment = settings.environment
+        if environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" || environment["OTEL_TRACES_EXPORTER"]?.lowercased() == "none" {
+            return nil
+        }
+        let endpoint = settings.string("tracing.endpoint")
+        let encoding = settings.string("tracing.protocol")
+        let sampleRatio = try settings.double("tracing.sampleRatio", in: 0...1)
+        let exportInterval = try settings.seconds("tracing.exportIntervalSeconds", in: 0.001...3600)
+        let standardEndpoint = environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] != nil || environment["OTEL_EXPORTER_OTLP_ENDPOINT"] != nil
+        guard settings.file.hasTracing || endpoint != nil || encoding != nil || sampleRatio != nil || exportInterval != nil || standardEndpoint
+        else { return nil }
+        var tracing = Tracing(endpoint: try endpoint.map(Tracing.checkedEndpoint))
+        if let encoding {
+            guard let value = Tracing.Encoding(rawValue: encoding) else {
+                throw SAMLError(.configurationInvalid, "expected tracing.protocol \"http/protobuf\" or \"http/json\", found \(quoted(encoding))")
+            }
+            tracing.encoding = value
+        }
+        if let sampleRatio { tracing.sampleRatio = sampleRatio }
+        if let exportInterval { tracing.exportInterval = exportInterval }
+        return tracing
+    }
+}
