@@ -13,7 +13,7 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Run the Token Exchange service (Hummingbird) until SIGTERM or SIGINT.",
         discussion: """
-            Configured through swift-configuration: the options after --config, over the environment's \
+            Configured through swift-configuration: the command line's options, over the environment's \
             SAML_SERVICE_* variables, over the JSON file (ServiceConfiguration, docs/service.md). Every setting \
             of the file is also an option and a variable: storeTimeoutSeconds is --store-timeout-seconds and \
             SAML_SERVICE_STORE_TIMEOUT_SECONDS; --port 0 picks a free port, --store memory or postgres://..., \

@@ -79,11 +79,15 @@ struct DevelopmentKeysTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("service.json").path
-        try Data(#"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json"}"#.utf8).write(to: URL(fileURLWithPath: path))
+        try Data(#"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json"}"#.utf8).write(
+            to: URL(fileURLWithPath: path))
         #expect(try await !ServiceConfiguration.load(contentsOf: path, environment: [:]).allowDevelopmentKeys)
         #expect(
-            try await ServiceConfiguration.load(contentsOf: path, environment: ["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS": "true"]).allowDevelopmentKeys)
-        #expect(try await ServiceConfiguration.load(contentsOf: path, arguments: ["--allow-development-keys"], environment: [:]).allowDevelopmentKeys)
+            try await ServiceConfiguration.load(contentsOf: path, environment: ["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS": "true"])
+                .allowDevelopmentKeys)
+        #expect(
+            try await ServiceConfiguration.load(contentsOf: path, arguments: ["--allow-development-keys"], environment: [:])
+                .allowDevelopmentKeys)
         // swift-configuration's booleans: true/false, yes/no, 1/0; anything else is refused, not read as false.
         await #expect(throws: SAMLError.self) {
             try await ServiceConfiguration.load(contentsOf: path, environment: ["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS": "maybe"])

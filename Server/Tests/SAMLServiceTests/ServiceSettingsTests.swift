@@ -43,7 +43,9 @@ struct ServiceSettingsTests {
         #expect(documented == Set(ServiceSettings.all.map(\.key)))
     }
 
-    @Test("each provider spells a key its way: file member, SAML_SERVICE_ variable, --option; the command line over the environment over the file")
+    @Test(
+        "each provider spells a key its way: file member, SAML_SERVICE_ variable, --option; the command line over the environment over the file"
+    )
     func spellings() async throws {
         #expect(ServiceSettings.environmentName("storeTimeoutSeconds") == "SAML_SERVICE_STORE_TIMEOUT_SECONDS")
         #expect(ServiceSettings.environmentName("spEntityID") == "SAML_SERVICE_SP_ENTITY_ID")

@@ -433,7 +433,8 @@ struct ServiceConfigurationTests {
         #expect(configuration.featuredMVPDs == ["MVPD-B", "MVPD-A"])
         await #expect(throws: SAMLError.self) { try await ServiceConfiguration.load(contentsOf: "/nonexistent.json") }
         await #expect(throws: SAMLError.self) {
-            try await ServiceConfiguration.load(contentsOf: "\(Service.vectors)/exchange/service.json", environment: ["SAML_SERVICE_PORT": "x"])
+            try await ServiceConfiguration.load(
+                contentsOf: "\(Service.vectors)/exchange/service.json", environment: ["SAML_SERVICE_PORT": "x"])
         }
     }
 
@@ -468,7 +469,8 @@ struct ServiceConfigurationTests {
             ])
         #expect(environment.requestKeys.map(\.id) == [9] && environment.bearerTokens == ["x", "y"] && environment.storePassword == "pw")
         do {
-            _ = try await ServiceConfiguration.load(contentsOf: path, environment: ["SAML_SERVICE_REQUEST_KEYS": "1:abcd-not-hex-secret-value"])
+            _ = try await ServiceConfiguration.load(
+                contentsOf: path, environment: ["SAML_SERVICE_REQUEST_KEYS": "1:abcd-not-hex-secret-value"])
             Issue.record("a malformed key was accepted")
         } catch let error as SAMLError {
             #expect(error.code == .configurationInvalid && !error.message.contains("abcd"))

@@ -252,7 +252,8 @@ struct ServiceTracingTests {
                 == "https://c.example/otlp/v1/traces")
         #expect(try await load("", environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"]).tracing == .init())
         #expect(
-            try await load("", environment: ["SAML_SERVICE_TRACING_ENDPOINT": "http://c:4318/"]).tracing?.endpoint == "http://c:4318/v1/traces")
+            try await load("", environment: ["SAML_SERVICE_TRACING_ENDPOINT": "http://c:4318/"]).tracing?.endpoint
+                == "http://c:4318/v1/traces")
         #expect(try await load(#""tracing": {}"#, environment: ["OTEL_SDK_DISABLED": "true"]).tracing == nil)
         #expect(try await load(#""tracing": {}"#, environment: ["OTEL_TRACES_EXPORTER": "none"]).tracing == nil)
         for bad in [

@@ -20,7 +20,8 @@ struct ConfigurationFile {
             throw SAMLError(.configurationInvalid, "expected a readable service configuration at \(quoted(path)), found none")
         }
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw SAMLError(.configurationInvalid, "expected a JSON object in the service configuration \(quoted(path)), found another form")
+            throw SAMLError(
+                .configurationInvalid, "expected a JSON object in the service configuration \(quoted(path)), found another form")
         }
         let settings = ServiceSettings.all.filter(\.inFile).map(\.key)
         try Self.refuseUnknown(object.keys, known: settings.map { String($0.prefix { $0 != "." }) }, in: "the service configuration")

@@ -57,7 +57,8 @@ extension ServiceConfiguration {
         for argument in arguments where argument.hasPrefix("--") {
             let name = String(argument.prefix { $0 != "=" })
             guard let setting = options[name] else {
-                throw SAMLError(.configurationInvalid, "expected a setting's option (docs/service.md, \"Configuration\"), found \(quoted(name))")
+                throw SAMLError(
+                    .configurationInvalid, "expected a setting's option (docs/service.md, \"Configuration\"), found \(quoted(name))")
             }
             if setting.isSecret {
                 throw SAMLError(
@@ -71,9 +72,10 @@ extension ServiceConfiguration {
     /// Every `SAML_SERVICE_*` variable names a setting (or is `SAML_SERVICE_CONFIG`, the file's path).
     private static func refuseUnknown(environment: [String: String]) throws {
         let known = Set(ServiceSettings.all.map { ServiceSettings.environmentName($0.key) } + ["SAML_SERVICE_CONFIG"])
-        let prefix = ServiceSettings.environmentName("") // "SAML_SERVICE_"
+        let prefix = ServiceSettings.environmentName("")  // "SAML_SERVICE_"
         if let unknown = environment.keys.filter({ $0.hasPrefix(prefix) && !known.contains($0) }).sorted().first {
-            throw SAMLError(.configurationInvalid, "expected only settings' variables (docs/service.md, \"Configuration\"), found \(unknown)")
+            throw SAMLError(
+                .configurationInvalid, "expected only settings' variables (docs/service.md, \"Configuration\"), found \(unknown)")
         }
     }
 }
@@ -107,7 +109,8 @@ struct SettingsReader {
     func int(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let value = reader.int(forKey: ConfigKey(key)) else { return nil }
         guard range.contains(value) else {
-            throw outOfRange(key, lower: "\(range.lowerBound)", upper: range.upperBound == .max ? nil : "\(range.upperBound)", found: "\(value)")
+            throw outOfRange(
+                key, lower: "\(range.lowerBound)", upper: range.upperBound == .max ? nil : "\(range.upperBound)", found: "\(value)")
         }
         return value
     }
@@ -145,7 +148,9 @@ struct SettingsReader {
     }
 
     private func outOfRange(_ key: String, lower: String, upper: String?, found: String) -> SAMLError {
-        SAMLError(.configurationInvalid, "expected \(key) " + (upper.map { "from \(lower) to \($0)" } ?? "of at least \(lower)") + ", found \(found)")
+        SAMLError(
+            .configurationInvalid,
+            "expected \(key) " + (upper.map { "from \(lower) to \($0)" } ?? "of at least \(lower)") + ", found \(found)")
     }
 }
 

@@ -60,7 +60,8 @@ extension ServiceConfiguration {
         if let value = try settings.map("mvpdAuthenticationTTLSeconds") {
             mvpdAuthenticationTTLs = try value.mapValues { text in
                 guard let seconds = Double(text), seconds >= 0 else {
-                    throw SAMLError(.configurationInvalid, "expected seconds as the values of mvpdAuthenticationTTLSeconds, found another value")
+                    throw SAMLError(
+                        .configurationInvalid, "expected seconds as the values of mvpdAuthenticationTTLSeconds, found another value")
                 }
                 return .milliseconds(Int64(seconds * 1000))
             }
@@ -102,12 +103,15 @@ extension ServiceConfiguration {
         let sampleRatio = try settings.double("tracing.sampleRatio", in: 0...1)
         let exportInterval = try settings.seconds("tracing.exportIntervalSeconds", in: 0.001...3600)
         let standardEndpoint = environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] != nil || environment["OTEL_EXPORTER_OTLP_ENDPOINT"] != nil
-        guard settings.file.hasTracing || endpoint != nil || encoding != nil || sampleRatio != nil || exportInterval != nil || standardEndpoint
+        guard
+            settings.file.hasTracing || endpoint != nil || encoding != nil || sampleRatio != nil || exportInterval != nil
+                || standardEndpoint
         else { return nil }
         var tracing = Tracing(endpoint: try endpoint.map(Tracing.checkedEndpoint))
         if let encoding {
             guard let value = Tracing.Encoding(rawValue: encoding) else {
-                throw SAMLError(.configurationInvalid, "expected tracing.protocol \"http/protobuf\" or \"http/json\", found \(quoted(encoding))")
+                throw SAMLError(
+                    .configurationInvalid, "expected tracing.protocol \"http/protobuf\" or \"http/json\", found \(quoted(encoding))")
             }
             tracing.encoding = value
         }

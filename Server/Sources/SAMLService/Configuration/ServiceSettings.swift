@@ -24,7 +24,10 @@ enum ServiceSettings {
     static let all: [Setting] = [
         // The three paths the file must name (relative to it).
         .init(key: "serviceProvider"), .init(key: "mvpdConfiguration"), .init(key: "trust"),
-        // The listener: the keys Hummingbird's `ApplicationConfiguration(reader:)` reads.
+        // The listener: the keys Hummingbird's `ApplicationConfiguration(reader:)` reads. The service reads
+        // them itself, as it reads every key here: that initializer checks no range (a port of 70000 is
+        // refused here at start-up), and a configuration built in code (tests, an embedding program) has no
+        // reader to hand it.
         .init(key: "host"), .init(key: "port"),
         .init(key: "allowDevelopmentKeys", inFile: false),
         .init(key: "spEntityID"), .init(key: "destination"),
