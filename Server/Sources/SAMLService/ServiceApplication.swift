@@ -73,10 +73,10 @@ public enum ServiceApplication {
         if memory.state != nil {
             logger.info("in-memory store", metadata: memory.sizing.mapValues { .string($0) })
         }
-        let controller = TokenExchangeController(
+        let responder = ServiceResponder(
             service: service, limit: configuration.maximumBodyBytes,
             admission: AdmissionControl(limit: configuration.maximumConcurrentVerifications, queue: configuration.verificationQueue))
-        let router = buildRouter(controller: controller, ready: ready, memory: memory, tracer: tracing?.tracer)
+        let router = buildRouter(responder: responder, ready: ready, memory: memory, tracer: tracing?.tracer)
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: configuration.maximumHeaderBytes, maxHeaderListSize: configuration.maximumHeaderBytes,
             maxHeaderFieldCount: 100)
@@ -153,15 +153,15 @@ public enum ServiceApplication {
 
     /// The public routes: the API of ``TokenExchangeService`` and the health and metrics routes.
     static func buildRouter(
-        controller: TokenExchangeController, ready: @escaping @Sendable () async throws -> Void,
+        responder: ServiceResponder, ready: @escaping @Sendable () async throws -> Void,
         memory: MemoryStores = MemoryStores(state: nil, profiles: nil), tracer: (any Tracer)? = nil
     ) -> Router<BasicRequestContext> {
-        let service = controller.service
+        let service = responder.service
         let metrics = service.metrics
         let router = Router(context: BasicRequestContext.self)
         if let tracer { router.add(middleware: RequestSpanMiddleware(tracer: tracer)) }
         router.add(middleware: ObservabilityMiddleware(metrics: metrics))
-        controller.add(to: router)
+        responder.add(to: router)
         addHealthRoutes(to: router, metrics: metrics, trust: service.trust, ready: ready, memory: memory)
         return router
     }
@@ -230,7 +230,7 @@ public enum ServiceApplication {
         var object: [String: JSONValue] = ["status": .string(text)]
         if !trust.isEmpty { object["trust"] = .object(trust) }
         if !store.isEmpty { object["store"] = .object(store.mapValues { .string($0) }) }
-        return TokenExchangeController.json(status, JSONValue.object(object).bytes)
+        return ServiceResponder.json(status, JSONValue.object(object).bytes)
     }
 }
 

@@ -8,10 +8,11 @@ import Tracing
 /// The endpoints of the Token Exchange service, as plain functions from a request's parts to an answer
 /// (``ServiceAnswer``), over the state they share: the MVPD configuration (reloaded as a whole), the
 /// trust, the verifier's template through it, the request-ID keys. ``ServiceApplication`` puts them
-/// behind Hummingbird (``TokenExchangeController``). One file per API family, each with its routes:
-/// `Controllers/SessionsEndpoints.swift`, `ProfilesEndpoints.swift`, `LegacyV1Endpoints.swift`,
-/// `MetadataEndpoints.swift`; the checks they share in `RequestChecks.swift`, the answer and header
-/// types in `ServiceAnswer.swift`.
+/// behind Hummingbird: one controller per API family, in a file with its endpoints
+/// (`Controllers/SessionsController.swift`, `ProfilesController.swift`, `LegacyV1Controller.swift`,
+/// `MetadataController.swift`), each route answered through the one ``ServiceResponder`` (limits,
+/// admission, verdict metrics, the access log); the checks they share in `RequestChecks.swift`, the answer
+/// and header types in `ServiceAnswer.swift`.
 ///
 /// - `POST /api/v2/{serviceProvider}/sessions/sso/{partner}`: for an MVPD with platform SSO, answers
 ///   `partner_profile` with a fresh SAML `AttributeQuery` and the MVPD's attribute names; otherwise the

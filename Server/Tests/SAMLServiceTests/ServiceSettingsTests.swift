@@ -115,6 +115,14 @@ struct ServiceSettingsTests {
         try Data(#"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json", "tracing": {"endpont": "x"}}"#.utf8)
             .write(to: URL(fileURLWithPath: path))
         await refused(path: path, naming: "endpont")
+        try Data(#"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json", "port": {"value": 1}}"#.utf8)
+            .write(to: URL(fileURLWithPath: path))
+        await refused(path: path, naming: "port")
+        try Data(
+            #"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json", "tracing": {"sampleRatio": {"a": 1}}}"#.utf8
+        )
+        .write(to: URL(fileURLWithPath: path))
+        await refused(path: path, naming: "tracing.sampleRatio")
         try Data(#"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json"}"#.utf8).write(to: URL(fileURLWithPath: path))
         await refused(path: path, naming: "trust")
     }

@@ -31,7 +31,10 @@ struct ConfigurationFile {
             }
             let members = settings.filter { $0.hasPrefix("tracing.") }.map { String($0.dropFirst("tracing.".count)) }
             try Self.refuseUnknown(tracing.keys, known: members, in: "tracing")
+            try Self.refuseObjects(in: tracing, prefix: "tracing.", path: path)
         }
+        // The provider reads an object as nested keys: one where a value belongs would be silently unread.
+        try Self.refuseObjects(in: object.filter { $0.key != "tracing" && !ServiceSettings.maps.contains($0.key) }, prefix: "", path: path)
         hasTracing = object["tracing"] != nil
         var maps: [String: [String: String]] = [:]
         for key in ServiceSettings.maps {
@@ -48,6 +51,12 @@ struct ConfigurationFile {
     /// A path of the file, relative to its folder unless absolute.
     func relative(_ file: String) -> String {
         file.hasPrefix("/") ? file : folder.appendingPathComponent(file).path
+    }
+
+    private static func refuseObjects(in members: [String: Any], prefix: String, path: String) throws {
+        if let member = members.filter({ $0.value is [String: Any] }).map(\.key).sorted().first {
+            throw SAMLError(.configurationInvalid, "expected a value for \(quoted(prefix + member)) in \(quoted(path)), found an object")
+        }
     }
 
     /// A misspelt setting must not be silently ignored: a member not in `known` is refused.

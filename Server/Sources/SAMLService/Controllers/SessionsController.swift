@@ -185,17 +185,21 @@ extension TokenExchangeService {
     }
 }
 
-extension TokenExchangeController {
+/// The family's routes, each answered through the shared ``ServiceResponder``.
+struct SessionsController: Sendable {
+    let responder: ServiceResponder
+
     /// `POST /api/v2/{serviceProvider}/sessions/sso/{partner}`.
-    var sessionRoutes: RouteCollection<BasicRequestContext> {
+    var routes: RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
-        let service = service
+        let service = responder.service
+        let responder = responder
         // With a request-signing key, each sessions/sso signs (an RSA or ECDSA private-key operation, several
         // times an unsigned call's CPU): anonymous callers then go through the admission control as a
         // verification does.
         let signs = service.signingKey != nil
         routes.post("/api/v2/:serviceProvider/sessions/sso/:partner") { request, context in
-            try await answer(request, context, admitted: signs) { headers, body in
+            try await responder.answer(request, context, admitted: signs) { headers, body in
                 await service.session(
                     serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
                     headers: headers, body: body)

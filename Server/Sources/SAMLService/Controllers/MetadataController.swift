@@ -81,18 +81,22 @@ extension TokenExchangeService {
     }
 }
 
-extension TokenExchangeController {
+/// The family's routes, each answered through the shared ``ServiceResponder``.
+struct MetadataController: Sendable {
+    let responder: ServiceResponder
+
     /// `GET .../saml/metadata` (public) and `GET .../configuration`.
-    var metadataRoutes: RouteCollection<BasicRequestContext> {
+    var routes: RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
-        let service = service
+        let service = responder.service
+        let responder = responder
         routes.get("/api/v2/:serviceProvider/saml/metadata") { request, context in
-            try await answer(request, context, form: false, authenticated: false) { _, _ in
+            try await responder.answer(request, context, form: false, authenticated: false) { _, _ in
                 service.spMetadata(serviceProvider: context.parameters.get("serviceProvider") ?? "")
             }
         }
         routes.get("/api/v2/:serviceProvider/configuration") { request, context in
-            try await answer(request, context, form: false) { headers, _ in
+            try await responder.answer(request, context, form: false) { headers, _ in
                 service.mvpdConfiguration(serviceProvider: context.parameters.get("serviceProvider") ?? "", headers: headers)
             }
         }

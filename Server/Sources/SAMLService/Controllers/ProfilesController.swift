@@ -81,25 +81,29 @@ extension TokenExchangeService {
     }
 }
 
-extension TokenExchangeController {
+/// The family's routes, each answered through the shared ``ServiceResponder``.
+struct ProfilesController: Sendable {
+    let responder: ServiceResponder
+
     /// `POST .../profiles/sso/{partner}` (admitted: it verifies), `GET .../profiles` and `GET .../profiles/{mvpd}`.
-    var profileRoutes: RouteCollection<BasicRequestContext> {
+    var routes: RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
-        let service = service
+        let service = responder.service
+        let responder = responder
         routes.post("/api/v2/:serviceProvider/profiles/sso/:partner") { request, context in
-            try await answer(request, context, verdictEndpoint: "profiles/sso", admitted: true) { headers, body in
+            try await responder.answer(request, context, verdictEndpoint: "profiles/sso", admitted: true) { headers, body in
                 await service.profile(
                     serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
                     headers: headers, body: body)
             }
         }
         routes.get("/api/v2/:serviceProvider/profiles") { request, context in
-            try await answer(request, context, form: false) { headers, _ in
+            try await responder.answer(request, context, form: false) { headers, _ in
                 await service.profiles(serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil, headers: headers)
             }
         }
         routes.get("/api/v2/:serviceProvider/profiles/:mvpd") { request, context in
-            try await answer(request, context, form: false) { headers, _ in
+            try await responder.answer(request, context, form: false) { headers, _ in
                 await service.profiles(
                     serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd") ?? "",
                     headers: headers)

@@ -6,8 +6,8 @@ import Logging
 import NIOCore
 import SAML
 
-/// The API routes of ``TokenExchangeService`` on a Hummingbird router: reads each request's headers and
-/// body within the limits, refuses a body that is not a form (`415`), admits Token Exchanges through
+/// What every API route of ``TokenExchangeService`` does around its handler (the controllers, one per
+/// API family, hand it their handlers): reads the request's headers and body within the limits, refuses a body that is not a form (`415`), admits Token Exchanges through
 /// ``AdmissionControl`` (`503` with `Retry-After` beyond it), and writes one access-log line per request
 /// (never the body, a header value or an attribute value at `info`; the library's refusal message,
 /// escaped, at `debug`).
@@ -16,18 +16,18 @@ import SAML
 /// `HTTPResponseError`s: every outcome, accepted or refused, then goes through the one place that logs it,
 /// counts its verdict and sets `Retry-After`, and an error Hummingbird itself throws (a route not found, a
 /// malformed request) stays distinguishable in the logs from a verdict of the service.
-struct TokenExchangeController: Sendable {
+struct ServiceResponder: Sendable {
     let service: TokenExchangeService
     let limit: Int
     let admission: AdmissionControl
 
-    /// Every family's routes (each in its file under `Controllers/`, beside its endpoints), then `405`
-    /// for the methods a path does not answer.
+    /// Every family's controller (each in its file under `Controllers/`, beside its endpoints), then
+    /// `405` for the methods a path does not answer.
     func add(to router: Router<BasicRequestContext>) {
-        router.addRoutes(sessionRoutes)
-        router.addRoutes(profileRoutes)
-        router.addRoutes(legacyV1Routes)
-        router.addRoutes(metadataRoutes)
+        router.addRoutes(SessionsController(responder: self).routes)
+        router.addRoutes(ProfilesController(responder: self).routes)
+        router.addRoutes(LegacyV1Controller(responder: self).routes)
+        router.addRoutes(MetadataController(responder: self).routes)
         Self.addMethodNotAllowed(to: router)
     }
 

@@ -110,15 +110,19 @@ extension TokenExchangeService {
     }
 }
 
-extension TokenExchangeController {
+/// The family's routes, each answered through the shared ``ServiceResponder``.
+struct LegacyV1Controller: Sendable {
+    let responder: ServiceResponder
+
     /// REST API v1: `POST /api/v1/tokens/authn` (admitted), `GET /api/v1/config/{requestor}`, `GET /api/v1/{requestor}/profile-requests/{mvpd}`.
-    var legacyV1Routes: RouteCollection<BasicRequestContext> {
+    var routes: RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
-        let service = service
+        let service = responder.service
+        let responder = responder
         routes.post("/api/v1/tokens/authn") { request, context in
             let format = TokenExchangeService.V1Format(
                 accept: request.headers[.accept], format: request.uri.queryParameters.get("format"), path: request.uri.path)
-            return try await answer(request, context, verdictEndpoint: "tokens/authn", admitted: true) { headers, body in
+            return try await responder.answer(request, context, verdictEndpoint: "tokens/authn", admitted: true) { headers, body in
                 await service.legacyAuthentication(headers: headers, body: body, format: format)
             }
         }
@@ -127,7 +131,7 @@ extension TokenExchangeController {
             let format = TokenExchangeService.V1Format(
                 accept: request.headers[.accept], format: request.uri.queryParameters.get("format"), path: path)
             let requestor = path.hasSuffix(".json") ? String(path.dropLast(5)) : path.hasSuffix(".xml") ? String(path.dropLast(4)) : path
-            return try await answer(request, context, form: false) { headers, _ in
+            return try await responder.answer(request, context, form: false) { headers, _ in
                 service.v1Configuration(requestor: requestor, headers: headers, format: format)
             }
         }
@@ -135,7 +139,7 @@ extension TokenExchangeController {
             let format = TokenExchangeService.V1Format(
                 accept: request.headers[.accept], format: request.uri.queryParameters.get("format"), path: request.uri.path)
             let deviceType = request.uri.queryParameters.get("deviceType")
-            return try await answer(request, context, form: false) { headers, _ in
+            return try await responder.answer(request, context, form: false) { headers, _ in
                 service.v1ProfileRequest(
                     requestor: context.parameters.get("requestor") ?? "", mvpd: context.parameters.get("mvpd") ?? "",
                     deviceType: deviceType,
