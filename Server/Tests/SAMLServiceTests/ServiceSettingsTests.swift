@@ -72,6 +72,12 @@ struct ServiceSettingsTests {
             contentsOf: Self.bundled, arguments: ["--store-timeout-seconds", "4", "--port=0", "--trust", "elsewhere/trust.json"],
             environment: ["SAML_SERVICE_STORE_TIMEOUT_SECONDS": "3.5", "SAML_SERVICE_PORT": "9000"])
         #expect(arguments.storeTimeout == .seconds(4) && arguments.port == 0)
+        // A string keeps its commas (a multi-host URL); a list is split at them; a flag alone is true.
+        let url = "postgres://saml@127.0.0.1:5432,127.0.0.1:5433/saml?target_session_attrs=read-write"
+        let split = try await ServiceConfiguration.load(
+            contentsOf: Self.bundled, arguments: ["--store", url, "--domains", "a.example,b.example", "c.example", "--allow-unsolicited"],
+            environment: [:])
+        #expect(split.store == url && split.domains == ["a.example", "b.example", "c.example"] && split.allowUnsolicited)
         // A path from the command line or the environment is taken as given; from the file, relative to it.
         #expect(arguments.trustPath == "elsewhere/trust.json" && file.trustPath.hasPrefix(Service.vectors))
     }

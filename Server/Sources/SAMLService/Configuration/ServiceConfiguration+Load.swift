@@ -23,9 +23,12 @@ extension ServiceConfiguration {
         accessReporter: (any AccessReporter)? = nil
     ) async throws -> ServiceConfiguration {
         let file = try ConfigurationFile(path: path)
-        try refuseUnknown(arguments: arguments)
         try refuseUnknown(environment: environment)
-        let commandLine = CommandLineArgumentsProvider(arguments: ["saml-server"] + arguments)
+        // The options by their variables' names, read with the environment's conversions: swift-configuration's
+        // CommandLineArgumentsProvider splits every value at its commas, which cuts a multi-host PostgreSQL URL
+        // (`--store postgres://u@db1,db2/saml`) or a URL's query in two; a list is still split at them.
+        let commandLine = EnvironmentVariablesProvider(environmentVariables: try options(arguments))
+            .prefixKeys(with: ConfigKey(ServiceSettings.environmentScope))
         let environmentProvider = EnvironmentVariablesProvider(
             environmentVariables: environment,
             secretsSpecifier: .specific(Set(ServiceSettings.secrets.map(ServiceSettings.environmentName)))
@@ -48,15 +51,23 @@ extension ServiceConfiguration {
         return configuration
     }
 
-    /// Every option names a setting that is not a secret; a value comes only after an option.
-    private static func refuseUnknown(arguments: [String]) throws {
-        if let first = arguments.first, !first.hasPrefix("--") {
-            throw SAMLError(.configurationInvalid, "expected --setting [value] options, found a value before any option")
-        }
-        let options = Dictionary(uniqueKeysWithValues: ServiceSettings.all.map { (ServiceSettings.optionName($0.key), $0) })
-        for argument in arguments where argument.hasPrefix("--") {
+    /// The options as `SAML_SERVICE_*` names and their values: `--name value`, `--name=value`, several values
+    /// after one option joined by commas, a flag alone `true`. Every option names a setting that is not a
+    /// secret; a value comes only after an option.
+    private static func options(_ arguments: [String]) throws -> [String: String] {
+        let settings = Dictionary(uniqueKeysWithValues: ServiceSettings.all.map { (ServiceSettings.optionName($0.key), $0) })
+        var values: [String: [String]] = [:]
+        var current: String?
+        for argument in arguments {
+            guard argument.hasPrefix("--") else {
+                guard let current else {
+                    throw SAMLError(.configurationInvalid, "expected --setting [value] options, found a value before any option")
+                }
+                values[current, default: []].append(argument)
+                continue
+            }
             let name = String(argument.prefix { $0 != "=" })
-            guard let setting = options[name] else {
+            guard let setting = settings[name] else {
                 throw SAMLError(
                     .configurationInvalid, "expected a setting's option (docs/service.md, \"Configuration\"), found \(quoted(name))")
             }
@@ -66,7 +77,11 @@ extension ServiceConfiguration {
                     "expected \(setting.key) from \(ServiceSettings.environmentName(setting.key)) or \(setting.key)File, found \(name) on the command line, where any user of the machine can read it"
                 )
             }
+            let variable = ServiceSettings.environmentName(setting.key)
+            values[variable, default: []] += argument.count > name.count ? [String(argument.dropFirst(name.count + 1))] : []
+            current = argument.count > name.count ? nil : variable
         }
+        return values.mapValues { $0.isEmpty ? "true" : $0.joined(separator: ",") }
     }
 
     /// Every `SAML_SERVICE_*` variable names a setting (or is `SAML_SERVICE_CONFIG`, the file's path).
