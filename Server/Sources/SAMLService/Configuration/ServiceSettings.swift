@@ -2,10 +2,12 @@
 /// environment's `SAML_SERVICE_*` variables, the command line's options and docs/service.md's table are
 /// checked against (a test holds the table to it, another the reader).
 ///
-/// A key is camelCase, dotted below an object (`tracing.endpoint`). swift-configuration gives each provider
-/// its spelling of it: the file's member, `SAML_SERVICE_` and the key in upper snake case in the
+/// A key is camelCase, dotted below an object (`tracing.endpoint`). Each source spells it its way, by
+/// swift-configuration's rules: the file's member, `SAML_SERVICE_` and the key in upper snake case in the
 /// environment (`storeTimeoutSeconds` → `SAML_SERVICE_STORE_TIMEOUT_SECONDS`), and `--` and the key in
-/// kebab case on the command line (`--store-timeout-seconds`).
+/// kebab case on the command line (`--store-timeout-seconds`; the options are parsed by
+/// ``ServiceConfiguration/load(contentsOf:arguments:environment:accessReporter:)``, which maps them to the
+/// environment's names).
 enum ServiceSettings {
     /// Where a setting may come from.
     struct Setting: Sendable {
@@ -71,7 +73,8 @@ enum ServiceSettings {
         spelled(environmentScope + "." + key, separator: "_").uppercased()
     }
 
-    /// The command-line option of a key, as swift-configuration's command-line provider spells it.
+    /// The command-line option of a key, spelt as swift-configuration's command-line provider would (that
+    /// provider itself is not used: it cuts every value at its commas).
     static func optionName(_ key: String) -> String {
         "--" + spelled(key, separator: "-").lowercased()
     }
