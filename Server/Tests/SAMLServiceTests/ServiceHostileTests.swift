@@ -1,5 +1,7 @@
 import AppleSSO
 import Foundation
+import NIOCore
+import NIOEmbedded
 import SAML
 import SAMLLoad
 import Synchronization
@@ -134,12 +136,11 @@ struct ServiceHostileTests {
         #expect(!BearerToken.matches(Array("ab".utf8), [BearerToken.digest(Array("abc".utf8))]))
     }
 
-    @Test("a trickled body and trickled headers are cut off at their deadlines; at the cap the longest-waiting connection makes room")
-    func slowClientsAndConnectionCap() async throws {
+    @Test("a trickled body and trickled headers are cut off at their deadlines")
+    func slowClientsCutOff() async throws {
         var configuration = Service.configuration()
         configuration.headerTimeout = .seconds(1)
         configuration.requestTimeout = .seconds(2)
-        configuration.maximumConnections = 4
         try await Service.with(configuration) { port in
             let clock = ContinuousClock()
             // A body of 100 bytes, one byte every 300 ms (each byte resets an idle timer).
@@ -158,42 +159,78 @@ struct ServiceHostileTests {
             let slowHead = try RawConnection(port: port)
             try slowHead.write("POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\n")
             #expect(slowHead.isClosed(waiting: .seconds(4)) && clock.now - started < .seconds(4))
-            // The cap: with 4 idle connections held, each new one closes the one that has waited longest,
-            // so that holding connections never locks a real login out.
-            // (Opened 50 ms apart: the event loops register connections in parallel.)
-            // Each wait below ends before the oldest connection's own deadline (header: 1 s; body: 2 s from
-            // its headers), so a close seen within it is the cap's doing, however loaded the machine.
-            var held: [RawConnection] = []
-            let heldSince = clock.now
-            for _ in 0..<4 {
-                held.append(try RawConnection(port: port))
-                try await Task.sleep(for: .milliseconds(50))
-            }
+        }
+    }
+
+    @Test("at the cap a new connection closes one that holds a place without a whole request, and a login gets through")
+    func connectionCap() async throws {
+        var configuration = Service.configuration()
+        // Deadlines far beyond every wait below, so that a close seen here is the cap's doing, however
+        // loaded the machine. (Which connection the cap picks is checked without timing, below.)
+        configuration.headerTimeout = .seconds(30)
+        configuration.requestTimeout = .seconds(30)
+        configuration.idleTimeout = .seconds(30)
+        configuration.maximumConnections = 4
+        try await Service.with(configuration) { port in
+            // 4 idle connections held: one more closes one of them, so that holding connections never
+            // locks a real login out.
+            let held = try (0..<4).map { _ in try RawConnection(port: port) }
             let beyond = try RawConnection(port: port)
-            // Well before the 1-s header deadline: the oldest was closed to make room, the newest is open.
-            #expect(held[0].isClosed(waiting: heldSince + .milliseconds(850) - clock.now))
+            #expect(RawConnection.closed(among: held, within: .seconds(10)).count == 1)
             #expect(!beyond.isClosed(waiting: .milliseconds(100)))
             #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB)).status == 201)
             held.forEach { $0.close() }
-            beyond.close()  // the stalled phase below starts with no connection of this one left open
+            beyond.close()
             // Stalled bodies hold no more than idle connections: with 4 requests whose bodies never
-            // arrive, a new connection closes the oldest of them, and a login gets through.
+            // arrive, a new connection closes one of them, and a login gets through.
             var stalled: [RawConnection] = []
-            let stalledSince = clock.now
             for _ in 0..<4 {
                 let connection = try RawConnection(port: port)
                 try connection.write(
                     "POST /api/v2/REF30/profiles/sso/Apple HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nSAMLResponse="
                 )
                 stalled.append(connection)
-                try await Task.sleep(for: .milliseconds(50))
             }
             let newcomer = try RawConnection(port: port)
-            #expect(stalled[0].isClosed(waiting: stalledSince + .milliseconds(1_700) - clock.now))
+            #expect(RawConnection.closed(among: stalled, within: .seconds(10)).count == 1)
             #expect(!newcomer.isClosed(waiting: .milliseconds(100)))
             #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdA)).status == 201)
             stalled.forEach { $0.close() }
         }
+    }
+
+    @Test("the cap's choice: the connection waiting longest, else the one receiving its body longest, never one being answered")
+    func connectionCapOrder() throws {
+        let channels = (0..<6).map { _ in EmbeddedChannel() }
+        defer { channels.forEach { _ = try? $0.finish() } }
+        let registry = ConnectionGuard.Registry(capacity: 4)
+        func admit(_ index: Int) -> (id: UInt64, evicted: Int?)? {
+            registry.admit(channels[index]).map { admitted in
+                (admitted.id, admitted.evicted.flatMap { evicted in channels.firstIndex { $0 === evicted } })
+            }
+        }
+        // 0 receiving, 1 waiting, 2 answering then waiting again (after 1), 3 receiving (after 0).
+        let ids = (0..<4).map { admit($0)!.id }
+        registry.set(ids[0], .receiving)
+        registry.set(ids[2], .answering)
+        registry.set(ids[3], .receiving)
+        registry.set(ids[2], .waiting)
+        #expect(admit(4)?.evicted == 1)  // the waiting longest
+        #expect(admit(5)?.evicted == 2)  // waiting since before 4 opened, though it opened before 3
+        #expect(registry.count == 4)
+        // 4 and 5 answer; the receiving ones go, the oldest first; with all answering, none makes room.
+        let again = EmbeddedChannel()
+        defer { _ = try? again.finish() }
+        registry.set(ids[0] + 4, .answering)
+        registry.set(ids[0] + 5, .answering)
+        #expect(registry.admit(again)?.evicted === channels[0])
+        registry.set(ids[0] + 6, .answering)
+        #expect(registry.admit(EmbeddedChannel())?.evicted === channels[3])
+        registry.set(ids[0] + 7, .answering)
+        #expect(registry.admit(EmbeddedChannel()) == nil)
+        // A closed connection frees its place.
+        registry.remove(ids[0] + 4)
+        #expect(registry.admit(EmbeddedChannel()).map { $0.evicted == nil } == true)
     }
 
     @Test("a kept-alive connection in use outlives every timeout; once idle it is closed after the idle timeout, not before")
@@ -392,6 +429,16 @@ final class RawConnection: Sendable {
             if count <= 0 { return true }
         }
         return false
+    }
+
+    /// The indices of `connections` the server has closed, once at least one is or `timeout` passes.
+    static func closed(among connections: [RawConnection], within timeout: Duration) -> [Int] {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let closed = connections.indices.filter { connections[$0].isClosed(waiting: .milliseconds(10)) }
+            if !closed.isEmpty { return closed }
+        }
+        return []
     }
 
     /// What arrives within `timeout` (one read; empty when nothing does or the connection is closed).
