@@ -66,6 +66,19 @@ extension PostgresStateStore {
                 try await connection.query(
                     "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (3, 2)", logger: self.logger)
             }
+            if current < 4 {
+                // The transaction that wrote each profile, which the profile directory follows
+                // (ProfileDirectory). Additive and instant on a large table: rows written before it keep
+                // NULL, which only the directory's first load reads; the default fills new rows, and the
+                // group commit sets it when it replaces a profile.
+                try await connection.query("ALTER TABLE saml_profiles ADD COLUMN saved_xid bigint", logger: self.logger)
+                try await connection.query(
+                    "ALTER TABLE saml_profiles ALTER COLUMN saved_xid SET DEFAULT (pg_current_xact_id()::text::bigint)",
+                    logger: self.logger)
+                try await connection.query("CREATE INDEX saml_profiles_saved ON saml_profiles (saved_xid)", logger: self.logger)
+                try await connection.query(
+                    "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (4, 2)", logger: self.logger)
+            }
             try await connection.query("COMMIT", logger: self.logger)
         }
     }

@@ -45,13 +45,15 @@ import ServiceLifecycle
 /// (docs/benchmarks-history.md, "Scale-out on PostgreSQL"). A `PostgresClient` with a host list and
 /// `target_session_attrs`, and a per-query deadline, would let the lanes become a client's leased
 /// connections (`withConnection`) with group commit on top.
-public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Service, Sendable {
+public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, ProfilePresence, Service, Sendable {
     /// The schema version this code writes and reads, and the oldest it still runs beside.
-    public static let schemaVersion = 3
+    public static let schemaVersion = 4
 
     public let configuration: Configuration
     private let lanes: StoreLanes
     private let recentlyUsed: RecentlyUsedAssertions
+    /// Which devices have a live profile (nil when ``Configuration/profileDirectoryCapacity`` is 0).
+    let directory: ProfileDirectory?
     let logger: Logger
 
     public init(
@@ -61,6 +63,10 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Se
         self.logger = logger
         lanes = StoreLanes(configuration: configuration, logger: logger)
         recentlyUsed = RecentlyUsedAssertions(capacity: configuration.recentlyUsedCapacity)
+        directory =
+            configuration.profileDirectoryCapacity > 0
+            ? ProfileDirectory(
+                capacity: configuration.profileDirectoryCapacity, interval: configuration.profileDirectoryInterval, logger: logger) : nil
     }
 
     /// Runs the connections and the clean-up of expired rows until the task is cancelled or, in a
@@ -72,6 +78,7 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Se
     private func runUntilCancelled() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.lanes.run() }
+            if let directory { group.addTask { await directory.follow(self) } }
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: self.configuration.cleanupInterval)
@@ -122,6 +129,14 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Se
     /// saved with the other writes of the moment in one transaction.
     public func save(_ profile: StoredProfile) async throws {
         _ = try await perform("save a profile", .save(profile))
+    }
+
+    /// From the profile directory's memory (``ProfileDirectory``): whether `device` has a profile for
+    /// `mvpd` valid at `now` by this instance's clock, in step with every instance's saves within
+    /// ``Configuration/profileDirectoryInterval`` (4 of them at most, else nil); nil also while it loads,
+    /// when it is off or over its capacity: then read ``profiles(serviceProvider:device:now:)``.
+    public func hasLiveProfile(serviceProvider: String, device: String, mvpd: String, now: SAMLInstant) -> Bool? {
+        directory?.hasLiveProfile(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: now)
     }
 
     /// The device's profiles still valid by the database's clock: one prepared statement (parsed and

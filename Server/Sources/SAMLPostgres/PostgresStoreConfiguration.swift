@@ -63,6 +63,14 @@ extension PostgresStateStore {
         public var recentlyUsedCapacity = 65_536
         /// How often expired rows are deleted. Default 60 s.
         public var cleanupInterval: Duration = .seconds(60)
+        /// How many live profiles the profile directory (``ProfileDirectory``) holds in memory, about 40
+        /// bytes each: with it, whether a device has a profile is answered without the database. 0 turns
+        /// it off; when the live profiles outnumber it, it turns itself off (logged) and those questions
+        /// read the database again. Default 1,000,000.
+        public var profileDirectoryCapacity = 1_000_000
+        /// How often the profile directory reads the profiles written since its last read: the longest a
+        /// profile saved by another instance goes unseen here, while the database answers. Default 250 ms.
+        public var profileDirectoryInterval: Duration = .milliseconds(250)
         /// TLS to the database, as libpq's `sslmode`. Default ``SSLMode/prefer`` (libpq's default).
         public var sslMode: SSLMode = .prefer
         /// A PEM file of the certificate authorities that may sign the server's certificate (libpq's

@@ -53,6 +53,7 @@ public enum ServiceApplication {
             storeConfiguration.timeout = configuration.storeTimeout
             storeConfiguration.maximumConnections = configuration.storeConnections
             storeConfiguration.batchWindow = configuration.storeBatchWindow
+            storeConfiguration.profileDirectoryCapacity = configuration.profileDirectoryCapacity
             let postgres = PostgresStateStore(storeConfiguration, logger: logger)
             store = postgres
             ready = { try await postgres.checkHealth() }

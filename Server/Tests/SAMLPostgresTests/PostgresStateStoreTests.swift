@@ -33,12 +33,14 @@ struct PostgresStateStoreTests {
     }
 
     static func instance(
-        url: String? = nil, timeout: Duration = .seconds(2), cleanup: Duration = .seconds(60), connections: Int = 10, prepare: Bool = true
+        url: String? = nil, timeout: Duration = .seconds(2), cleanup: Duration = .seconds(60), connections: Int = 10, prepare: Bool = true,
+        directoryCapacity: Int = 1_000_000
     ) async throws -> Instance {
         var configuration = try PostgresStateStore.Configuration(url: url ?? Self.url!)
         configuration.timeout = timeout
         configuration.cleanupInterval = cleanup
         configuration.maximumConnections = connections
+        configuration.profileDirectoryCapacity = directoryCapacity
         let store = PostgresStateStore(configuration)
         let task = Task { await store.run() }
         if prepare { try await store.prepare() }

@@ -11,8 +11,10 @@ import Testing
 @Suite("Profile reads of a shared store")
 struct ProfileLookupsTests {
     /// A profile store that counts its reads and can hold them until released.
-    final class CountingProfiles: ProfileStore, SAMLStateStore {
+    final class CountingProfiles: ProfileStore, ProfilePresence, SAMLStateStore {
         let profiles = InMemoryProfileStore()
+        /// What the store's directory answers, by "device/mvpd" (nil: it cannot answer now).
+        let directory = Mutex<Set<String>?>(nil)
         let replay = InMemoryStateStore()
         let reads = Atomic<Int>(0)
         let failing = Atomic<Bool>(false)
@@ -26,6 +28,9 @@ struct ProfileLookupsTests {
             }
             if failing.load(ordering: .relaxed) { throw SAMLError(.storeUnavailable, "the test's store is down") }
             return try await profiles.profiles(serviceProvider: serviceProvider, device: device, now: now)
+        }
+        func hasLiveProfile(serviceProvider: String, device: String, mvpd: String, now: SAMLInstant) -> Bool? {
+            directory.withLock { $0.map { $0.contains("\(device)/\(mvpd)") } }
         }
         func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
             try await replay.consume(request: request, assertion: assertion, now: now)
@@ -91,6 +96,29 @@ struct ProfileLookupsTests {
         #expect(try await lookups.profiles(serviceProvider: "REF30", device: "d2", now: now) == [kept])
         #expect(store.reads.load(ordering: .relaxed) == 6)
         #expect(Self.count(metrics, "memory") == 2 && Self.count(metrics, "store") == 6)
+    }
+
+    @Test("a store's directory answers sessions/sso yes and no without a read; when it cannot answer, the store is read")
+    func directory() async throws {
+        let store = CountingProfiles()
+        let (lookups, metrics) = Self.lookups(store)
+        func has(_ device: String, _ mvpd: String = "MVPD-A") async throws -> Bool {
+            try await lookups.hasProfile(serviceProvider: "REF30", device: device, mvpd: mvpd, now: SystemClock().now())
+        }
+        try await store.save(Self.profile("d1"))
+        store.directory.withLock { $0 = ["d1/MVPD-A"] }
+        #expect(try await has("d1"))
+        #expect(try await has("d2") == false)
+        #expect(try await has("d1", "MVPD-B") == false)
+        #expect(store.reads.load(ordering: .relaxed) == 0 && Self.count(metrics, "directory") == 3)
+        // Not in step (loading, the database away): read, bounded as before.
+        store.directory.withLock { $0 = nil }
+        #expect(try await has("d1"))
+        #expect(store.reads.load(ordering: .relaxed) == 1 && Self.count(metrics, "store") == 1)
+        // GET .../profiles needs the profiles themselves: always read.
+        store.directory.withLock { $0 = [] }
+        #expect(try await lookups.profiles(serviceProvider: "REF30", device: "d1", now: SystemClock().now()).count == 1)
+        #expect(store.reads.load(ordering: .relaxed) == 2)
     }
 
     @Test("beyond the rate, reads are shed at once and counted; the bucket refills with time")

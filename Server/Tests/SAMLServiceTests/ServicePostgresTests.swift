@@ -1,7 +1,7 @@
 import Foundation
 import SAML
 import SAMLLoad
-import SAMLService
+@testable import SAMLService
 import Testing
 
 #if canImport(Glibc)
@@ -35,6 +35,37 @@ struct ServicePostgresTests {
                 #expect(report.lines.allSatisfy { $0.sent > 0 && $0.asExpected == $0.sent }, "\(report.table)")
                 // Every accepted response was re-posted to both instances and refused by both.
                 #expect(report.settleChecked == 2 * report.lines[0].asExpected)
+            }
+        }
+    }
+
+    @Test(
+        "sessions/sso on two instances asks the database nothing: a flood of unknown devices and a login on the other instance, all answered from the directory"
+    )
+    func sessionsFromTheDirectory() async throws {
+        let configuration = Service.configuration(store: Self.url)
+        let metricsA = ServiceMetrics(), metricsB = ServiceMetrics()
+        try await Service.with(configuration, metrics: metricsA) { a in
+            try await Service.with(configuration, metrics: metricsB) { b in
+                func session(_ port: Int, _ device: String) async throws -> String? {
+                    Service.json(try await Service.session(port, Service.pfs("ProviderB").headerValue, device: device))["reasonType"]
+                        as? String
+                }
+                // Loaded once the directory has read the table (at start, then every 250 ms).
+                try await Task.sleep(for: .seconds(1))
+                for _ in 0..<200 { _ = try await session(a, Service.newDevice()) }
+                #expect(ProfileLookupsTests.count(metricsA, "directory") == 200)
+                #expect(ProfileLookupsTests.count(metricsA, "store") == 0 && ProfileLookupsTests.count(metricsA, "shed") == 0)
+                // Logged in on b: a's next sessions/sso for the device says so, from memory, within a second.
+                let device = Service.newDevice()
+                #expect(try await Service.send(b, try await Service.freshExchange(b, Service.mvpdB, device: device)).status == 201)
+                var answer: String?
+                for _ in 0..<100 where answer != "authenticatedSSO" {
+                    answer = try await session(a, device)
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                #expect(answer == "authenticatedSSO")
+                #expect(ProfileLookupsTests.count(metricsA, "store") == 0 && ProfileLookupsTests.count(metricsB, "store") == 0)
             }
         }
     }

@@ -29,6 +29,15 @@ public protocol ProfileStore: Sendable {
     func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile]
 }
 
+/// A shared ``ProfileStore`` that can tell from memory whether a device has a live profile, kept in step
+/// with every instance's saves within a bound it documents (PostgreSQL's profile directory, `Server/`):
+/// a `sessions/sso` from a caller who has proven nothing then costs the shared database nothing.
+public protocol ProfilePresence: Sendable {
+    /// Whether `device` has a profile for `mvpd` valid at `now`; nil when the answer from memory cannot
+    /// be trusted now (still loading, not in step within its bound, over its capacity): read the store.
+    func hasLiveProfile(serviceProvider: String, device: String, mvpd: String, now: SAMLInstant) -> Bool?
+}
+
 /// Profiles in memory, indexed by service provider and device (a lookup costs the same however many
 /// devices there are), at most ``capacity``. Expired profiles are dropped in expiry order as time passes,
 /// and when full of live ones the one that expires soonest makes room (a profile is a convenience for the

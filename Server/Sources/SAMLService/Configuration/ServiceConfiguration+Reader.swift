@@ -39,6 +39,7 @@ extension ServiceConfiguration {
         if let value = try settings.seconds("storeBatchWindowMilliseconds", unit: .milliseconds(1), in: 0...50) { storeBatchWindow = value }
         if let value = try settings.int("profileLookupsPerSecond", in: 1...Int.max) { profileLookupsPerSecond = value }
         if let value = try settings.int("profileLookupConcurrency", in: 1...Int.max) { profileLookupConcurrency = value }
+        if let value = try settings.int("profileDirectoryCapacity", in: 0...Int.max) { profileDirectoryCapacity = value }
         if let value = try settings.int("memoryStoreCapacity", in: 1...Int.max) { memoryStoreCapacity = value }
         if let value = try settings.int("memoryProfileCapacity", in: 1...Int.max) { memoryProfileCapacity = value }
 

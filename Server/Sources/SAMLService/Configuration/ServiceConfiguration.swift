@@ -67,6 +67,10 @@ public struct ServiceConfiguration: Sendable {
     public var profileLookupsPerSecond = 1000
     /// With a shared store: the profile reads waiting on it at once from this instance. Default 8.
     public var profileLookupConcurrency = 8
+    /// With PostgreSQL: how many live profiles the profile directory holds in memory (about 40 bytes
+    /// each), so that `sessions/sso` asks no query (`PostgresStateStore.Configuration.profileDirectoryCapacity`).
+    /// 0 turns it off. Default 1,000,000.
+    public var profileDirectoryCapacity = 1_000_000
     /// How long a SAML request issued by `sessions/sso` can be answered. Default 300 s.
     public var requestLifetime: Duration = .seconds(300)
     /// The oldest IssueInstant accepted (``SAML/SAMLResponseVerifier/Configuration/maximumAge``). Default

@@ -37,6 +37,7 @@ enum ServiceSettings {
         .init(key: "store"), .init(key: "storePassword", isSecret: true), .init(key: "storePasswordFile"),
         .init(key: "storeTimeoutSeconds"), .init(key: "storeStartupTimeoutSeconds"), .init(key: "storeConnections"),
         .init(key: "storeBatchWindowMilliseconds"), .init(key: "profileLookupsPerSecond"), .init(key: "profileLookupConcurrency"),
+        .init(key: "profileDirectoryCapacity"),
         .init(key: "memoryStoreCapacity"), .init(key: "memoryProfileCapacity"),
         // Requests and their verification.
         .init(key: "requestKeys", isSecret: true), .init(key: "requestKeysFile"),

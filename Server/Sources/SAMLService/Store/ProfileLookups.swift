@@ -10,9 +10,11 @@ import Synchronization
 /// 1. **Profiles this instance knows** (``known``, at most ``knownCapacity``, the one that expires
 ///    soonest making room): the profiles it kept after a login here and those its reads found. A
 ///    `sessions/sso` whose device has a live profile here for the MVPD it asks about is answered from
-///    memory. Only a "yes" is answered so: a device with no profile known here is always read, so a
-///    profile another instance keeps is seen at once, and a flood of unknown devices leaves nothing in
-///    memory.
+///    memory. Only a "yes" is answered so, and a flood of unknown devices leaves nothing in memory.
+///    Then, for `sessions/sso`, **the store's directory** when it has one (``AppleSSO/ProfilePresence``:
+///    PostgreSQL's keeps every live profile's key in memory, in step with every instance within a bound
+///    it documents): "yes" or "no" without the database. Only when it cannot answer (loading, not in
+///    step, off) does the question go on to the store, through 2 and 3.
 /// 2. **A rate**: at most ``Limits/perSecond`` reads a second reach the store (a bucket of one second's
 ///    reads).
 /// 3. **A concurrency**: at most ``Limits/concurrency`` reads wait on the store at once.
@@ -65,6 +67,12 @@ final class ProfileLookups: Sendable {
         {
             metrics.profileLookup("memory")
             return true
+        }
+        if let presence = store as? any ProfilePresence,
+            let answer = presence.hasLiveProfile(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: now)
+        {
+            metrics.profileLookup("directory")
+            return answer
         }
         return try await profiles(serviceProvider: serviceProvider, device: device, now: now).contains { $0.mvpd == mvpd }
     }
