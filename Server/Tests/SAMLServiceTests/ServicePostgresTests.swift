@@ -1,8 +1,9 @@
 import Foundation
 import SAML
 import SAMLLoad
-@testable import SAMLService
 import Testing
+
+@testable import SAMLService
 
 #if canImport(Glibc)
     import Glibc
