@@ -51,7 +51,9 @@ extension PostgresStateStoreTests {
         #expect(await Self.within(.seconds(1)) { Self.presence(b.store, other) == false } != nil)
     }
 
-    @Test("profile directory: loaded in pages at start (rows from before schema 4 included); a burst larger than a page is read again in pages")
+    @Test(
+        "profile directory: loaded in pages at start (rows from before schema 4 included); a burst larger than a page is read again in pages"
+    )
     func directoryLoadsInPages() async throws {
         let tag = "page-\(UUID().uuidString)"
         // Written as code before schema 4 wrote them: no saved_xid.
