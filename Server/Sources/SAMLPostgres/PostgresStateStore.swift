@@ -139,6 +139,12 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
         directory?.hasLiveProfile(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: now)
     }
 
+    /// The profile directory's entries (expired ones included until swept) and capacity (0 once it has
+    /// turned itself off); nil when it is off by configuration.
+    public var profileDirectoryOccupancy: (entries: Int, capacity: Int)? {
+        directory.map { ($0.count, $0.isOff ? 0 : $0.capacity) }
+    }
+
     /// The device's profiles still valid by the database's clock: one prepared statement (parsed and
     /// planned once per connection, an index probe on the primary key's first two columns).
     public func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile] {

@@ -87,6 +87,9 @@ final class ProfileDirectory: Sendable {
     /// Entries held (expired ones included until the next sweep).
     var count: Int { state.withLock { $0.entries.count } }
 
+    /// Whether it turned itself off (over its capacity).
+    var isOff: Bool { state.withLock { $0.overflowed } }
+
     /// Reads what changed every ``interval`` until cancelled; a failed read is retried at the next one.
     func follow(_ store: PostgresStateStore) async {
         while !Task.isCancelled {

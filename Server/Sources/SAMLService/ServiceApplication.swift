@@ -70,7 +70,7 @@ public enum ServiceApplication {
         services.append(maintainer)
         let memory = MemoryStores(
             state: store as? InMemoryStateStore, profiles: service.memoryProfiles,
-            retention: max(configuration.maximumAge + configuration.clockSkew, configuration.requestLifetime))
+            retention: max(configuration.maximumAge + configuration.clockSkew, configuration.requestLifetime), database: database)
         if memory.state != nil {
             logger.info("in-memory store", metadata: memory.sizing.mapValues { .string($0) })
         }

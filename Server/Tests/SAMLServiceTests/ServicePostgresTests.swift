@@ -67,6 +67,9 @@ struct ServicePostgresTests {
                 }
                 #expect(answer == "authenticatedSSO")
                 #expect(ProfileLookupsTests.count(metricsA, "store") == 0 && ProfileLookupsTests.count(metricsB, "store") == 0)
+                let exposition = try await Service.send(a, "/metrics", method: "GET").text
+                #expect(exposition.contains(#"saml_store_capacity{kind="profile-directory"} 1000000"#))
+                #expect(exposition.contains(#"saml_store_entries{kind="profile-directory"}"#))
             }
         }
     }
