@@ -144,6 +144,9 @@ let package = Package(
                 .product(name: "SAML", package: "swift-saml"),
                 .product(name: "AppleSSO", package: "swift-saml"),
                 .product(name: "_SAMLMockIdP", package: "swift-saml"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

@@ -9,10 +9,12 @@ import Synchronization
 ///
 /// **How it keeps in step.** Every profile row carries the transaction that wrote it (`saved_xid`, schema
 /// 4). At start the directory reads every live profile, in pages of ``pageSize`` in key order; then,
-/// every ``PostgresStateStore/Configuration/profileDirectoryInterval``, it reads the rows written by
-/// transactions at or after the oldest one still running at its previous read (`pg_snapshot_xmin`). A
-/// transaction that commits late (waiting for a synchronous standby, or slow) is found by the next read
-/// after it commits, however late; there is no notification to lose, and no lock on the write path
+/// every ``PostgresStateStore/Configuration/profileDirectoryInterval``, it reads the rows written by the
+/// transactions its previous read could not see: those at or after that snapshot's `xmax`, and those
+/// still running then (its `xip` list). So each row is read once, a transaction that commits late
+/// (waiting for a synchronous standby, or slow) is found by the next read after it commits, however late,
+/// and a transaction left open for hours (`idle in transaction`) costs one more index probe a read, not a
+/// re-read of everything since it began. There is no notification to lose, and no lock on the write path
 /// (`NOTIFY` would serialise every commit, synchronous-standby wait included). After a failover the
 /// promoted server continues the same transaction numbers.
 ///
@@ -42,8 +44,8 @@ final class ProfileDirectory: Sendable {
 
     private struct State {
         var entries: [Int: Int64] = [:]
-        /// The oldest transaction still running at the last read (nil until loaded, and while reloading).
-        var cursor: Int64?
+        /// What the last read could not see (nil until loaded, and while reloading).
+        var cursor: Cursor?
         /// When the last read that succeeded started.
         var synchronised: ContinuousClock.Instant?
         var overflowed = false
@@ -62,6 +64,12 @@ final class ProfileDirectory: Sendable {
         self.capacity = max(1, capacity)
         self.interval = max(interval, .milliseconds(10))
         self.logger = logger
+    }
+
+    /// A snapshot's horizon: the first transaction it could not see (`xmax`) and those running then (`xip`).
+    struct Cursor: Sendable {
+        var xmax: Int64
+        var running: [Int64]
     }
 
     static func key(_ serviceProvider: String, _ device: String, _ mvpd: String) -> Int {
@@ -110,14 +118,16 @@ final class ProfileDirectory: Sendable {
         let started = ContinuousClock.now
         if let cursor {
             let page = try await store.withConnection("read changed profiles") { connection in
-                try await Self.read(ChangesStatement(cursor: cursor, limit: Int64(Self.pageSize + 1)), on: connection, store.logger)
+                try await Self.read(
+                    ChangesStatement(xmax: cursor.xmax, running: cursor.running, limit: Int64(Self.pageSize + 1)), on: connection,
+                    store.logger)
             }
             if page.rows.count > Self.pageSize {
                 // Too much changed at once (a long outage): load again, page by page.
                 state.withLock { $0.cursor = nil }
                 return try await load(store)
             }
-            apply(page.rows, cursor: page.xmin, started: started)
+            apply(page.rows, cursor: page.cursor, started: started)
         } else {
             try await load(store)
         }
@@ -126,7 +136,7 @@ final class ProfileDirectory: Sendable {
     private func load(_ store: PostgresStateStore) async throws {
         let started = ContinuousClock.now
         var after = ("", "", "")
-        var cursor: Int64?
+        var cursor: Cursor?
         while true {
             let from = after
             let page = try await store.withConnection("load profiles") { connection in
@@ -136,7 +146,7 @@ final class ProfileDirectory: Sendable {
             }
             // The first page's snapshot: everything committed before it is in the pages, unless changed
             // since, and then read by the first read of changes.
-            if cursor == nil { cursor = page.xmin }
+            if cursor == nil { cursor = page.cursor }
             guard apply(page.rows, cursor: nil, started: nil) else { return }
             guard page.rows.count == Self.pageSize, let last = page.rows.last else { break }
             after = (last.serviceProvider, last.device, last.mvpd)
@@ -148,7 +158,7 @@ final class ProfileDirectory: Sendable {
     /// Records `rows`, and when `cursor` is given, that the directory is in step as of `started`. False
     /// once over capacity (the directory is then off).
     @discardableResult
-    private func apply(_ rows: [Row], cursor: Int64?, started: ContinuousClock.Instant?) -> Bool {
+    private func apply(_ rows: [Row], cursor: Cursor?, started: ContinuousClock.Instant?) -> Bool {
         let now = SAMLInstant.now().millisecondsSinceEpoch
         let (on, turnedOff) = state.withLock { state -> (Bool, Bool) in
             if state.overflowed { return (false, false) }
@@ -184,29 +194,35 @@ final class ProfileDirectory: Sendable {
         var expiry: Int64
     }
 
-    /// Runs `statement`: its snapshot's oldest running transaction, and its rows.
+    /// Runs `statement`: its snapshot's horizon, and its rows.
     private static func read<S: PostgresPreparedStatement>(_ statement: S, on connection: PostgresConnection, _ logger: Logger)
-        async throws -> (xmin: Int64, rows: [Row]) where S.Row == (Int64, String?, String?, String?, Int64?)
+        async throws -> (cursor: Cursor, rows: [Row]) where S.Row == (Int64, [Int64], String?, String?, String?, Int64?)
     {
-        var xmin: Int64 = 0
+        var cursor = Cursor(xmax: 0, running: [])
         var rows: [Row] = []
-        for try await (snapshot, serviceProvider, device, mvpd, expiry) in try await connection.execute(statement, logger: logger) {
-            xmin = snapshot
+        for try await (xmax, running, serviceProvider, device, mvpd, expiry) in try await connection.execute(statement, logger: logger) {
+            cursor = Cursor(xmax: xmax, running: running)
             if let serviceProvider, let device, let mvpd, let expiry {
                 rows.append(Row(serviceProvider: serviceProvider, device: device, mvpd: mvpd, expiry: expiry))
             }
         }
-        return (xmin, rows)
+        return (cursor, rows)
     }
 
-    /// Live profiles after a key, in key order (the primary key's index), with the snapshot's oldest
-    /// running transaction (one row of NULLs when there are none).
+    /// The statement's snapshot's horizon: `xmax` and the `xip` list, as bigints.
+    static let horizon = """
+        (SELECT pg_snapshot_xmax(c)::text::bigint AS xmax, ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(c) x) AS xip
+            FROM pg_current_snapshot() c) s
+        """
+
+    /// Live profiles after a key, in key order (the primary key's index), with the snapshot's horizon
+    /// (one row of NULLs when there are none).
     struct PageStatement: PostgresPreparedStatement {
-        typealias Row = (Int64, String?, String?, String?, Int64?)
+        typealias Row = (Int64, [Int64], String?, String?, String?, Int64?)
         static let name = "swift_saml_profile_page_v1"
         static let sql = """
-            SELECT s.xmin, p.service_provider, p.device, p.mvpd, (extract(epoch FROM p.expires_at) * 1000)::bigint
-            FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin) s
+            SELECT s.xmax, s.xip, p.service_provider, p.device, p.mvpd, (extract(epoch FROM p.expires_at) * 1000)::bigint
+            FROM \(horizon)
             LEFT JOIN LATERAL (
                 SELECT service_provider, device, mvpd, expires_at FROM saml_profiles
                 WHERE (service_provider, device, mvpd) > ($1, $2, $3) AND expires_at > now()
@@ -228,26 +244,28 @@ final class ProfileDirectory: Sendable {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
-    /// Profiles written by transactions at or after `cursor` (the `saved_xid` index), expired ones too (a
-    /// profile replaced by an expired one must stop counting), with the snapshot's oldest running
-    /// transaction.
+    /// Profiles written by transactions the previous snapshot could not see (at or after its `xmax`, or
+    /// running then: the `saved_xid` index), expired ones too (a profile replaced by an expired one must
+    /// stop counting), with this snapshot's horizon.
     struct ChangesStatement: PostgresPreparedStatement {
-        typealias Row = (Int64, String?, String?, String?, Int64?)
+        typealias Row = (Int64, [Int64], String?, String?, String?, Int64?)
         static let name = "swift_saml_profile_changes_v1"
         static let sql = """
-            SELECT s.xmin, p.service_provider, p.device, p.mvpd, (extract(epoch FROM p.expires_at) * 1000)::bigint
-            FROM (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin) s
+            SELECT s.xmax, s.xip, p.service_provider, p.device, p.mvpd, (extract(epoch FROM p.expires_at) * 1000)::bigint
+            FROM \(horizon)
             LEFT JOIN LATERAL (
                 SELECT service_provider, device, mvpd, expires_at FROM saml_profiles
-                WHERE saved_xid >= $1 LIMIT $2) p ON true
+                WHERE saved_xid >= $1 OR saved_xid = ANY($2::bigint[]) LIMIT $3) p ON true
             """
 
-        var cursor: Int64
+        var xmax: Int64
+        var running: [Int64]
         var limit: Int64
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
-            bindings.append(cursor)
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(xmax)
+            bindings.append(running)
             bindings.append(limit)
             return bindings
         }

@@ -1,5 +1,8 @@
 import AppleSSO
 import Foundation
+import Logging
+import NIOPosix
+import PostgresNIO
 import SAML
 import SAMLPostgres
 import Testing
@@ -49,6 +52,38 @@ extension PostgresStateStoreTests {
                 "UPDATE saml_profiles SET expires_at = now() - interval '1 second', saved_xid = pg_current_xact_id()::text::bigint WHERE device = '\(other)' RETURNING 'x'"
         )
         #expect(await Self.within(.seconds(1)) { Self.presence(b.store, other) == false } != nil)
+    }
+
+    @Test("profile directory: a transaction left open holds nothing back, and what it wrote is seen once it commits")
+    func directoryPastAnOpenTransaction() async throws {
+        let a = try await Self.instance(), b = try await Self.instance()
+        defer { a.task.cancel(); b.task.cancel() }
+        let url = try PostgresStateStore.Configuration(url: Self.url!)
+        let logger = Logger(label: "test")
+        let open = try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(),
+            configuration: .init(
+                host: url.endpoints[0].host, port: url.endpoints[0].port, username: url.username, password: url.password,
+                database: url.database, tls: .disable), id: 1, logger: logger)
+        #expect(await Self.within(.seconds(5)) { Self.presence(b.store, "open-unknown") == false } != nil)
+        let late = "late-\(UUID().uuidString)"
+        try await open.query("BEGIN", logger: logger)
+        try await open.query(
+            """
+            INSERT INTO saml_profiles (service_provider, device, mvpd, profile, expires_at)
+            VALUES ('REF30', \(late), 'MVPD-A', '{}', now() + interval '1 hour')
+            """, logger: logger)
+        // Meanwhile other profiles are followed as usual.
+        for _ in 0..<3 {
+            let device = "open-\(UUID().uuidString)"
+            try await a.store.save(Self.profile(device))
+            #expect(await Self.within(.seconds(1)) { Self.presence(b.store, device) == true } != nil)
+        }
+        #expect(Self.presence(b.store, late) == false)
+        // Committed seconds after its transaction began: found by the next read.
+        try await open.query("COMMIT", logger: logger)
+        #expect(await Self.within(.seconds(1)) { Self.presence(b.store, late) == true } != nil)
+        try await open.close()
     }
 
     @Test(
