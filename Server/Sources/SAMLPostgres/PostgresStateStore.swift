@@ -66,7 +66,8 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
         directory =
             configuration.profileDirectoryCapacity > 0
             ? ProfileDirectory(
-                capacity: configuration.profileDirectoryCapacity, interval: configuration.profileDirectoryInterval, logger: logger) : nil
+                capacity: configuration.profileDirectoryCapacity, interval: configuration.profileDirectoryInterval,
+                changesLimit: configuration.profileDirectoryChangesLimit, logger: logger) : nil
     }
 
     /// Runs the connections and the clean-up of expired rows until the task is cancelled or, in a

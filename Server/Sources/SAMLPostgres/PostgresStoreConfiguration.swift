@@ -71,6 +71,9 @@ extension PostgresStateStore {
         /// How often the profile directory reads the profiles written since its last read: the longest a
         /// profile saved by another instance goes unseen here, while the database answers. Default 250 ms.
         public var profileDirectoryInterval: Duration = .milliseconds(250)
+        /// The most changed profiles one read of the directory takes before it loads everything again
+        /// instead (50,000); for tests.
+        package var profileDirectoryChangesLimit = 50_000
         /// TLS to the database, as libpq's `sslmode`. Default ``SSLMode/prefer`` (libpq's default).
         public var sslMode: SSLMode = .prefer
         /// A PEM file of the certificate authorities that may sign the server's certificate (libpq's

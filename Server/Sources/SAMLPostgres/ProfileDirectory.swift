@@ -8,7 +8,7 @@ import Synchronization
 /// so that a question from a caller who has proven nothing costs the shared primary nothing.
 ///
 /// **How it keeps in step.** Every profile row carries the transaction that wrote it (`saved_xid`, schema
-/// 4). At start the directory reads every live profile, in pages of ``pageSize`` in key order; then,
+/// 4). At start the directory reads every live profile, in pages of ``pageSize`` (2,000) in key order; then,
 /// every ``PostgresStateStore/Configuration/profileDirectoryInterval``, it reads the rows written by the
 /// transactions its previous read could not see: those at or after that snapshot's `xmax`, and those
 /// still running then (its `xip` list). So each row is read once, a transaction that commits late
@@ -35,7 +35,11 @@ import Synchronization
 /// `saved_xid` when that code replaces a profile: during a rolling upgrade from it, a replaced profile may
 /// be answered with its previous expiry here.
 final class ProfileDirectory: Sendable {
-    static let pageSize = 10_000
+    /// The rows of one page of the load, each page a store operation under its deadline.
+    let pageSize: Int
+    /// The most changed rows one read takes; more than that since the last read (a long outage, a bulk
+    /// import), and the directory loads again, page by page.
+    let changesLimit: Int
 
     let capacity: Int
     let interval: Duration
@@ -60,9 +64,11 @@ final class ProfileDirectory: Sendable {
 
     private let state = Mutex(State())
 
-    init(capacity: Int, interval: Duration, logger: Logger) {
+    init(capacity: Int, interval: Duration, pageSize: Int = 2_000, changesLimit: Int = 50_000, logger: Logger) {
         self.capacity = max(1, capacity)
         self.interval = max(interval, .milliseconds(10))
+        self.pageSize = max(1, pageSize)
+        self.changesLimit = max(1, changesLimit)
         self.logger = logger
     }
 
@@ -119,10 +125,10 @@ final class ProfileDirectory: Sendable {
         if let cursor {
             let page = try await store.withConnection("read changed profiles") { connection in
                 try await Self.read(
-                    ChangesStatement(xmax: cursor.xmax, running: cursor.running, limit: Int64(Self.pageSize + 1)), on: connection,
+                    ChangesStatement(xmax: cursor.xmax, running: cursor.running, limit: Int64(self.changesLimit + 1)), on: connection,
                     store.logger)
             }
-            if page.rows.count > Self.pageSize {
+            if page.rows.count > changesLimit {
                 // Too much changed at once (a long outage): load again, page by page.
                 state.withLock { $0.cursor = nil }
                 return try await load(store)
@@ -141,14 +147,14 @@ final class ProfileDirectory: Sendable {
             let from = after
             let page = try await store.withConnection("load profiles") { connection in
                 try await Self.read(
-                    PageStatement(serviceProvider: from.0, device: from.1, mvpd: from.2, limit: Int64(Self.pageSize)), on: connection,
+                    PageStatement(serviceProvider: from.0, device: from.1, mvpd: from.2, limit: Int64(self.pageSize)), on: connection,
                     store.logger)
             }
             // The first page's snapshot: everything committed before it is in the pages, unless changed
             // since, and then read by the first read of changes.
             if cursor == nil { cursor = page.cursor }
             guard apply(page.rows, cursor: nil, started: nil) else { return }
-            guard page.rows.count == Self.pageSize, let last = page.rows.last else { break }
+            guard page.rows.count == pageSize, let last = page.rows.last else { break }
             after = (last.serviceProvider, last.device, last.mvpd)
         }
         apply([], cursor: cursor, started: started)

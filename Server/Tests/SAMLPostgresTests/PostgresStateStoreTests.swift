@@ -34,13 +34,14 @@ struct PostgresStateStoreTests {
 
     static func instance(
         url: String? = nil, timeout: Duration = .seconds(2), cleanup: Duration = .seconds(60), connections: Int = 10, prepare: Bool = true,
-        directoryCapacity: Int = 1_000_000
+        directoryCapacity: Int = 1_000_000, directoryChangesLimit: Int = 50_000
     ) async throws -> Instance {
         var configuration = try PostgresStateStore.Configuration(url: url ?? Self.url!)
         configuration.timeout = timeout
         configuration.cleanupInterval = cleanup
         configuration.maximumConnections = connections
         configuration.profileDirectoryCapacity = directoryCapacity
+        configuration.profileDirectoryChangesLimit = directoryChangesLimit
         let store = PostgresStateStore(configuration)
         let task = Task { await store.run() }
         if prepare { try await store.prepare() }

@@ -87,17 +87,17 @@ extension PostgresStateStoreTests {
     }
 
     @Test(
-        "profile directory: loaded in pages at start (rows from before schema 4 included); a burst larger than a page is read again in pages"
+        "profile directory: loaded in pages at start (rows from before schema 4 included); a burst of more changes than one read takes is loaded again"
     )
     func directoryLoadsInPages() async throws {
         let tag = "page-\(UUID().uuidString)"
         // Written as code before schema 4 wrote them: no saved_xid.
         try await insert(25_000, tag: "\(tag)-old", savedXID: "NULL")
-        let a = try await Self.instance()
+        let a = try await Self.instance(directoryChangesLimit: 10_000)
         defer { a.task.cancel() }
         #expect(await Self.within(.seconds(10)) { Self.presence(a.store, "\(tag)-old-17777") == true } != nil)
         #expect(Self.presence(a.store, "\(tag)-old-1") == true && Self.presence(a.store, "\(tag)-old-25000") == true)
-        // 25,000 at once while it follows: more than a page of changes, so it loads again.
+        // 25,000 at once while it follows: more changes than it reads at once, so it loads again.
         try await insert(25_000, tag: "\(tag)-new", savedXID: "DEFAULT")
         #expect(await Self.within(.seconds(10)) { Self.presence(a.store, "\(tag)-new-24999") == true } != nil)
         #expect(Self.presence(a.store, "\(tag)-new-3") == true && Self.presence(a.store, "\(tag)-old-3") == true)
@@ -106,7 +106,7 @@ extension PostgresStateStoreTests {
 
     /// `count` live profiles for devices `tag-1`...`tag-count`, in one statement.
     private func insert(_ count: Int, tag: String, savedXID: String) async throws {
-        let a = try await Self.instance()
+        let a = try await Self.instance(timeout: .seconds(20))
         defer { a.task.cancel() }
         try await a.store.firstValue(
             unsafeSQL: """
