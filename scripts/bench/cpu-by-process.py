@@ -11,8 +11,10 @@
   cpu-by-process.py report SAMPLES LOAD_JSON
                                           print one JSON object: each group's CPU over the harness's timed
                                           phase (from timed_started_unix_s for timed_seconds, interpolated
-                                          between samples) in microseconds per accepted login, and the
-                                          logins accepted in that phase (the timeline's "accepted")
+                                          between samples) in microseconds per accepted login, the same
+                                          over the whole sampled run (its untimed phase too: sessions/sso
+                                          for each request, the replays' settling), and the logins
+                                          accepted (the timeline's "accepted")
 
 Reads /proc only; a process that exits during the phase counts through its parent's reaped-children
 time (cutime, cstime), so nothing a node did is lost.
@@ -117,7 +119,8 @@ def report(samples_path, load_path):
     accepted = sum(bucket["accepted"] for bucket in load["timeline"]["buckets"])
     keys = sorted({key for s in samples for key in s["cpu"]})
     per_login = {key: (at(samples, end, key) - at(samples, start, key)) * 1e6 / max(accepted, 1) for key in keys}
-    print(json.dumps({"accepted": accepted, "us_per_login": per_login}))
+    whole = {key: (samples[-1]["cpu"].get(key, 0) - samples[0]["cpu"].get(key, 0)) * 1e6 / max(accepted, 1) for key in keys}
+    print(json.dumps({"accepted": accepted, "us_per_login": per_login, "us_per_login_whole_run": whole}))
 
 
 if __name__ == "__main__":
