@@ -201,8 +201,8 @@ final class ProfileDirectory: Sendable {
     }
 
     /// Runs `statement`: its snapshot's horizon, and its rows.
-    private static func read<S: PostgresPreparedStatement>(_ statement: S, on connection: PostgresConnection, _ logger: Logger)
-        async throws -> (cursor: Cursor, rows: [Row]) where S.Row == (Int64, [Int64], String?, String?, String?, Int64?)
+    private static func read(_ statement: some Statement, on connection: PostgresConnection, _ logger: Logger)
+        async throws -> (cursor: Cursor, rows: [Row])
     {
         var cursor = Cursor(xmax: 0, running: [])
         var rows: [Row] = []
@@ -215,24 +215,30 @@ final class ProfileDirectory: Sendable {
         return (cursor, rows)
     }
 
-    /// The statement's snapshot's horizon: `xmax` and the `xip` list, as bigints.
-    static let horizon = """
-        (SELECT pg_snapshot_xmax(c)::text::bigint AS xmax, ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(c) x) AS xip
-            FROM pg_current_snapshot() c) s
+    /// The directory's reads: its snapshot's horizon (`xmax`, the `xip` list), then a profile's key and
+    /// expiry per row, or NULLs in the one row when there are none. `select` completes the statement
+    /// with the profiles' lateral subquery, as `p`.
+    protocol Statement: PostgresPreparedStatement where Row == (Int64, [Int64], String?, String?, String?, Int64?) {
+        static var profiles: String { get }
+    }
+
+    static func select(_ profiles: String) -> String {
         """
+        SELECT s.xmax, s.xip, p.service_provider, p.device, p.mvpd, (extract(epoch FROM p.expires_at) * 1000)::bigint
+        FROM (SELECT pg_snapshot_xmax(c)::text::bigint AS xmax, ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(c) x) AS xip
+            FROM pg_current_snapshot() c) s
+        LEFT JOIN LATERAL (\(profiles)) p ON true
+        """
+    }
 
     /// Live profiles after a key, in key order (the primary key's index), with the snapshot's horizon
     /// (one row of NULLs when there are none).
-    struct PageStatement: PostgresPreparedStatement {
-        typealias Row = (Int64, [Int64], String?, String?, String?, Int64?)
+    struct PageStatement: Statement {
         static let name = "swift_saml_profile_page_v1"
-        static let sql = """
-            SELECT s.xmax, s.xip, p.service_provider, p.device, p.mvpd, (extract(epoch FROM p.expires_at) * 1000)::bigint
-            FROM \(horizon)
-            LEFT JOIN LATERAL (
-                SELECT service_provider, device, mvpd, expires_at FROM saml_profiles
-                WHERE (service_provider, device, mvpd) > ($1, $2, $3) AND expires_at > now()
-                ORDER BY service_provider, device, mvpd LIMIT $4) p ON true
+        static let profiles = """
+            SELECT service_provider, device, mvpd, expires_at FROM saml_profiles
+            WHERE (service_provider, device, mvpd) > ($1, $2, $3) AND expires_at > now()
+            ORDER BY service_provider, device, mvpd LIMIT $4
             """
 
         var serviceProvider, device, mvpd: String
@@ -246,22 +252,16 @@ final class ProfileDirectory: Sendable {
             bindings.append(limit)
             return bindings
         }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
     /// Profiles written by transactions the previous snapshot could not see (at or after its `xmax`, or
     /// running then: the `saved_xid` index), expired ones too (a profile replaced by an expired one must
     /// stop counting), with this snapshot's horizon.
-    struct ChangesStatement: PostgresPreparedStatement {
-        typealias Row = (Int64, [Int64], String?, String?, String?, Int64?)
+    struct ChangesStatement: Statement {
         static let name = "swift_saml_profile_changes_v1"
-        static let sql = """
-            SELECT s.xmax, s.xip, p.service_provider, p.device, p.mvpd, (extract(epoch FROM p.expires_at) * 1000)::bigint
-            FROM \(horizon)
-            LEFT JOIN LATERAL (
-                SELECT service_provider, device, mvpd, expires_at FROM saml_profiles
-                WHERE saved_xid >= $1 OR saved_xid = ANY($2::bigint[]) LIMIT $3) p ON true
+        static let profiles = """
+            SELECT service_provider, device, mvpd, expires_at FROM saml_profiles
+            WHERE saved_xid >= $1 OR saved_xid = ANY($2::bigint[]) LIMIT $3
             """
 
         var xmax: Int64
@@ -275,7 +275,11 @@ final class ProfileDirectory: Sendable {
             bindings.append(limit)
             return bindings
         }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
+}
+
+extension ProfileDirectory.Statement {
+    static var sql: String { ProfileDirectory.select(profiles) }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
