@@ -68,14 +68,17 @@ extension PostgresStateStore {
             }
             if current < 4 {
                 // The transaction that wrote each profile, which the profile directory follows
-                // (ProfileDirectory). Additive and instant on a large table: rows written before it keep
-                // NULL, which only the directory's first load reads; the default fills new rows, and the
-                // group commit sets it when it replaces a profile.
-                try await connection.query("ALTER TABLE saml_profiles ADD COLUMN saved_xid bigint", logger: self.logger)
+                // (ProfileDirectory). The column and its default are additive and instant: rows written
+                // before keep NULL, which only the directory's load reads; the default fills new rows,
+                // and the group commit sets it when it replaces a profile. The index is built under this
+                // transaction's lock and deadline: on a table of more than a few hundred thousand
+                // profiles, create both beforehand (docs/service.md, "Several instances on PostgreSQL").
+                try await connection.query("ALTER TABLE saml_profiles ADD COLUMN IF NOT EXISTS saved_xid bigint", logger: self.logger)
                 try await connection.query(
                     "ALTER TABLE saml_profiles ALTER COLUMN saved_xid SET DEFAULT (pg_current_xact_id()::text::bigint)",
                     logger: self.logger)
-                try await connection.query("CREATE INDEX saml_profiles_saved ON saml_profiles (saved_xid)", logger: self.logger)
+                try await connection.query(
+                    "CREATE INDEX IF NOT EXISTS saml_profiles_saved ON saml_profiles (saved_xid)", logger: self.logger)
                 try await connection.query(
                     "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (4, 2)", logger: self.logger)
             }

@@ -11,12 +11,16 @@ import Synchronization
 /// 4). At start the directory reads every live profile, in pages of ``pageSize`` (2,000) in key order; then,
 /// every ``PostgresStateStore/Configuration/profileDirectoryInterval``, it reads the rows written by the
 /// transactions its previous read could not see: those at or after that snapshot's `xmax`, and those
-/// still running then (its `xip` list). So each row is read once, a transaction that commits late
-/// (waiting for a synchronous standby, or slow) is found by the next read after it commits, however late,
-/// and a transaction left open for hours (`idle in transaction`) costs one more index probe a read, not a
-/// re-read of everything since it began. There is no notification to lose, and no lock on the write path
-/// (`NOTIFY` would serialise every commit, synchronous-standby wait included). After a failover the
-/// promoted server continues the same transaction numbers.
+/// still running then (its `xip` list), with a statement planned for those values (a prepared statement's
+/// generic plan could scan the whole table). So a row is read about once (a row written during the load
+/// may come again in the first read), a transaction that commits late (waiting for a synchronous standby,
+/// or slow) is found by the next read after it commits, however late, and a transaction left open for
+/// hours (`idle in transaction`) costs one more index probe a read, not a re-read of everything since it
+/// began. There is no notification to lose, and no lock on the write path (`NOTIFY` would serialise every
+/// commit, synchronous-standby wait included). Transaction numbers go on only on one server: when a read
+/// finds another (its postmaster's start differs: a promoted standby, a restart, whose numbers may repeat
+/// ones already passed), or a horizon that went back, or more changes than ``changesLimit``, the directory
+/// loads everything again, into a new set that replaces the old one once complete.
 ///
 /// **The bound.** An answer from memory is given only while the last read that succeeded started less
 /// than ``staleAfter`` ago (4 intervals: 1 s by default); the read saw every commit before it started. So
@@ -72,8 +76,10 @@ final class ProfileDirectory: Sendable {
         self.logger = logger
     }
 
-    /// A snapshot's horizon: the first transaction it could not see (`xmax`) and those running then (`xip`).
+    /// A snapshot's horizon: the first transaction it could not see (`xmax`) and those running then
+    /// (`xip`), on which server (its postmaster's start).
     struct Cursor: Sendable {
+        var server: Int64
         var xmax: Int64
         var running: [Int64]
     }
@@ -116,83 +122,93 @@ final class ProfileDirectory: Sendable {
         }
     }
 
-    /// One read: every live profile when not loaded yet (or when too much changed since the last read),
-    /// else the rows changed since.
+    /// One read: every live profile when not loaded yet (or when too much changed since the last read,
+    /// or the server is another one), else the rows changed since.
     func synchronise(_ store: PostgresStateStore) async throws {
         let (cursor, overflowed) = state.withLock { ($0.cursor, $0.overflowed) }
         if overflowed { return }
         let started = ContinuousClock.now
-        if let cursor {
-            let page = try await store.withConnection("read changed profiles") { connection in
-                try await Self.read(
-                    ChangesStatement(xmax: cursor.xmax, running: cursor.running, limit: Int64(self.changesLimit + 1)), on: connection,
-                    store.logger)
-            }
-            if page.rows.count > changesLimit {
-                // Too much changed at once (a long outage): load again, page by page.
-                state.withLock { $0.cursor = nil }
-                return try await load(store)
-            }
-            apply(page.rows, cursor: page.cursor, started: started)
-        } else {
-            try await load(store)
+        guard let cursor else { return try await load(store) }
+        // Not prepared: planned with the cursor's values, so that it probes the `saved_xid` index. A
+        // prepared statement's generic plan (the connections force them) cannot tell a recent `xmax`
+        // from any other value and may scan the whole table. Integers only: nothing to quote.
+        let running = cursor.running.isEmpty ? "" : " OR saved_xid IN (\(cursor.running.map(String.init).joined(separator: ",")))"
+        let sql = Self.select(
+            "SELECT service_provider, device, mvpd, expires_at FROM saml_profiles WHERE saved_xid >= \(cursor.xmax)\(running) LIMIT \(changesLimit + 1)"
+        )
+        let page = try await store.withConnection("read changed profiles") { connection in
+            try await Self.read(connection.query(PostgresQuery(unsafeSQL: sql), logger: store.logger).decode(Self.Columns.self))
         }
+        // Another server (a promoted standby, a restart: its transaction numbers may repeat ones already
+        // passed), or too much changed at once (a long outage): load everything again.
+        if page.cursor.server != cursor.server || page.cursor.xmax < cursor.xmax || page.rows.count > changesLimit {
+            logger.info("profile directory loading again", metadata: ["changed_server": "\(page.cursor.server != cursor.server)"])
+            state.withLock { $0.cursor = nil }
+            return try await load(store)
+        }
+        apply(page.rows, cursor: page.cursor, started: started)
     }
 
+    /// Every live profile, page by page, into a new set of entries that replaces the old one at the end.
     private func load(_ store: PostgresStateStore) async throws {
         let started = ContinuousClock.now
+        // Taken before the first page: whatever the pages miss (written after it) the next read of changes
+        // returns. Pages carry no horizon of their own.
+        let horizon = try await store.withConnection("read the profiles' horizon") { connection in
+            try await Self.read(connection.query(PostgresQuery(unsafeSQL: Self.horizon), logger: store.logger).decode(Self.Columns.self))
+                .cursor
+        }
+        var entries: [Int: Int64] = [:]
         var after = ("", "", "")
-        var cursor: Cursor?
         while true {
             let from = after
-            let page = try await store.withConnection("load profiles") { connection in
-                try await Self.read(
-                    PageStatement(serviceProvider: from.0, device: from.1, mvpd: from.2, limit: Int64(self.pageSize)), on: connection,
-                    store.logger)
+            let rows = try await store.withConnection("load profiles") { connection in
+                var rows: [Row] = []
+                for try await (serviceProvider, device, mvpd, expiry) in try await connection.execute(
+                    PageStatement(serviceProvider: from.0, device: from.1, mvpd: from.2, limit: Int64(self.pageSize)), logger: store.logger)
+                {
+                    rows.append(Row(serviceProvider: serviceProvider, device: device, mvpd: mvpd, expiry: expiry))
+                }
+                return rows
             }
-            // The first page's snapshot: everything committed before it is in the pages, unless changed
-            // since, and then read by the first read of changes.
-            if cursor == nil { cursor = page.cursor }
-            guard apply(page.rows, cursor: nil, started: nil) else { return }
-            guard page.rows.count == pageSize, let last = page.rows.last else { break }
+            for row in rows { entries[Self.key(row.serviceProvider, row.device, row.mvpd)] = row.expiry }
+            if entries.count > capacity { return turnOff() }
+            guard rows.count == pageSize, let last = rows.last else { break }
             after = (last.serviceProvider, last.device, last.mvpd)
         }
-        apply([], cursor: cursor, started: started)
-        logger.info("profile directory loaded", metadata: ["profiles": "\(count)"])
+        state.withLock { state in
+            state.entries = entries
+            state.swept = .now
+            state.cursor = horizon
+            state.synchronised = started
+        }
+        logger.info("profile directory loaded", metadata: ["profiles": "\(entries.count)"])
     }
 
-    /// Records `rows`, and when `cursor` is given, that the directory is in step as of `started`. False
-    /// once over capacity (the directory is then off).
-    @discardableResult
-    private func apply(_ rows: [Row], cursor: Cursor?, started: ContinuousClock.Instant?) -> Bool {
+    /// Over capacity: off until a restart, its memory given back.
+    private func turnOff() {
+        state.withLock { state in
+            state.overflowed = true
+            state.entries = [:]
+        }
+        logger.warning(
+            "profile directory off: more live profiles than its capacity; sessions/sso reads the database",
+            metadata: ["capacity": "\(capacity)"])
+    }
+
+    /// Records `rows`, and that the directory is in step with `cursor` as of `started`. Expired entries
+    /// are dropped once a minute, and when the rows would not fit otherwise (once per read).
+    private func apply(_ rows: [Row], cursor: Cursor, started: ContinuousClock.Instant) {
         let now = SAMLInstant.now().millisecondsSinceEpoch
-        let (on, turnedOff) = state.withLock { state -> (Bool, Bool) in
-            if state.overflowed { return (false, false) }
-            if ContinuousClock.now - state.swept > .seconds(60) { state.sweep(now) }
-            for row in rows {
-                let key = Self.key(row.serviceProvider, row.device, row.mvpd)
-                if state.entries[key] == nil, state.entries.count >= capacity {
-                    state.sweep(now)
-                    if state.entries.count >= capacity {
-                        state.overflowed = true
-                        state.entries = [:]
-                        return (false, true)
-                    }
-                }
-                state.entries[key] = row.expiry
-            }
-            if let cursor, let started {
-                state.cursor = cursor
-                state.synchronised = started
-            }
-            return (true, false)
+        let fits = state.withLock { state -> Bool in
+            if state.overflowed { return true }
+            if ContinuousClock.now - state.swept > .seconds(60) || state.entries.count + rows.count > capacity { state.sweep(now) }
+            for row in rows { state.entries[Self.key(row.serviceProvider, row.device, row.mvpd)] = row.expiry }
+            state.cursor = cursor
+            state.synchronised = started
+            return state.entries.count <= capacity
         }
-        if turnedOff {
-            logger.warning(
-                "profile directory off: more live profiles than its capacity; sessions/sso reads the database",
-                metadata: ["capacity": "\(capacity)"])
-        }
-        return on
+        if !fits { turnOff() }
     }
 
     struct Row {
@@ -200,14 +216,16 @@ final class ProfileDirectory: Sendable {
         var expiry: Int64
     }
 
-    /// Runs `statement`: its snapshot's horizon, and its rows.
-    private static func read(_ statement: some Statement, on connection: PostgresConnection, _ logger: Logger)
-        async throws -> (cursor: Cursor, rows: [Row])
-    {
-        var cursor = Cursor(xmax: 0, running: [])
+    /// A read's columns: the server (its postmaster's start, in microseconds), the snapshot's `xmax` and
+    /// `xip` list, then a profile's key and expiry (NULLs in the one row when there are none).
+    typealias Columns = (Int64, Int64, [Int64], String?, String?, String?, Int64?)
+
+    /// A read's horizon and rows.
+    private static func read<S: AsyncSequence>(_ columns: S) async throws -> (cursor: Cursor, rows: [Row]) where S.Element == Columns {
+        var cursor = Cursor(server: 0, xmax: 0, running: [])
         var rows: [Row] = []
-        for try await (xmax, running, serviceProvider, device, mvpd, expiry) in try await connection.execute(statement, logger: logger) {
-            cursor = Cursor(xmax: xmax, running: running)
+        for try await (server, xmax, running, serviceProvider, device, mvpd, expiry) in columns {
+            cursor = Cursor(server: server, xmax: xmax, running: running)
             if let serviceProvider, let device, let mvpd, let expiry {
                 rows.append(Row(serviceProvider: serviceProvider, device: device, mvpd: mvpd, expiry: expiry))
             }
@@ -215,28 +233,28 @@ final class ProfileDirectory: Sendable {
         return (cursor, rows)
     }
 
-    /// The directory's reads: its snapshot's horizon (`xmax`, the `xip` list), then a profile's key and
-    /// expiry per row, or NULLs in the one row when there are none. `select` completes the statement
-    /// with the profiles' lateral subquery, as `p`.
-    protocol Statement: PostgresPreparedStatement where Row == (Int64, [Int64], String?, String?, String?, Int64?) {
-        static var profiles: String { get }
-    }
+    /// The horizon alone (one row, no profile).
+    static let horizon = select(
+        "SELECT NULL::text AS service_provider, NULL::text AS device, NULL::text AS mvpd, NULL::timestamptz AS expires_at")
 
+    /// `profiles` (a subquery of `service_provider, device, mvpd, expires_at`) with the statement's
+    /// horizon on every row (``Columns``).
     static func select(_ profiles: String) -> String {
         """
-        SELECT s.xmax, s.xip, p.service_provider, p.device, p.mvpd, (extract(epoch FROM p.expires_at) * 1000)::bigint
+        SELECT (extract(epoch FROM pg_postmaster_start_time()) * 1000000)::bigint, s.xmax, s.xip,
+            p.service_provider, p.device, p.mvpd, (extract(epoch FROM p.expires_at) * 1000)::bigint
         FROM (SELECT pg_snapshot_xmax(c)::text::bigint AS xmax, ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(c) x) AS xip
             FROM pg_current_snapshot() c) s
         LEFT JOIN LATERAL (\(profiles)) p ON true
         """
     }
 
-    /// Live profiles after a key, in key order (the primary key's index), with the snapshot's horizon
-    /// (one row of NULLs when there are none).
-    struct PageStatement: Statement {
+    /// Live profiles after a key, in key order (the primary key's index, whatever the parameters).
+    struct PageStatement: PostgresPreparedStatement {
+        typealias Row = (String, String, String, Int64)
         static let name = "swift_saml_profile_page_v1"
-        static let profiles = """
-            SELECT service_provider, device, mvpd, expires_at FROM saml_profiles
+        static let sql = """
+            SELECT service_provider, device, mvpd, (extract(epoch FROM expires_at) * 1000)::bigint FROM saml_profiles
             WHERE (service_provider, device, mvpd) > ($1, $2, $3) AND expires_at > now()
             ORDER BY service_provider, device, mvpd LIMIT $4
             """
@@ -252,34 +270,7 @@ final class ProfileDirectory: Sendable {
             bindings.append(limit)
             return bindings
         }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
-
-    /// Profiles written by transactions the previous snapshot could not see (at or after its `xmax`, or
-    /// running then: the `saved_xid` index), expired ones too (a profile replaced by an expired one must
-    /// stop counting), with this snapshot's horizon.
-    struct ChangesStatement: Statement {
-        static let name = "swift_saml_profile_changes_v1"
-        static let profiles = """
-            SELECT service_provider, device, mvpd, expires_at FROM saml_profiles
-            WHERE saved_xid >= $1 OR saved_xid = ANY($2::bigint[]) LIMIT $3
-            """
-
-        var xmax: Int64
-        var running: [Int64]
-        var limit: Int64
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 3)
-            bindings.append(xmax)
-            bindings.append(running)
-            bindings.append(limit)
-            return bindings
-        }
-    }
-}
-
-extension ProfileDirectory.Statement {
-    static var sql: String { ProfileDirectory.select(profiles) }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }

@@ -171,6 +171,8 @@ struct ServiceHostileTests {
         configuration.requestTimeout = .seconds(30)
         configuration.idleTimeout = .seconds(30)
         configuration.maximumConnections = 4
+        // Each phase on a service of its own: a closed connection leaves the registry only once the
+        // server has read its close, and a slow machine may not have by the next phase.
         try await Service.with(configuration) { port in
             // 4 idle connections held: one more closes one of them, so that holding connections never
             // locks a real login out.
@@ -181,6 +183,8 @@ struct ServiceHostileTests {
             #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB)).status == 201)
             held.forEach { $0.close() }
             beyond.close()
+        }
+        try await Service.with(configuration) { port in
             // Stalled bodies hold no more than idle connections: with 4 requests whose bodies never
             // arrive, a new connection closes one of them, and a login gets through.
             var stalled: [RawConnection] = []
@@ -338,7 +342,8 @@ struct ServiceHostileTests {
             let held = try RawConnection(port: port)
             try await Task.sleep(for: .milliseconds(100))
             let second = try RawConnection(port: port)
-            #expect(held.isClosed(waiting: .milliseconds(500)), "the cap makes room by closing the idle connection")
+            // Well before the 10-s header deadline: a close within the wait is the cap's.
+            #expect(RawConnection.closed(among: [held, second], within: .seconds(5)).count == 1, "the cap makes room by closing one")
             #expect(try await Service.send(adminPort, "/health/ready", method: "GET").status == 200)
             #expect(
                 try await Service.send(adminPort, "/metrics", method: "GET").text.contains(
