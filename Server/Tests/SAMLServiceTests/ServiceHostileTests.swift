@@ -166,7 +166,10 @@ struct ServiceHostileTests {
     func connectionCap() async throws {
         var configuration = Service.configuration()
         // Deadlines far beyond every wait below, so that a close seen here is the cap's doing, however
-        // loaded the machine. (Which connection the cap picks is checked without timing, below.)
+        // loaded the machine. Which connection the cap picks depends on the order in which the event
+        // loops register them (in parallel: a newcomer can be registered before an earlier connection,
+        // or before the server has read a head sent first), so here only "exactly one of the five";
+        // the choice itself is checked without timing, below.
         configuration.headerTimeout = .seconds(30)
         configuration.requestTimeout = .seconds(30)
         configuration.idleTimeout = .seconds(30)
@@ -178,8 +181,8 @@ struct ServiceHostileTests {
             // locks a real login out.
             let held = try (0..<4).map { _ in try RawConnection(port: port) }
             let beyond = try RawConnection(port: port)
-            #expect(RawConnection.closed(among: held, within: .seconds(10)).count == 1)
-            #expect(!beyond.isClosed(waiting: .milliseconds(100)))
+            #expect(RawConnection.closed(among: held + [beyond], within: .seconds(10)).count == 1)
+            // All five registered: the login's connections make room in turn.
             #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB)).status == 201)
             held.forEach { $0.close() }
             beyond.close()
@@ -196,10 +199,10 @@ struct ServiceHostileTests {
                 stalled.append(connection)
             }
             let newcomer = try RawConnection(port: port)
-            #expect(RawConnection.closed(among: stalled, within: .seconds(10)).count == 1)
-            #expect(!newcomer.isClosed(waiting: .milliseconds(100)))
+            #expect(RawConnection.closed(among: stalled + [newcomer], within: .seconds(10)).count == 1)
             #expect(try await Service.send(port, try await Service.freshExchange(port, Service.mvpdA)).status == 201)
             stalled.forEach { $0.close() }
+            newcomer.close()
         }
     }
 
