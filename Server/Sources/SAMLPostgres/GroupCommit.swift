@@ -9,19 +9,21 @@ import SAML
 /// committed, so nothing is acknowledged before its commit (with a synchronous standby: before the
 /// standby has it too).
 ///
-/// Two round trips a batch: the statement alone, in an implicit transaction, and then ``Committed``.
-/// postgres-nio ends a statement's rows at `CommandComplete`, before the implicit transaction commits at
-/// `Sync`, so the rows alone would acknowledge an uncommitted write. The next query on the connection is
-/// written only after the server's `ReadyForQuery`, which follows a successful commit; a commit that
-/// fails sends an error after `CommandComplete`, on which postgres-nio closes the connection, and
-/// ``Committed`` then fails (the batch fails closed). postgres-nio writes one query at a time, so
-/// `BEGIN`, the statement and `COMMIT` were three round trips.
+/// One round trip a batch: a `CALL` of the schema's procedure (``Procedure``), which runs the statement,
+/// commits (`COMMIT` inside the procedure: with a synchronous standby, after the standby has flushed it)
+/// and only then returns its one row, the outcomes. So the row itself is the proof of the commit. A
+/// plain statement would not do: postgres-nio ends a statement's rows at `CommandComplete`, before an
+/// implicit transaction commits at `Sync`, and it writes one query at a time, so the proof would be a
+/// second round trip (as it was before schema 5) and `BEGIN`, the statement and `COMMIT` three. A
+/// commit that fails inside the procedure is an error instead of the row: the batch fails closed.
 ///
 /// The batch's operations share no key (``StoreQueue`` keeps duplicates for the next batch), so
 /// each recorded row answers exactly one operation. Rows are written in key order, so that two batches
 /// sharing keys wait for each other instead of deadlocking.
 enum GroupCommit {
-    static func run(_ operations: [StoreOperation], on connection: PostgresConnection, logger: Logger) async throws {
+    static func run(_ operations: [StoreOperation], on connection: PostgresConnection, statementTimeout: Duration, logger: Logger)
+        async throws
+    {
         var consumes: [(operation: StoreOperation, assertion: UsedAssertion, request: IssuedRequestID?)] = []
         // Profiles: saved on their own (consume 0), or with the consume of that ordinal when it is recorded.
         var profiles: [(profile: StoredProfile, consume: Int64)] = []
@@ -51,18 +53,34 @@ enum GroupCommit {
             assertionExpiries: consumes.map(\.assertion.expiry.millisecondsSinceEpoch))
         var outcomes = [StateStoreOutcome?](repeating: nil, count: consumes.count)
         var recorded = 0
-        for try await (n, inserted, used, expired, answered, forgettable) in try await connection.execute(statement, logger: logger) {
-            let index = Int(n) - 1
-            guard consumes.indices.contains(index), outcomes[index] == nil else { continue }
-            // The statement reads the table as it was when it started: a row another transaction
-            // committed meanwhile can refuse an insert that none of these explain (nil: read again below).
-            outcomes[index] =
-                inserted
-                ? .accepted
-                : used ? .replayed : expired ? .requestExpired : answered ? .requestAnswered : forgettable ? .assertionExpired : nil
-            if inserted { recorded += 1 }
+        var answered = false
+        let clock = ContinuousClock()
+        let sent = clock.now
+        for try await codes in try await connection.execute(statement, logger: logger) {
+            answered = true
+            for (index, code) in (codes ?? []).enumerated() where consumes.indices.contains(index) {
+                // The statement reads the table as it was when it started: a row another transaction
+                // committed meanwhile can refuse an insert that none of these explain (nil: read again below).
+                outcomes[index] = Outcome(rawValue: code)?.outcome
+                if code == Outcome.accepted.rawValue { recorded += 1 }
+            }
         }
-        for try await _ in try await connection.execute(Committed(), logger: logger) {}
+        guard answered else {
+            throw SAMLError(.storeUnavailable, "expected the group commit's row after its commit, found none: refused, not accepted")
+        }
+        // A cancel during the wait for the synchronous standby ends the wait with a warning, not an
+        // error: the procedure goes on and returns its row, committed on this server only. The
+        // connection's own `statement_timeout` is such a cancel, and it runs from when the server got
+        // the call, after `sent`: a row that took that long may not be on the standby (grey-failures'
+        // cut-off standby), so it proves nothing and the batch fails closed. (A cancel sent by hand,
+        // `pg_cancel_backend`, would not be seen: PostgreSQL documents that it acknowledges such a
+        // commit; docs/service.md.)
+        guard clock.now - sent < statementTimeout else {
+            throw SAMLError(
+                .storeUnavailable,
+                "expected the group commit within the statement timeout (\(statementTimeout)), found it answered later, perhaps without the synchronous standby: refused, not accepted"
+            )
+        }
         // Refused by a row committed while the statement ran: why, read now (refused either way).
         for index in consumes.indices where outcomes[index] == nil {
             outcomes[index] = try await reason(consumes[index].assertion, consumes[index].request, on: connection, logger: logger)
@@ -75,21 +93,40 @@ enum GroupCommit {
             "batch committed", metadata: ["consumes": "\(consumes.count)", "recorded": "\(recorded)", "profiles": "\(profiles.count)"])
     }
 
-    /// The batch's statement, prepared once per connection (parsed and planned once: the connections
-    /// set `plan_cache_mode = force_generic_plan`): arrays of the consumes' and the saves' columns in, one
-    /// row per consume out (its ordinal, recorded, assertion used before, request expired, request
-    /// answered before, the assertion past its expiry by the database's clock). No assertion is recorded
-    /// past its own expiry by the database's clock, whatever its request's: an instance whose clock is
-    /// behind would accept it, and its replay once the clean-up had removed the row. The lookups are
-    /// `LATERAL ... LIMIT 1` rather than `EXISTS`: a generic plan made
-    /// while the table is empty would otherwise hash the whole table for each batch once it has grown
-    /// (measured: 37 ms a batch at 50,000 rows instead of 0.15 ms).
-    struct Statement: PostgresPreparedStatement {
-        typealias Row = (Int64, Bool, Bool, Bool, Bool, Bool)
-        static let name = "swift_saml_group_commit_v4"
-        static let sql = """
+    /// A consume's outcome as the procedure returns it, one `smallint` per consume in order.
+    enum Outcome: Int16 {
+        case accepted = 0, replayed, requestExpired, requestAnswered, assertionExpired
+        /// Refused by a row that none of the statement's reads explain: read again after the commit.
+        case unexplained
+
+        var outcome: StateStoreOutcome? {
+            switch self {
+            case .accepted: .accepted
+            case .replayed: .replayed
+            case .requestExpired: .requestExpired
+            case .requestAnswered: .requestAnswered
+            case .assertionExpired: .assertionExpired
+            case .unexplained: nil
+            }
+        }
+    }
+
+    /// The schema's procedure (created by ``PostgresStateStore/prepare()``, schema 5): arrays of the
+    /// consumes' and the saves' columns in, one statement, `COMMIT`, then the outcomes out, one per
+    /// consume in order (``Outcome``). No assertion is recorded past its own expiry by the database's
+    /// clock, whatever its request's: an instance whose clock is behind would accept it, and its replay
+    /// once the clean-up had removed the row. The lookups are `LATERAL ... LIMIT 1` rather than
+    /// `EXISTS`: a generic plan made while the table is empty would otherwise hash the whole table for
+    /// each batch once it has grown (measured: 37 ms a batch at 50,000 rows instead of 0.15 ms); the
+    /// connections set `plan_cache_mode = force_generic_plan`, which the procedure's plans follow too.
+    static let procedureSQL = """
+        CREATE OR REPLACE PROCEDURE swift_saml_group_commit_v5(
+            text[], text[], text[], int8[], int8[], text[], text[], text[], text[], int8[], int8[], int8[],
+            INOUT outcomes int2[] DEFAULT NULL)
+        LANGUAGE plpgsql AS $procedure$
+        BEGIN
             WITH input AS (
-                SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $12::int8[])
+                SELECT * FROM unnest($1, $2, $3, $4, $5, $12)
                     WITH ORDINALITY AS i(issuer, assertion_id, request_id, request_expiry, row_expiry, assertion_expiry, n)),
             inserted AS (
                 INSERT INTO saml_consumed (issuer, assertion_id, request_id, expires_at)
@@ -101,24 +138,36 @@ enum GroupCommit {
             saved AS (
                 INSERT INTO saml_profiles (service_provider, device, mvpd, profile, expires_at)
                 SELECT p.sp, p.device, p.mvpd, p.profile, to_timestamp(p.expiry::float8 / 1000)
-                FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::int8[], $11::int8[])
-                    AS p(sp, device, mvpd, profile, expiry, consume)
+                FROM unnest($6, $7, $8, $9, $10, $11) AS p(sp, device, mvpd, profile, expiry, consume)
                 LEFT JOIN input i ON i.n = p.consume
                 LEFT JOIN inserted ins ON ins.issuer = i.issuer AND ins.assertion_id = i.assertion_id
                 WHERE p.consume = 0 OR ins.issuer IS NOT NULL
                 ORDER BY p.sp, p.device, p.mvpd
                 ON CONFLICT (service_provider, device, mvpd) DO UPDATE
                     SET profile = EXCLUDED.profile, expires_at = EXCLUDED.expires_at, saved_xid = EXCLUDED.saved_xid)
-            SELECT i.n, ins.issuer IS NOT NULL, used.x IS NOT NULL,
-                i.request_id <> '' AND to_timestamp(i.request_expiry::float8 / 1000) <= now(), answered.x IS NOT NULL,
-                to_timestamp(i.assertion_expiry::float8 / 1000) <= now()
+            SELECT coalesce(array_agg(
+                    CASE WHEN ins.issuer IS NOT NULL THEN 0
+                        WHEN used.x IS NOT NULL THEN 1
+                        WHEN i.request_id <> '' AND to_timestamp(i.request_expiry::float8 / 1000) <= now() THEN 2
+                        WHEN answered.x IS NOT NULL THEN 3
+                        WHEN to_timestamp(i.assertion_expiry::float8 / 1000) <= now() THEN 4
+                        ELSE 5 END::int2 ORDER BY i.n), '{}')
+            INTO outcomes
             FROM input i LEFT JOIN inserted ins ON ins.issuer = i.issuer AND ins.assertion_id = i.assertion_id
             LEFT JOIN LATERAL (
                 SELECT 1 AS x FROM saml_consumed c WHERE c.issuer = i.issuer AND c.assertion_id = i.assertion_id LIMIT 1) used ON true
             LEFT JOIN LATERAL (
-                SELECT 1 AS x FROM saml_consumed c WHERE i.request_id <> '' AND c.request_id = i.request_id LIMIT 1) answered ON true
-            ORDER BY i.n
-            """
+                SELECT 1 AS x FROM saml_consumed c WHERE i.request_id <> '' AND c.request_id = i.request_id LIMIT 1) answered ON true;
+            COMMIT;
+        END
+        $procedure$
+        """
+
+    /// The call of ``procedureSQL``, prepared once per connection.
+    struct Statement: PostgresPreparedStatement {
+        typealias Row = [Int16]?
+        static let name = "swift_saml_group_commit_v5"
+        static let sql = "CALL swift_saml_group_commit_v5($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, NULL)"
 
         var issuers, assertionIDs, requestIDs: [String]
         var requestExpiries, rowExpiries: [Int64]
@@ -143,15 +192,6 @@ enum GroupCommit {
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
-    }
-
-    /// Answered only once the statement before it on the connection has committed (see ``GroupCommit``).
-    struct Committed: PostgresPreparedStatement {
-        typealias Row = Bool
-        static let name = "swift_saml_committed"
-        static let sql = "SELECT true"
-        func makeBindings() throws -> PostgresBindings { PostgresBindings() }
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 

@@ -82,6 +82,13 @@ extension PostgresStateStore {
                 try await connection.query(
                     "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (4, 2)", logger: self.logger)
             }
+            if current < 5 {
+                // The group commit's procedure (GroupCommit): its statement and its COMMIT in one call, so
+                // that a batch is one round trip. Additive: schema-4 code runs beside it.
+                try await connection.query(PostgresQuery(unsafeSQL: GroupCommit.procedureSQL), logger: self.logger)
+                try await connection.query(
+                    "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (5, 2)", logger: self.logger)
+            }
             try await connection.query("COMMIT", logger: self.logger)
         }
     }

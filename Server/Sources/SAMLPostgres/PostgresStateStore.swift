@@ -12,7 +12,8 @@ import ServiceLifecycle
 ///   two instances can never both accept. Concurrent consumes and profile saves share one transaction
 ///   (group commit, ``GroupCommit``): one commit, and with a synchronous standby one wait for it, carries
 ///   up to ``Configuration/maximumBatch`` logins, and each is answered only once that commit is confirmed.
-///   With ``Configuration/batchWindow`` set (off by default), a small batch of a busy store waits that long for more.
+///   A small batch of a busy store waits up to ``Configuration/batchWindow`` (4 ms) for more. One
+///   round trip a batch: a procedure runs the statement and commits, then answers.
 /// - A replay this process has seen recorded is refused without a round trip (``Configuration/recentlyUsedCapacity``).
 /// - The schema is created and versioned by ``prepare()`` (a transaction under an advisory lock, so that
 ///   instances starting together do not race); `saml_schema_migrations` records the applied versions.
@@ -47,7 +48,7 @@ import ServiceLifecycle
 /// connections (`withConnection`) with group commit on top.
 public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, ProfilePresence, Service, Sendable {
     /// The schema version this code writes and reads, and the oldest it still runs beside.
-    public static let schemaVersion = 4
+    public static let schemaVersion = 5
 
     public let configuration: Configuration
     private let lanes: StoreLanes

@@ -93,10 +93,10 @@ final class StoreLanes: Sendable {
     private func work(_ lane: Lane, number: Int) async {
         while var work = await queue.next() {
             if case .batch(let batch, waits: true) = work {
-                // A busy store's small batch: the writes that arrive within the window join it. Tracked
-                // meanwhile, so that the deadline sweep sees it.
+                // A busy store's small batch: the writes that arrive within the window join it, up to the
+                // target. Tracked meanwhile, so that the deadline sweep sees it.
                 lane.started(batch)
-                try? await Task.sleep(for: queue.batchWindow)
+                await queue.fill(batch.count)
                 work = .batch(batch + queue.more(for: batch), waits: false)
             }
             let operations: [StoreOperation]
@@ -110,7 +110,8 @@ final class StoreLanes: Sendable {
                 let live = try await lane.current { try await self.connect(on: lane.executor.eventLoop) }
                 switch work {
                 case .batch(let operations, _):
-                    try await GroupCommit.run(operations, on: live, logger: self.logger)
+                    try await GroupCommit.run(
+                        operations, on: live, statementTimeout: .milliseconds(configuration.statementTimeoutMilliseconds), logger: self.logger)
                 case .job(let operation):
                     guard case .job(let body) = operation.kind else { break }
                     operation.finish(.success(.value(try await body(live))))

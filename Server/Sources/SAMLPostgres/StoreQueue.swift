@@ -12,9 +12,10 @@ import Synchronization
 /// on many writes instead of one connection's commit on each.
 ///
 /// The batching window: when the previous batch carried more than one write (the store is busy) and
-/// the next one would carry fewer than ``batchTarget``, its lane waits up to ``batchWindow`` and takes
-/// the writes that arrived meanwhile (``more(for:)``) into the same transaction. A commit costs the
-/// database far more than a row (BENCHMARKS.md), so fewer, fuller commits leave more of a shared
+/// the next one would carry fewer than ``batchTarget``, its lane waits (``fill(_:)``) until enough
+/// writes to reach the target are queued, or ``batchWindow`` has passed, whichever comes first, and
+/// takes the writes that arrived meanwhile (``more(for:)``) into the same transaction. A commit costs
+/// the database far more than a row (BENCHMARKS.md), so fewer, fuller commits leave more of a shared
 /// machine to everything else; a quiet store (batches of one) never waits.
 final class StoreQueue: Sendable {
     /// What a lane takes: a batch of writes for one transaction, or one job.
@@ -34,6 +35,10 @@ final class StoreQueue: Sendable {
         var writeBatchesInFlight = 0
         /// The size of the last batch of writes taken.
         var lastBatch = 0
+        /// The lanes filling their batch (``fill(_:)``): the number of queued writes that ends the wait,
+        /// and the lane's continuation once it waits; `over` when the window passed before it waited.
+        var filling: [UInt64: Filling] = [:]
+        var fillings: UInt64 = 0
         var count: Int { writes.count + jobs.count }
     }
 
@@ -45,6 +50,12 @@ final class StoreQueue: Sendable {
     /// The batch size below which a busy store's batch waits for ``batchWindow``.
     let batchTarget: Int
     private let state = Mutex(State())
+
+    private enum Filling {
+        case window(needed: Int)
+        case waiting(needed: Int, CheckedContinuation<Void, Never>)
+        case over
+    }
 
     init(capacity: Int, maximumBatch: Int, batchWindow: Duration = .zero, batchTarget: Int = 1) {
         self.capacity = max(1, capacity)
@@ -71,9 +82,69 @@ final class StoreQueue: Sendable {
             } else {
                 state.writes.append((state.sequence, operation))
             }
-            return canTake(state) ? state.idleLanes.popLast() : nil
+            // An idle lane takes the work, or else a lane filling its batch may now have enough.
+            return (canTake(state) ? state.idleLanes.popLast() : nil) ?? filled(&state)
         }
         lane?.resume()
+    }
+
+    /// A lane waiting to fill its batch that the queued writes now fill, taken out of the waiting.
+    private func filled(_ state: inout State) -> CheckedContinuation<Void, Never>? {
+        guard !state.filling.isEmpty else { return nil }
+        for (id, filling) in state.filling {
+            if case .waiting(let needed, let continuation) = filling, state.writes.count >= needed {
+                state.filling[id] = nil
+                return continuation
+            }
+        }
+        return nil
+    }
+
+    /// Waits until enough writes are queued to bring a batch of `size` to ``batchTarget``, or
+    /// ``batchWindow`` has passed, or the queue closes; then the lane takes them with ``more(for:)``.
+    func fill(_ size: Int) async {
+        let needed = batchTarget - size
+        let id = state.withLock { state -> UInt64? in
+            guard needed > 0, state.writes.count < needed, !state.closed else { return nil }
+            state.fillings += 1
+            state.filling[state.fillings] = .window(needed: needed)
+            return state.fillings
+        }
+        guard let id else { return }
+        let window = batchWindow
+        let timer = Task {
+            try? await Task.sleep(for: window)
+            self.endFilling(id)
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                guard case .window(let needed) = state.filling[id], state.writes.count < needed, !state.closed else {
+                    state.filling[id] = nil
+                    return true
+                }
+                state.filling[id] = .waiting(needed: needed, continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        timer.cancel()
+    }
+
+    /// The window of a lane filling its batch has passed: it stops waiting.
+    private func endFilling(_ id: UInt64) {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            switch state.filling[id] {
+            case .window:
+                state.filling[id] = .over
+                return nil
+            case .waiting(_, let continuation):
+                state.filling[id] = nil
+                return continuation
+            case .over, nil:
+                return nil
+            }
+        }
+        continuation?.resume()
     }
 
     /// A batch of writes taken by ``next()`` is over (committed or failed): the writes that waited for it
@@ -126,7 +197,9 @@ final class StoreQueue: Sendable {
     func close() {
         let (lanes, left) = state.withLock { state -> ([CheckedContinuation<Void, Never>], [StoreOperation]) in
             state.closed = true
-            let lanes = state.idleLanes
+            var lanes = state.idleLanes
+            for case .waiting(_, let continuation) in state.filling.values { lanes.append(continuation) }
+            state.filling = [:]
             let left = state.writes.map(\.operation) + state.jobs.map(\.operation)
             state.idleLanes = []
             state.writes = []

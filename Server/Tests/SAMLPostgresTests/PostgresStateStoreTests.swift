@@ -99,6 +99,42 @@ struct PostgresStateStoreTests {
         #expect(try await a.store.count() == before + 3)
     }
 
+    @Test(
+        "nothing is acknowledged before its synchronous commit: with a synchronous standby that never answers, a consume fails closed at the deadline though its row is committed locally; accepted once the wait ends"
+    )
+    func acknowledgedOnlyAfterSynchronousCommit() async throws {
+        let a = try await Self.instance(timeout: .seconds(1))
+        defer { a.task.cancel() }
+        let issuer = "https://sync.\(UUID().uuidString).example.com"
+        // Every commit now waits for a standby that does not exist (the server's configuration, reloaded).
+        _ = try await a.store.firstValue(unsafeSQL: "ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+        _ = try await a.store.firstValue(unsafeSQL: "SELECT pg_reload_conf()::text")
+        var restored = false
+        defer {
+            if !restored {
+                Task {
+                    _ = try? await a.store.firstValue(unsafeSQL: "ALTER SYSTEM RESET synchronous_standby_names")
+                    _ = try? await a.store.firstValue(unsafeSQL: "SELECT pg_reload_conf()::text")
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let assertion = Self.assertion(issuer: issuer)
+        // The wait outlasts the deadline and the server's statement_timeout (the same 1 s), whose cancel
+        // ends the wait with only a warning: the procedure's row then arrives, and must not be believed.
+        let waiting = await Self.outcome { try await a.store.consume(request: Self.request(), assertion: assertion, now: .now()) }
+        #expect(waiting == "store.unavailable")
+        // Committed on the primary (visible to other sessions), never acknowledged.
+        #expect(try await Self.rows(a.store, issuer: issuer) == 1)
+        _ = try await a.store.firstValue(unsafeSQL: "ALTER SYSTEM RESET synchronous_standby_names")
+        _ = try await a.store.firstValue(unsafeSQL: "SELECT pg_reload_conf()::text")
+        restored = true
+        try await Task.sleep(for: .milliseconds(200))
+        // Its retry is refused (the row stands), and a fresh one is accepted as before.
+        #expect(try await a.store.consume(request: Self.request(), assertion: assertion, now: .now()) == .replayed)
+        #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(issuer: issuer), now: .now()) == .accepted)
+    }
+
     @Test("a request expired by the database's clock: requestExpired, and nothing recorded")
     func expiredRequest() async throws {
         let a = try await Self.instance()

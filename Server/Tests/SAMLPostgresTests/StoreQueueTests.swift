@@ -101,6 +101,32 @@ struct StoreQueueTests {
         #expect(!Self.waits(await off.next()))
     }
 
+    @Test("filling a batch: the wait ends as soon as the writes reach the target, else when the window has passed, or at close")
+    func fillEndsEarly() async throws {
+        let clock = ContinuousClock()
+        // A long window: only the writes reaching the target (3 more for a batch of 1) can end the wait in time.
+        let queue = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .seconds(30), batchTarget: 4)
+        let started = clock.now
+        async let filled: Void = queue.fill(1)
+        try await Task.sleep(for: .milliseconds(20))
+        for id in ["a", "b"] { try queue.submit(Self.consume(id)) }
+        try await Task.sleep(for: .milliseconds(20))
+        try queue.submit(Self.consume("c"))
+        await filled
+        #expect(clock.now - started < .seconds(10))
+        // A short window with no writes: the wait ends when it passes.
+        let short = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .milliseconds(5), batchTarget: 4)
+        let waited = await clock.measure { await short.fill(1) }
+        #expect(waited >= .milliseconds(5) && waited < .seconds(10))
+        // A batch at its target does not wait at all; nor does anything once the queue is closed.
+        await queue.fill(4)
+        let closing = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .seconds(30), batchTarget: 4)
+        async let closed: Void = closing.fill(1)
+        try await Task.sleep(for: .milliseconds(20))
+        closing.close()
+        await closed
+    }
+
     @Test("a batch's joiners never exceed the maximum batch")
     func moreIsBounded() async throws {
         let queue = StoreQueue(capacity: 100, maximumBatch: 3, batchWindow: .milliseconds(1), batchTarget: 3)
