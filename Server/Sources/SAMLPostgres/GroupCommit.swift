@@ -9,7 +9,7 @@ import SAML
 /// committed, so nothing is acknowledged before its commit (with a synchronous standby: before the
 /// standby has it too).
 ///
-/// One round trip a batch: a `CALL` of the schema's procedure (``Procedure``), which runs the statement,
+/// One round trip a batch: a `CALL` of the schema's procedure (``procedureSQL``), which runs the statement,
 /// commits (`COMMIT` inside the procedure: with a synchronous standby, after the standby has flushed it)
 /// and only then returns its one row, the outcomes. So the row itself is the proof of the commit. A
 /// plain statement would not do: postgres-nio ends a statement's rows at `CommandComplete`, before an

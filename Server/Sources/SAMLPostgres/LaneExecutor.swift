@@ -4,7 +4,7 @@ import NIOPosix
 /// A task executor on one NIO event loop: a lane's task prefers it, so that its code, and the
 /// postgres-nio calls it awaits, run on the thread that does the connection's I/O. Each answer from the
 /// server then resumes the lane on that same thread, instead of queueing behind verifications for one
-/// of Swift's shared threads (with a synchronous standby, a batch is three round trips: those waits
+/// of Swift's shared threads (with a synchronous standby, a batch was three round trips then: those waits
 /// were most of a commit's latency under load).
 final class LaneExecutor: TaskExecutor, Sendable {
     let eventLoop: any EventLoop

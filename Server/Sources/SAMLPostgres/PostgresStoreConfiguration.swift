@@ -51,7 +51,7 @@ extension PostgresStateStore {
         /// are queued, or this long, whichever comes first, then carries them too. Default 4 ms; zero:
         /// off; at most 50 ms. A quiet store (one login at a time) never waits. Measured on one 2-core
         /// machine with two instances and a synchronous standby (`scripts/bench/store-bench`): 5.2
-        /// logins a commit instead of 2.1, and 16% less CPU a login, instances and both nodes counted
+        /// logins a commit instead of 2.2, and 17% less CPU a login, instances and both nodes counted
         /// (docs/service.md).
         public var batchWindow: Duration = .milliseconds(4)
         /// The transaction size a busy store's transaction waits for, up to ``batchWindow``. Default 6.

@@ -111,7 +111,8 @@ final class StoreLanes: Sendable {
                 switch work {
                 case .batch(let operations, _):
                     try await GroupCommit.run(
-                        operations, on: live, statementTimeout: .milliseconds(configuration.statementTimeoutMilliseconds), logger: self.logger)
+                        operations, on: live, statementTimeout: .milliseconds(configuration.statementTimeoutMilliseconds),
+                        logger: self.logger)
                 case .job(let operation):
                     guard case .job(let body) = operation.kind else { break }
                     operation.finish(.success(.value(try await body(live))))
