@@ -82,10 +82,20 @@ extension PostgresStateStore {
                 try await connection.query(
                     "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (4, 2)", logger: self.logger)
             }
-            if current < 5 {
-                // The group commit's procedure (GroupCommit): its statement and its COMMIT in one call, so
-                // that a batch is one round trip. Additive: schema-4 code runs beside it.
+            // The group commit's procedure (GroupCommit): its statement and its COMMIT in one call, so that
+            // a batch is one round trip. Additive: schema-4 code runs beside it. Created again when it is
+            // missing from a schema that records version 5 (a dump restored without routines, another
+            // search_path), since every batch needs it; never replaced: a change to it takes a new name.
+            var procedure = false
+            for try await found in try await connection.query(
+                "SELECT to_regproc('swift_saml_group_commit_v5') IS NOT NULL", logger: self.logger
+            ).decode(Bool.self) {
+                procedure = found
+            }
+            if !procedure {
                 try await connection.query(PostgresQuery(unsafeSQL: GroupCommit.procedureSQL), logger: self.logger)
+            }
+            if current < 5 {
                 try await connection.query(
                     "INSERT INTO saml_schema_migrations (version, minimum_reader) VALUES (5, 2)", logger: self.logger)
             }

@@ -67,7 +67,7 @@ final class StoreQueue: Sendable {
     /// Queues an operation and wakes an idle lane; throws ``SAMLError/Code/storeUnavailable`` when the
     /// queue is full or closed (the store is not running).
     func submit(_ operation: StoreOperation) throws {
-        let lane = try state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let lanes = try state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.closed else {
                 throw SAMLError(.storeUnavailable, "expected the PostgreSQL store to be running, found it stopped: refused, not accepted")
             }
@@ -82,10 +82,10 @@ final class StoreQueue: Sendable {
             } else {
                 state.writes.append((state.sequence, operation))
             }
-            // An idle lane takes the work, or else a lane filling its batch may now have enough.
-            return (canTake(state) ? state.idleLanes.popLast() : nil) ?? filled(&state)
+            // An idle lane takes the work; and a lane filling its batch may now have enough.
+            return [canTake(state) ? state.idleLanes.popLast() : nil, filled(&state)].compactMap { $0 }
         }
-        lane?.resume()
+        lanes.forEach { $0.resume() }
     }
 
     /// A lane waiting to fill its batch that the queued writes now fill, taken out of the waiting.

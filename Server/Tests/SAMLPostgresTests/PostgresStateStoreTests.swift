@@ -135,6 +135,17 @@ struct PostgresStateStoreTests {
         #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(issuer: issuer), now: .now()) == .accepted)
     }
 
+    @Test("a schema that records version 5 without its procedure (a dump restored without routines): prepare() creates it again")
+    func procedureCreatedAgain() async throws {
+        let a = try await Self.instance()
+        defer { a.task.cancel() }
+        _ = try await a.store.firstValue(unsafeSQL: "DROP PROCEDURE swift_saml_group_commit_v5")
+        try await a.store.prepare()
+        let b = try await Self.instance(prepare: false)
+        defer { b.task.cancel() }
+        #expect(try await b.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) == .accepted)
+    }
+
     @Test("a request expired by the database's clock: requestExpired, and nothing recorded")
     func expiredRequest() async throws {
         let a = try await Self.instance()
