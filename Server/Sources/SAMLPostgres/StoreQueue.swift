@@ -36,8 +36,8 @@ final class StoreQueue: Sendable {
         /// The size of the last batch of writes taken.
         var lastBatch = 0
         /// The lanes filling their batch (``fill(_:)``): the number of queued writes that ends the wait,
-        /// and the lane's continuation once it waits; `over` when the window passed before it waited.
-        var filling: [UInt64: Filling] = [:]
+        /// and the lane's continuation.
+        var filling: [UInt64: (needed: Int, lane: CheckedContinuation<Void, Never>)] = [:]
         var fillings: UInt64 = 0
         var count: Int { writes.count + jobs.count }
     }
@@ -50,12 +50,6 @@ final class StoreQueue: Sendable {
     /// The batch size below which a busy store's batch waits for ``batchWindow``.
     let batchTarget: Int
     private let state = Mutex(State())
-
-    private enum Filling {
-        case window(needed: Int)
-        case waiting(needed: Int, CheckedContinuation<Void, Never>)
-        case over
-    }
 
     init(capacity: Int, maximumBatch: Int, batchWindow: Duration = .zero, batchTarget: Int = 1) {
         self.capacity = max(1, capacity)
@@ -91,60 +85,33 @@ final class StoreQueue: Sendable {
     /// A lane waiting to fill its batch that the queued writes now fill, taken out of the waiting.
     private func filled(_ state: inout State) -> CheckedContinuation<Void, Never>? {
         guard !state.filling.isEmpty else { return nil }
-        for (id, filling) in state.filling {
-            if case .waiting(let needed, let continuation) = filling, state.writes.count >= needed {
-                state.filling[id] = nil
-                return continuation
-            }
-        }
-        return nil
+        guard let (id, filling) = state.filling.first(where: { state.writes.count >= $0.value.needed }) else { return nil }
+        state.filling[id] = nil
+        return filling.lane
     }
 
     /// Waits until enough writes are queued to bring a batch of `size` to ``batchTarget``, or
     /// ``batchWindow`` has passed, or the queue closes; then the lane takes them with ``more(for:)``.
     func fill(_ size: Int) async {
         let needed = batchTarget - size
-        let id = state.withLock { state -> UInt64? in
-            guard needed > 0, state.writes.count < needed, !state.closed else { return nil }
-            state.fillings += 1
-            state.filling[state.fillings] = .window(needed: needed)
-            return state.fillings
-        }
-        guard let id else { return }
+        guard needed > 0 else { return }
         let window = batchWindow
-        let timer = Task {
-            try? await Task.sleep(for: window)
-            self.endFilling(id)
-        }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                guard case .window(let needed) = state.filling[id], state.writes.count < needed, !state.closed else {
-                    state.filling[id] = nil
-                    return true
-                }
-                state.filling[id] = .waiting(needed: needed, continuation)
-                return false
+        // Started once the lane waits, so that it always finds the wait it ends (or none, if over).
+        var timer: Task<Void, Never>?
+        await withCheckedContinuation { (lane: CheckedContinuation<Void, Never>) in
+            let id = state.withLock { state -> UInt64? in
+                guard state.writes.count < needed, !state.closed else { return nil }
+                state.fillings += 1
+                state.filling[state.fillings] = (needed, lane)
+                return state.fillings
             }
-            if now { continuation.resume() }
-        }
-        timer.cancel()
-    }
-
-    /// The window of a lane filling its batch has passed: it stops waiting.
-    private func endFilling(_ id: UInt64) {
-        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            switch state.filling[id] {
-            case .window:
-                state.filling[id] = .over
-                return nil
-            case .waiting(_, let continuation):
-                state.filling[id] = nil
-                return continuation
-            case .over, nil:
-                return nil
+            guard let id else { return lane.resume() }
+            timer = Task {
+                try? await Task.sleep(for: window)
+                self.state.withLock { $0.filling.removeValue(forKey: id) }?.lane.resume()
             }
         }
-        continuation?.resume()
+        timer?.cancel()
     }
 
     /// A batch of writes taken by ``next()`` is over (committed or failed): the writes that waited for it
@@ -198,7 +165,7 @@ final class StoreQueue: Sendable {
         let (lanes, left) = state.withLock { state -> ([CheckedContinuation<Void, Never>], [StoreOperation]) in
             state.closed = true
             var lanes = state.idleLanes
-            for case .waiting(_, let continuation) in state.filling.values { lanes.append(continuation) }
+            lanes += state.filling.values.map(\.lane)
             state.filling = [:]
             let left = state.writes.map(\.operation) + state.jobs.map(\.operation)
             state.idleLanes = []
