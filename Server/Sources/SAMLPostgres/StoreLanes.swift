@@ -96,7 +96,7 @@ final class StoreLanes: Sendable {
                 // A busy store's small batch: the writes that arrive within the window join it, up to the
                 // target. Tracked meanwhile, so that the deadline sweep sees it.
                 lane.started(batch)
-                await queue.fill(batch.count, on: lane.executor.eventLoop)
+                await queue.fill(batch.count)
                 work = .batch(batch + queue.more(for: batch), waits: false)
             }
             let operations: [StoreOperation]

@@ -1,5 +1,4 @@
 import DequeModule
-import NIOCore
 import SAML
 import Synchronization
 
@@ -13,7 +12,7 @@ import Synchronization
 /// on many writes instead of one connection's commit on each.
 ///
 /// The batching window: when the previous batch carried more than one write (the store is busy) and
-/// the next one would carry fewer than ``batchTarget``, its lane waits (``fill(_:on:)``) until enough
+/// the next one would carry fewer than ``batchTarget``, its lane waits (``fill(_:)``) until enough
 /// writes to reach the target are queued, or ``batchWindow`` has passed, whichever comes first, and
 /// takes the writes that arrived meanwhile (``more(for:)``) into the same transaction. A commit costs
 /// the database far more than a row (BENCHMARKS.md), so fewer, fuller commits leave more of a shared
@@ -36,7 +35,7 @@ final class StoreQueue: Sendable {
         var writeBatchesInFlight = 0
         /// The size of the last batch of writes taken.
         var lastBatch = 0
-        /// The lanes filling their batch (``fill(_:on:)``): the number of queued writes that ends the wait,
+        /// The lanes filling their batch (``fill(_:)``): the number of queued writes that ends the wait,
         /// and the lane's continuation.
         var filling: [UInt64: (needed: Int, lane: CheckedContinuation<Void, Never>)] = [:]
         var fillings: UInt64 = 0
@@ -93,14 +92,12 @@ final class StoreQueue: Sendable {
 
     /// Waits until enough writes are queued to bring a batch of `size` to ``batchTarget``, or
     /// ``batchWindow`` has passed, or the queue closes; then the lane takes them with ``more(for:)``.
-    /// The window's timer runs on `eventLoop`, the lane's own (``LaneExecutor``): its end resumes the
-    /// lane where it runs, without a task of its own or a wake-up of another thread.
-    func fill(_ size: Int, on eventLoop: any EventLoop) async {
+    func fill(_ size: Int) async {
         let needed = batchTarget - size
         guard needed > 0 else { return }
-        let window = TimeAmount(batchWindow)
-        // Scheduled once the lane waits, so that it always finds the wait it ends (or none, if over).
-        var timer: Scheduled<Void>?
+        let window = batchWindow
+        // Started once the lane waits, so that it always finds the wait it ends (or none, if over).
+        var timer: Task<Void, Never>?
         await withCheckedContinuation { (lane: CheckedContinuation<Void, Never>) in
             let id = state.withLock { state -> UInt64? in
                 guard state.writes.count < needed, !state.closed else { return nil }
@@ -109,7 +106,8 @@ final class StoreQueue: Sendable {
                 return state.fillings
             }
             guard let id else { return lane.resume() }
-            timer = eventLoop.scheduleTask(in: window) {
+            timer = Task {
+                try? await Task.sleep(for: window)
                 self.state.withLock { $0.filling.removeValue(forKey: id) }?.lane.resume()
             }
         }

@@ -1,7 +1,5 @@
 import AppleSSO
 import Foundation
-import NIOCore
-import NIOPosix
 import SAML
 import Testing
 
@@ -10,9 +8,6 @@ import Testing
 /// The store's queue without a database: what one transaction takes, what waits, what fails closed.
 @Suite("PostgreSQL store queue")
 struct StoreQueueTests {
-    /// Where a lane's window timer runs (a lane's own event loop in the service).
-    static let eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
-
     static func consume(_ id: String, request: String? = nil, deadline: Duration = .seconds(2)) -> StoreOperation {
         StoreOperation(
             .consume(
@@ -112,7 +107,7 @@ struct StoreQueueTests {
         // A long window: only the writes reaching the target (3 more for a batch of 1) can end the wait in time.
         let queue = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .seconds(30), batchTarget: 4)
         let started = clock.now
-        async let filled: Void = queue.fill(1, on: Self.eventLoop)
+        async let filled: Void = queue.fill(1)
         try await Task.sleep(for: .milliseconds(20))
         for id in ["a", "b"] { try queue.submit(Self.consume(id)) }
         try await Task.sleep(for: .milliseconds(20))
@@ -121,12 +116,12 @@ struct StoreQueueTests {
         #expect(clock.now - started < .seconds(10))
         // A short window with no writes: the wait ends when it passes.
         let short = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .milliseconds(5), batchTarget: 4)
-        let waited = await clock.measure { await short.fill(1, on: Self.eventLoop) }
+        let waited = await clock.measure { await short.fill(1) }
         #expect(waited >= .milliseconds(5) && waited < .seconds(10))
         // A batch at its target does not wait at all; nor does anything once the queue is closed.
-        await queue.fill(4, on: Self.eventLoop)
+        await queue.fill(4)
         let closing = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .seconds(30), batchTarget: 4)
-        async let closed: Void = closing.fill(1, on: Self.eventLoop)
+        async let closed: Void = closing.fill(1)
         try await Task.sleep(for: .milliseconds(20))
         closing.close()
         await closed
