@@ -1,34 +1,36 @@
-// The work budget of a canonicalisation, checked before any byte is digested.
+// The budget of every canonicalisation of a document, before and while it runs.
 //
 // Canonical XML can be far larger and far costlier than the document it comes from: exclusive C14N
 // writes a namespace declaration again on every element that uses it (a 100 KB namespace URI used by
-// 10,000 children is 1 GB of output), libxml2's inclusive C14N compares every in-scope declaration with
-// every other one on every element, and an InclusiveNamespaces PrefixList is searched on every element.
-// Every byte before a good signature is an attacker's, so each canonicalisation gets a budget tied to
-// the document it reads:
-// - output: at most SAML_C14N_OUTPUT_FACTOR times the document's weight (about its serialised size) plus
-//   SAML_C14N_OUTPUT_SLACK bytes, enforced while writing (exc_c14n.c, and a counting output buffer
-//   around libxml2's xmlC14NExecute in fast_c14n.c);
-// - namespace work: an estimate of the steps the canonicaliser takes, over what it walks (the apex's
-//   subtree for exc_c14n.c; the whole document for libxml2's xmlC14NExecute, which does the namespace
-//   work of every element, visible or not), per element: each namespace
-//   search (one per PrefixList entry, for the element's namespace and for each namespaced attribute in
-//   exclusive C14N; one per in-scope declaration in the inclusive modes) walks the element's ancestors
-//   and their declarations (depth + in-scope declarations), and in exclusive C14N also the rendered-
-//   namespace stack, which holds one entry per PrefixList entry, element namespace and namespaced
-//   attribute of every visible ancestor (a prefix no ancestor rendered is searched through all of it:
-//   55 ancestors of 60 namespaced attributes make every search 3,300 steps). At most SAML_C14N_WORK_FACTOR times the
-//   weight plus SAML_C14N_WORK_SLACK, computed in one walk before canonicalising; a step costs libxml2
-//   about 15 ns, so a 170 KB document may spend at most about 35 ms on it (a typical SAML response
-//   uses about 0.2 steps per byte);
+// 10,000 children is 1 GB of output), inclusive C14N compares every in-scope declaration with every
+// other one on every element, an InclusiveNamespaces PrefixList is searched on every element, and every
+// comparison of two namespace URIs or prefixes costs their length. Every byte before a good signature is
+// an attacker's, so each document gets:
+// - a tank of fuel (the bound that holds by construction): SAML_C14N_FUEL_FACTOR units per unit of
+//   the document's weight (about its serialised size) plus SAML_C14N_FUEL_SLACK, shared by every
+//   canonicalisation of the document (every signature, every pinned key tried, every recovery trial).
+//   The engine (canonicalizer.c) charges it for the work it does as it does it: bytes compared, bytes
+//   written, nodes, attributes, declarations and stack entries visited. A unit is about a nanosecond,
+//   so the largest document the parser accepts (1 MiB) may spend at most about 35 ms of canonicalisation
+//   whatever its shape; a real response spends 3-6 units per byte (docs/security.md);
+// - output: at most SAML_C14N_OUTPUT_FACTOR times the weight plus SAML_C14N_OUTPUT_SLACK bytes a
+//   canonicalisation (the engine holds its output until the end), enforced while writing;
+// - an early estimate of the namespace work over the apex's subtree (per element, each namespace
+//   search walks the ancestors' declarations and exclusive C14N's rendered-namespace stack), at most
+//   SAML_C14N_WORK_FACTOR steps per unit of weight plus SAML_C14N_WORK_SLACK, computed in one walk before
+//   canonicalising: a fast refusal of the shapes it knows (nothing relies on it being complete: the tank
+//   stops the rest);
 // - at most SAML_C14N_MAX_PREFIXES entries in a PrefixList.
 // A canonicalisation over budget fails; the memo of the verification records why, so that the caller
 // reports `signature.budget-exceeded` rather than a malformed signature.
 #include "CSAMLCanonical.h"
 
+#include <stdint.h>
 #include <string.h>
 
 enum {
+    SAML_C14N_FUEL_FACTOR = 32,
+    SAML_C14N_FUEL_SLACK = 2 * 1000 * 1000,
     SAML_C14N_OUTPUT_FACTOR = 4,
     SAML_C14N_OUTPUT_SLACK = 64 * 1024,
     SAML_C14N_WORK_FACTOR = 8,
@@ -133,7 +135,7 @@ static int saml_resolvable_prefixes(xmlDocPtr doc, xmlNodePtr top, xmlChar **pre
 }
 
 // The entries an element adds to exclusive C14N's rendered-namespace stack, at most: one per PrefixList
-// entry that resolves, one for its namespace, one per namespaced attribute (exc_c14n.c, libxml2's
+// entry that resolves, one for its namespace, one per namespaced attribute (canonicalizer.c, libxml2's
 // xmlExcC14NProcessNamespacesAxis).
 static unsigned long long saml_rendered_entries(xmlNodePtr element, int resolvable) {
     unsigned long long entries = (unsigned long long)resolvable + 1;
@@ -207,6 +209,36 @@ void saml_c14n_memo_for(saml_shim_c14n_memo *memo, xmlDocPtr doc) {
         memo->supported = -1;
         memo->weight = 0;
     }
+}
+
+// The tank. The document's `_private` holds the fuel spent on it (as an integer, so that nothing is
+// allocated or freed with the document); a new document starts at 0 (xmlNewDoc clears it).
+static unsigned long long saml_tank_limit(size_t weight) {
+    return (unsigned long long)weight * SAML_C14N_FUEL_FACTOR + SAML_C14N_FUEL_SLACK;
+}
+
+static size_t saml_c14n_weight(xmlDocPtr doc, saml_shim_c14n_memo *memo);
+
+saml_c14n_fuel saml_c14n_tank_open(xmlDocPtr doc, saml_shim_c14n_memo *memo) {
+    saml_c14n_fuel fuel = { (unsigned long long)(uintptr_t)doc->_private, saml_tank_limit(saml_c14n_weight(doc, memo)), 0 };
+    fuel.exhausted = fuel.spent > fuel.limit;
+    return fuel;
+}
+
+void saml_c14n_tank_close(xmlDocPtr doc, const saml_c14n_fuel *fuel) {
+    unsigned long long spent = fuel->spent;
+    if (spent > (unsigned long long)UINTPTR_MAX) {
+        spent = UINTPTR_MAX;
+    }
+    doc->_private = (void *)(uintptr_t)spent;
+}
+
+unsigned long long saml_c14n_tank_spent(xmlDocPtr doc) {
+    return (unsigned long long)(uintptr_t)doc->_private;
+}
+
+unsigned long long saml_c14n_tank_limit(xmlDocPtr doc) {
+    return saml_tank_limit(saml_c14n_weight(doc, NULL));
 }
 
 // The document's weight, remembered in `memo` when given.

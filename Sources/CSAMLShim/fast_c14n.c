@@ -1,16 +1,16 @@
-// Canonicalisation transforms that keep libxmlsec1's own behaviour but test node visibility cheaply.
+// Canonicalisation transforms that keep libxmlsec1's own behaviour around the package's engine.
 //
-// libxmlsec1 canonicalises a reference through libxml2's xmlC14NExecute with xmlSecNodeSetContains as
-// the visibility test, called for every node, attribute and namespace node; for the node sets of a
-// SAML signature (the subtree of the signed element, minus the subtree of the enveloped signature) it
-// walks the set list and scans libxml2 node sets at every ancestor. These replacement klasses recognise
-// exactly those two shapes and answer the same question with pointer comparisons up the ancestor chain;
-// any other node set (and every node set in the verifier's stock mode) goes to xmlSecNodeSetContains
-// unchanged. Every canonicalisation, whatever the path, first passes its budget (c14n_budget.c) and
-// writes through an output that stops at the budget's byte limit. Everything else (reading the
-// transform, the InclusiveNamespaces prefix list, buffers, the chain, the digest and the signature)
-// stays xmlsec's: the replacement klasses delegate to the originals, presenting the original klass id
-// while they run.
+// libxmlsec1 canonicalises a reference or SignedInfo through libxml2's xmlC14NExecute with
+// xmlSecNodeSetContains as the visibility test: unmetered work over the whole document, with a node-set
+// scan per node. These replacement klasses recognise the two node-set shapes of a SAML signature (the
+// subtree of the signed element or of SignedInfo, minus the subtree of the enveloped signature) and
+// canonicalise them with the engine (canonicalizer.c), metered against the document's tank of fuel
+// (c14n_budget.c), in every mode the profile allows (exclusive, inclusive 1.0 and 1.1). Any other node
+// set, and any document the engine refuses, fails the verification: no unverified document reaches
+// libxml2's canonicaliser. Only the verifier's stock mode (differential tests) runs xmlC14NExecute, with
+// xmlsec's own visibility test. Everything else (reading the transform, the InclusiveNamespaces prefix
+// list, buffers, the chain, the digest and the signature) stays xmlsec's: the replacement klasses
+// delegate to the originals, presenting the original klass id while they run.
 //
 // Nothing global changes: xmlsec resolves and allow-lists transforms with its own klasses; only the
 // reference chains of the verifier's own contexts are switched to these klasses, by a pre-execute
@@ -121,7 +121,7 @@ static int saml_fast_visible(void *data, xmlNodePtr node, xmlNodePtr parent) {
     return shape->excluded == NULL || !saml_in_tree(node, parent, shape->excluded);
 }
 
-// exc_c14n.c's bytes go where xmlsec's output buffer would have taken them (xmlSecTransformIOBufferWrite:
+// The engine's bytes go where xmlsec's output buffer would have taken them (xmlSecTransformIOBufferWrite:
 // pushed to the next transform; xmlSecBufferIOWrite: appended to the transform's own output), without the
 // output buffer's allocation and copy.
 typedef struct {
@@ -243,49 +243,41 @@ static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nod
         xmlSecPtrListPtr list = (xmlSecPtrListPtr)(((xmlSecByte *)transform) + sizeof(xmlSecTransform));
         prefixes = (xmlChar **)list->data;
     }
-    // The budget first: nothing is written, let alone digested, by a canonicalisation that passes it.
-    // exc_c14n.c walks the apex's subtree only; libxml2 walks the whole document and does the namespace
-    // work of every element, visible or not, so its estimate covers the whole document.
     int exclusive = fast->mode == XML_C14N_EXCLUSIVE_1_0;
     size_t limit = saml_c14n_output_limit(nodes->doc, memo);
-    int stock = memo != NULL && memo->stock;
-    if (shaped && !stock && exclusive) {
-        if (saml_c14n_budget_check(nodes->doc, shape.apex, prefixes, exclusive, memo) < 0) {
+    if (memo != NULL && memo->stock) {
+        // Differential testing only: libxml2's own canonicalisation, with xmlsec's visibility test,
+        // unmetered but for the output limit.
+        xmlOutputBufferPtr buffer = transform->next != NULL ? xmlSecTransformCreateOutputBuffer(transform->next, ctx)
+                                                            : xmlSecBufferCreateOutputBuffer(&(transform->outBuf));
+        if (buffer == NULL
+            || saml_c14n_execute(nodes->doc, (xmlC14NIsVisibleCallback)xmlSecNodeSetContains, nodes, fast->mode, prefixes,
+                                 fast->withComments, buffer, limit, memo) < 0) {
             return -1;
         }
-        // Exclusive C14N by exc_c14n.c when it can; then the end of the data, as closing xmlsec's output
-        // buffer signals it (a final push to the next transform; nothing for the transform's own buffer).
-        saml_fast_sink_target target = { transform, ctx };
-        int handled = saml_shim_exc_c14n(nodes->doc, shape.apex, shape.excluded, prefixes,
-                                         fast->withComments && !shape.withoutComments, memo, limit, saml_fast_sink, &target);
-        if (handled < 0 || (handled > 0 && transform->next != NULL
-                            && xmlSecTransformPushBin(transform->next, NULL, 0, 1, ctx) < 0)) {
-            return -1;
-        }
-        if (handled > 0) {
-            transform->status = xmlSecTransformStatusFinished;
-            return 0;
-        }
+        transform->status = xmlSecTransformStatusFinished;
+        return 0;
     }
-    if (saml_c14n_budget_check(nodes->doc, NULL, prefixes, exclusive, memo) < 0) {
+    // Every other canonicalisation runs in the engine, metered against the document's tank; a node set
+    // of another shape, or a document the engine refuses, fails the verification (never libxml2).
+    if (!shaped) {
+        if (memo != NULL) {
+            memo->refused = SAML_SHIM_C14N_REFUSED_SHAPE;
+        }
         return -1;
     }
-    // Otherwise (and for the inclusive modes) libxml2's xmlC14NExecute: with the cheap visibility test
-    // for a recognised shape, with xmlsec's own (what its C14N transforms pass) for any other or in stock mode.
-    xmlOutputBufferPtr buffer = transform->next != NULL
-        ? xmlSecTransformCreateOutputBuffer(transform->next, ctx)
-        : xmlSecBufferCreateOutputBuffer(&(transform->outBuf));
-    if (buffer == NULL) {
+    // The early estimate first: a shape it already knows to be too costly is refused before any work.
+    if (saml_c14n_budget_check(nodes->doc, shape.apex, prefixes, exclusive, memo) < 0) {
         return -1;
     }
-    if (shaped && !stock) {
-        ret = saml_c14n_execute(nodes->doc, saml_fast_visible, (void *)&shape, fast->mode, prefixes, fast->withComments,
-                                buffer, limit, memo);
-    } else {
-        ret = saml_c14n_execute(nodes->doc, (xmlC14NIsVisibleCallback)xmlSecNodeSetContains, nodes, fast->mode, prefixes,
-                                fast->withComments, buffer, limit, memo);
-    }
-    if (ret < 0) {
+    saml_fast_sink_target target = { transform, ctx };
+    saml_c14n_fuel fuel = saml_c14n_tank_open(nodes->doc, memo);
+    int handled = saml_c14n_write(nodes->doc, shape.apex, shape.excluded, fast->mode, prefixes,
+                                  fast->withComments && !shape.withoutComments, memo, &fuel, limit, saml_fast_sink, &target);
+    saml_c14n_tank_close(nodes->doc, &fuel);
+    // Then the end of the data, as closing xmlsec's output buffer signals it (a final push to the next
+    // transform; nothing for the transform's own buffer).
+    if (handled <= 0 || (transform->next != NULL && xmlSecTransformPushBin(transform->next, NULL, 0, 1, ctx) < 0)) {
         return -1;
     }
     transform->status = xmlSecTransformStatusFinished;
@@ -347,9 +339,13 @@ static int saml_buffer_sink(void *context, const unsigned char *bytes, size_t le
     return length <= INT_MAX && xmlBufferAdd((xmlBufferPtr)context, bytes, (int)length) == 0 ? 0 : -1;
 }
 
-// The two canonicalisers of an exclusive C14N on one shape, compared (see CSAMLShim.h).
-saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded,
-                                                     const char *prefixList, int withComments) {
+static int saml_libxml2_mode(saml_shim_c14n_mode mode) {
+    return mode == SAML_SHIM_C14N_EXCLUSIVE ? XML_C14N_EXCLUSIVE_1_0 : mode == SAML_SHIM_C14N_INCLUSIVE_1_1 ? XML_C14N_1_1 : XML_C14N_1_0;
+}
+
+// The engine and libxml2 on one shape, compared (see CSAMLShim.h).
+saml_shim_c14n_comparison saml_shim_c14n_compare(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, saml_shim_c14n_mode mode,
+                                                 const char *prefixList, int withComments) {
     xmlChar *prefixStore[16];
     int count = 0;
     xmlChar *copy = prefixList != NULL ? xmlStrdup(BAD_CAST prefixList) : NULL;
@@ -357,7 +353,7 @@ saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr a
         count = saml_split_prefix_list(copy, prefixStore, 15);
     }
     prefixStore[count] = NULL;
-    xmlChar **prefixes = prefixList != NULL ? prefixStore : NULL;
+    xmlChar **prefixes = prefixList != NULL && mode == SAML_SHIM_C14N_EXCLUSIVE ? prefixStore : NULL;
     saml_fast_shape shape = { apex, excluded, !withComments };
 
     xmlBufferPtr ours = xmlBufferCreate();
@@ -365,9 +361,10 @@ saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr a
     xmlOutputBufferPtr theirsOut = theirs != NULL ? xmlOutputBufferCreateBuffer(theirs, NULL) : NULL;
     saml_shim_c14n_comparison result = SAML_SHIM_C14N_FAILED;
     if (ours != NULL && theirsOut != NULL) {
-        int handled = saml_shim_exc_c14n(doc, apex, excluded, prefixes, withComments, NULL, SIZE_MAX, saml_buffer_sink, ours);
-        int stock = xmlC14NExecute(doc, saml_fast_visible, &shape, XML_C14N_EXCLUSIVE_1_0, prefixes, withComments,
-                                   theirsOut);
+        saml_c14n_fuel unmetered = { 0, ~0ull, 0 };
+        int handled = saml_c14n_write(doc, apex, excluded, saml_libxml2_mode(mode), prefixes, withComments, NULL, &unmetered, SIZE_MAX,
+                                      saml_buffer_sink, ours);
+        int stock = xmlC14NExecute(doc, saml_fast_visible, &shape, saml_libxml2_mode(mode), prefixes, withComments, theirsOut);
         int theirsClosed = xmlOutputBufferClose(theirsOut);
         theirsOut = NULL;
         if (handled == 0) {
@@ -375,7 +372,7 @@ saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr a
         } else if (handled < 0) {
             result = SAML_SHIM_C14N_FAILED;
         } else if (stock < 0 || theirsClosed < 0) {
-            result = SAML_SHIM_C14N_DIFFERENT;  // libxml2 refused what exc_c14n.c wrote
+            result = SAML_SHIM_C14N_DIFFERENT;  // libxml2 refused what the engine wrote
         } else {
             int same = xmlBufferLength(ours) == xmlBufferLength(theirs)
                 && memcmp(xmlBufferContent(ours), xmlBufferContent(theirs), (size_t)xmlBufferLength(ours)) == 0;
@@ -397,9 +394,6 @@ int saml_shim_canonicalize(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, 
                            size_t *outputLength) {
     *output = NULL;
     *outputLength = 0;
-    int libxml2Mode = mode == SAML_SHIM_C14N_EXCLUSIVE ? XML_C14N_EXCLUSIVE_1_0
-        : mode == SAML_SHIM_C14N_INCLUSIVE_1_1         ? XML_C14N_1_1
-                                                       : XML_C14N_1_0;
     // The PrefixList, split as xmlsec splits it; one more than the cap is enough for the budget to refuse it.
     xmlChar *prefixStore[34];
     int count = 0;
@@ -414,29 +408,16 @@ int saml_shim_canonicalize(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, 
     size_t limit = saml_c14n_output_limit(doc, &memo);
     xmlBufferPtr buffer = xmlBufferCreate();
     int result = -1;
-    if (buffer == NULL) {
+    if (buffer == NULL
+        || saml_c14n_budget_check_within(doc, apex, prefixes, exclusive, &memo, workFactor, workSlack) < 0) {
         goto done;
     }
-    int handled = 0;
-    if (exclusive) {
-        if (saml_c14n_budget_check_within(doc, apex, prefixes, exclusive, &memo, workFactor, workSlack) < 0) {
-            goto done;
-        }
-        handled = saml_shim_exc_c14n(doc, apex, excluded, prefixes, withComments, &memo, limit, saml_buffer_sink, buffer);
-        if (handled < 0) {
-            goto done;
-        }
-    }
-    if (handled == 0) {
-        if (saml_c14n_budget_check_within(doc, NULL, prefixes, exclusive, &memo, workFactor, workSlack) < 0) {
-            goto done;
-        }
-        xmlOutputBufferPtr out = xmlOutputBufferCreateBuffer(buffer, NULL);
-        saml_fast_shape shape = { apex, excluded, !withComments };
-        if (out == NULL
-            || saml_c14n_execute(doc, saml_fast_visible, &shape, libxml2Mode, prefixes, withComments, out, limit, &memo) < 0) {
-            goto done;
-        }
+    saml_c14n_fuel fuel = saml_c14n_tank_open(doc, &memo);
+    int handled = saml_c14n_write(doc, apex, excluded, saml_libxml2_mode(mode), prefixes, withComments, &memo, &fuel, limit,
+                                  saml_buffer_sink, buffer);
+    saml_c14n_tank_close(doc, &fuel);
+    if (handled <= 0) {
+        goto done;
     }
     size_t length = (size_t)xmlBufferLength(buffer);
     *output = xmlMalloc(length > 0 ? length : 1);

@@ -155,8 +155,14 @@ static int saml_shim_plain_references(xmlNodePtr signature) {
 
 static __thread saml_shim_c14n_budget_reason saml_shim_last_budget_reason = SAML_SHIM_C14N_WITHIN_BUDGET;
 
+static __thread saml_shim_c14n_refusal saml_shim_last_refusal = SAML_SHIM_C14N_NOT_REFUSED;
+
 saml_shim_c14n_budget_reason saml_shim_dsig_budget_reason(void) {
     return saml_shim_last_budget_reason;
+}
+
+saml_shim_c14n_refusal saml_shim_dsig_refusal(void) {
+    return saml_shim_last_refusal;
 }
 
 // One verification; with `referenceBytes`, also a copy of what xmlsec digested for the first Reference.
@@ -181,7 +187,7 @@ static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyP
     if (referenceBytes != NULL) {
         ctx->flags |= XMLSEC_DSIG_FLAGS_STORE_SIGNEDINFO_REFERENCES;
     }
-    // The document does not change during the verification: exc_c14n.c checks it once, and the budget
+    // The document does not change during the verification: the engine checks it once, and the budget
     // is computed once, for the reference and SignedInfo alike (xmlsec copies `userData` into each
     // reference's context).
     saml_shim_c14n_memo memo = { .magic = SAML_SHIM_C14N_MEMO_MAGIC, .supported = -1, .stock = !fastC14N };
@@ -189,6 +195,7 @@ static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyP
     ctx->transformCtx.userData = &memo;
     ctx->keyInfoReadCtx.userData = pinnedKey;
     saml_shim_last_budget_reason = SAML_SHIM_C14N_WITHIN_BUDGET;
+    saml_shim_last_refusal = SAML_SHIM_C14N_NOT_REFUSED;
     int ids = signature->doc != NULL && signature->doc->ids != NULL ? xmlHashSize((xmlHashTablePtr)signature->doc->ids) : 0;
     int verified = xmlSecDSigCtxVerify(ctx, signature);
     // xmlsec registers every `Id` of the signature's subtree; the structure checks registered them first.
@@ -211,6 +218,11 @@ static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyP
     if (memo.exceeded != SAML_SHIM_C14N_WITHIN_BUDGET) {
         saml_shim_last_budget_reason = (saml_shim_c14n_budget_reason)memo.exceeded;
         result = SAML_SHIM_DSIG_BUDGET_EXCEEDED;
+        goto done;
+    }
+    if (memo.refused != SAML_SHIM_C14N_NOT_REFUSED) {
+        saml_shim_last_refusal = (saml_shim_c14n_refusal)memo.refused;
+        result = SAML_SHIM_DSIG_C14N_REFUSED;
         goto done;
     }
     if (verified < 0) {

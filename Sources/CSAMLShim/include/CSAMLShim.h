@@ -149,6 +149,9 @@ typedef enum {
     SAML_SHIM_DSIG_REFERENCE_REFUSED = 5,
     /// A canonicalisation passed its budget (c14n_budget.c); `saml_shim_dsig_budget_reason` says which.
     SAML_SHIM_DSIG_BUDGET_EXCEEDED = 6,
+    /// The canonicaliser refused the document or the node set (`saml_shim_dsig_refusal` says why): it
+    /// holds something canonical XML cannot be written for as libxml2 would write it.
+    SAML_SHIM_DSIG_C14N_REFUSED = 7,
 } saml_shim_dsig_result;
 
 /// Replaces libxml2's generic error function (which prints to stderr) with one that prints nothing, for
@@ -170,9 +173,9 @@ size_t saml_shim_errors_take(char *output, size_t capacity);
 /// allow-list. SHA-1 (digest and RSA-SHA1) only when `allowSHA1` is non-zero. Every Reference URI must be
 /// "" or `#` + a plain name, resolved by xmlsec's direct ID lookup, never by an XPointer or XPath
 /// expression (else `SAML_SHIM_DSIG_REFERENCE_REFUSED`, before xmlsec runs). Every canonicalisation runs
-/// within the budget of c14n_budget.c (else `SAML_SHIM_DSIG_BUDGET_EXCEEDED`). With `fastC14N`, the
-/// canonicalisations use fast_c14n.c's visibility test and exc_c14n.c; without it, libxml2's
-/// xmlC14NExecute with xmlsec's own visibility test: same bytes, which the tests check by running both.
+/// in the engine (canonicalizer.c), metered against the document's tank of fuel (c14n_budget.c; else
+/// `SAML_SHIM_DSIG_BUDGET_EXCEEDED`), or is refused (`SAML_SHIM_DSIG_C14N_REFUSED`). Without `fastC14N`
+/// (differential tests only: unmetered), libxml2's xmlC14NExecute with xmlsec's own visibility test.
 saml_shim_dsig_result saml_shim_dsig_verify(xmlNodePtr signature, xmlSecKeyPtr pinnedKey, int allowSHA1, int fastC14N);
 
 /// `saml_shim_dsig_verify`, also returning in `*bytes` (free with `saml_shim_free_buffer`) the canonical
@@ -217,7 +220,17 @@ int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx);
 /// Why the last verification on this thread returned `SAML_SHIM_DSIG_BUDGET_EXCEEDED`.
 saml_shim_c14n_budget_reason saml_shim_dsig_budget_reason(void);
 
-/// What `saml_shim_exc_c14n_compare` found.
+/// Why the last verification on this thread returned `SAML_SHIM_DSIG_C14N_REFUSED`.
+saml_shim_c14n_refusal saml_shim_dsig_refusal(void);
+
+/// The canonicalisation modes of `saml_shim_canonicalize` and `saml_shim_c14n_compare`.
+typedef enum {
+    SAML_SHIM_C14N_EXCLUSIVE = 0,
+    SAML_SHIM_C14N_INCLUSIVE_1_0 = 1,
+    SAML_SHIM_C14N_INCLUSIVE_1_1 = 2,
+} saml_shim_c14n_mode;
+
+/// What `saml_shim_c14n_compare` found.
 typedef enum {
     SAML_SHIM_C14N_SAME = 0,
     SAML_SHIM_C14N_DECLINED = 1,
@@ -225,21 +238,14 @@ typedef enum {
     SAML_SHIM_C14N_FAILED = 3,
 } saml_shim_c14n_comparison;
 
-/// For the tests: canonicalises the shape with exc_c14n.c and with libxml2's xmlC14NExecute (under
-/// fast_c14n.c's visibility test) and compares the bytes. `prefixList`: split as in
-/// `saml_shim_canonicalize`, or NULL.
-saml_shim_c14n_comparison saml_shim_exc_c14n_compare(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded,
-                                                     const char *prefixList, int withComments);
-
-/// The canonicalisation modes of `saml_shim_canonicalize`.
-typedef enum {
-    SAML_SHIM_C14N_EXCLUSIVE = 0,
-    SAML_SHIM_C14N_INCLUSIVE_1_0 = 1,
-    SAML_SHIM_C14N_INCLUSIVE_1_1 = 2,
-} saml_shim_c14n_mode;
+/// For the tests: canonicalises the shape with the engine (canonicalizer.c, unmetered) and with
+/// libxml2's xmlC14NExecute (under fast_c14n.c's visibility test) in `mode` and compares the bytes.
+/// `prefixList` (exclusive only): split as in `saml_shim_canonicalize`, or NULL.
+saml_shim_c14n_comparison saml_shim_c14n_compare(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, saml_shim_c14n_mode mode,
+                                                 const char *prefixList, int withComments);
 
 /// Canonicalises `apex`'s subtree without `excluded`'s (NULL: none) as a signature verification would
-/// (exc_c14n.c or libxml2, within the budget of c14n_budget.c), into `*output` (free with
+/// (the engine, metered against the document's tank, c14n_budget.c), into `*output` (free with
 /// `saml_shim_free_buffer`). `prefixList`: exclusive C14N's InclusiveNamespaces PrefixList as written
 /// (split as libxmlsec1 1.2 splits it: at each single space, empty entries kept), or NULL. The namespace work is held to `workFactor` steps per unit of the
 /// document's weight plus `workSlack` (the verification's own budget is larger). 0 on success; -1 on

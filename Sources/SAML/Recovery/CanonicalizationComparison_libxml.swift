@@ -1,6 +1,7 @@
 internal import CSAMLShim
 
-/// Compares the exclusive canonicaliser of exc_c14n.c with libxml2's `xmlC14NExecute` on a document:
+/// Compares the package's canonicaliser (canonicalizer.c) with libxml2's `xmlC14NExecute` on a document, in
+/// every mode:
 /// for the tests and the fuzz target that prove them byte for byte identical.
 @_spi(Stages)
 public enum CanonicalizationComparison {
@@ -8,7 +9,7 @@ public enum CanonicalizationComparison {
     public struct Report: Sendable {
         /// Shapes both canonicalised to the same bytes.
         public var same = 0
-        /// Shapes exc_c14n.c left to libxml2 (something it does not handle in the document).
+        /// Shapes the engine refused (something canonical XML is not written for as libxml2 writes it).
         public var declined = 0
         /// Shapes where the bytes differ, or one side failed: `"<path> excluding <path> prefixes [...]"`.
         public var differences: [String] = []
@@ -17,9 +18,10 @@ public enum CanonicalizationComparison {
     }
 
     /// Every element as the apex (with `signedShapesOnly`, only those a SAML signature canonicalises:
-    /// elements with an `ID` attribute and `ds:SignedInfo`): alone, with each child element excluded,
-    /// with an InclusiveNamespaces prefix list (`#default`, every prefix declared in the document, both),
-    /// with and without comments.
+    /// elements with an `ID` attribute and `ds:SignedInfo`), in exclusive C14N: alone, with each child
+    /// element excluded, with an InclusiveNamespaces prefix list (`#default`, every prefix declared in the
+    /// document, both), with and without comments; in inclusive C14N 1.0 and 1.1: alone with and without
+    /// comments, and with each child element excluded.
     public static func compareEveryElement(
         _ xml: UnsafeRawBufferPointer, limits: XMLParserLimits = XMLParserLimits(), signedShapesOnly: Bool = false
     ) throws -> Report {
@@ -36,14 +38,16 @@ public enum CanonicalizationComparison {
         let everyPrefix = declared.sorted().joined(separator: " ")
         let prefixLists: [String?] = [nil, "#default", everyPrefix, "#default " + everyPrefix]
         var report = Report()
-        func compare(_ apex: xmlNodePtr, _ excluded: xmlNodePtr?, _ prefixes: String?, _ comments: Bool) {
-            switch saml_shim_exc_c14n_compare(tree.document, apex, excluded, prefixes, comments ? 1 : 0) {
+        func compare(
+            _ apex: xmlNodePtr, _ excluded: xmlNodePtr?, _ prefixes: String?, _ comments: Bool, _ mode: saml_shim_c14n_mode = SAML_SHIM_C14N_EXCLUSIVE
+        ) {
+            switch saml_shim_c14n_compare(tree.document, apex, excluded, mode, prefixes, comments ? 1 : 0) {
             case SAML_SHIM_C14N_SAME: report.same += 1
             case SAML_SHIM_C14N_DECLINED: report.declined += 1
             default:
                 report.differences.append(
                     "\(apex.elementPath) excluding \(excluded?.elementPath ?? "nothing") prefixes [\(prefixes ?? "none")]"
-                        + (comments ? " with comments" : ""))
+                        + (comments ? " with comments" : "") + (mode == SAML_SHIM_C14N_EXCLUSIVE ? "" : " inclusive \(mode.rawValue)"))
             }
         }
         tree.root.forEachElement { apex in
@@ -55,6 +59,13 @@ public enum CanonicalizationComparison {
             }
             for child in apex.elementChildren {
                 compare(apex, child, nil, false)
+            }
+            for mode in [SAML_SHIM_C14N_INCLUSIVE_1_0, SAML_SHIM_C14N_INCLUSIVE_1_1] {
+                compare(apex, nil, nil, false, mode)
+                compare(apex, nil, nil, true, mode)
+                for child in apex.elementChildren {
+                    compare(apex, child, nil, false, mode)
+                }
             }
             return true
         }

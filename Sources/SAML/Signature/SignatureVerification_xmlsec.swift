@@ -51,6 +51,8 @@ enum SignatureVerification {
             case SAML_SHIM_DSIG_BUDGET_EXCEEDED:
                 // The same canonicalisation with another key would cost the same again: refused at once.
                 throw budgetExceeded(signature: signature)
+            case SAML_SHIM_DSIG_C14N_REFUSED:
+                throw canonicalizationRefused(signature: signature)
             case SAML_SHIM_DSIG_DIGEST_MISMATCH:
                 outcome = .digestMismatch
             case SAML_SHIM_DSIG_SIGNATURE_INVALID:
@@ -67,10 +69,28 @@ enum SignatureVerification {
         let what =
             switch saml_shim_dsig_budget_reason() {
             case SAML_SHIM_C14N_OVER_PREFIXES: "an InclusiveNamespaces PrefixList of at most 32 prefixes, found a longer one"
-            case SAML_SHIM_C14N_OVER_WORK: "namespace work within the document's budget, found more (namespace declarations amplified)"
+            case SAML_SHIM_C14N_OVER_WORK:
+                "canonicalisation work within the document's fuel (32 units a byte), found more (namespaces, prefixes or attributes amplified)"
             default: "canonical bytes within 4 times the document's size, found more (namespace declarations amplified)"
             }
         return SAMLError(.signatureBudgetExceeded, "expected \(what) when canonicalising the signed \(signedElementDescription(signature))")
+    }
+
+    /// The error that reports a document or node set the canonicaliser refuses (canonicalizer.c): it holds
+    /// something canonical XML cannot be written for as libxml2 writes it, and no unverified document is
+    /// handed to libxml2's own canonicaliser.
+    static func canonicalizationRefused(signature: xmlNodePtr) -> SAMLError {
+        let found =
+            switch saml_shim_dsig_refusal() {
+            case SAML_SHIM_C14N_REFUSED_RELATIVE_NAMESPACE: "a namespace URI that is not absolute"
+            case SAML_SHIM_C14N_REFUSED_QUOTED_NAMESPACE: "a namespace URI holding a double quote"
+            case SAML_SHIM_C14N_REFUSED_NODE_KIND: "a DTD, an entity reference or another node kind canonical XML does not write"
+            case SAML_SHIM_C14N_REFUSED_ATTRIBUTE_CONTENT: "an attribute value that is not plain text"
+            case SAML_SHIM_C14N_REFUSED_XML_BASE: "an xml:base above the signed element that inclusive C14N 1.1 would resolve"
+            default: "a node set other than the signed element's tree minus its signature"
+            }
+        return SAMLError(
+            .signatureMalformed, "expected a document canonical XML can be written for when canonicalising the signed \(signedElementDescription(signature)), found \(found)")
     }
 
     /// The error that reports a failed ``attempt(signature:keys:algorithms:fastCanonicalization:)``.
