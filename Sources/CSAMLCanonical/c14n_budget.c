@@ -20,7 +20,7 @@
 //   SAML_C14N_WORK_FACTOR steps per unit of weight plus SAML_C14N_WORK_SLACK, computed in one walk before
 //   canonicalising: a fast refusal of the shapes it knows (nothing relies on it being complete: the tank
 //   stops the rest);
-// - at most SAML_C14N_MAX_PREFIXES entries in a PrefixList.
+// - at most SAML_C14N_MAX_PREFIXES entries in a PrefixList, each of at most SAML_C14N_MAX_PREFIX_BYTES.
 // A canonicalisation over budget fails; the memo of the verification records why, so that the caller
 // reports `signature.budget-exceeded` rather than a malformed signature.
 #include "CSAMLCanonical.h"
@@ -36,6 +36,7 @@ enum {
     SAML_C14N_WORK_FACTOR = 8,
     SAML_C14N_WORK_SLACK = 1000 * 1000,
     SAML_C14N_MAX_PREFIXES = 32,
+    SAML_C14N_MAX_PREFIX_BYTES = 64,  // XMLParserLimits.maximumPrefixBytes's default
 };
 
 static size_t saml_length(const xmlChar *string) {
@@ -266,7 +267,7 @@ int saml_c14n_budget_check_within(xmlDocPtr doc, xmlNodePtr apex, xmlChar **pref
                                   unsigned workFactor, unsigned long long workSlack) {
     int prefixCount = 0;
     for (; prefixes != NULL && prefixes[prefixCount] != NULL; ++prefixCount) {
-        if (prefixCount == SAML_C14N_MAX_PREFIXES) {
+        if (prefixCount == SAML_C14N_MAX_PREFIXES || strlen((const char *)prefixes[prefixCount]) > SAML_C14N_MAX_PREFIX_BYTES) {
             if (memo != NULL) {
                 memo->exceeded = SAML_SHIM_C14N_OVER_PREFIXES;
             }

@@ -246,8 +246,11 @@ static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nod
     int exclusive = fast->mode == XML_C14N_EXCLUSIVE_1_0;
     size_t limit = saml_c14n_output_limit(nodes->doc, memo);
     if (memo != NULL && memo->stock) {
-        // Differential testing only: libxml2's own canonicalisation, with xmlsec's visibility test,
-        // unmetered but for the output limit.
+        // Differential testing only: libxml2's own canonicalisation, with xmlsec's visibility test, under
+        // the early estimate (of the whole document, which libxml2 walks) and the output limit only.
+        if (saml_c14n_budget_check(nodes->doc, NULL, prefixes, exclusive, memo) < 0) {
+            return -1;
+        }
         xmlOutputBufferPtr buffer = transform->next != NULL ? xmlSecTransformCreateOutputBuffer(transform->next, ctx)
                                                             : xmlSecBufferCreateOutputBuffer(&(transform->outBuf));
         if (buffer == NULL

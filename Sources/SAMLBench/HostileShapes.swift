@@ -31,7 +31,7 @@ public enum HostileShapes {
         let responseSigned = String(decoding: try read("responses/typical-rsa2048-response-signed.xml"), as: UTF8.self)
         let verifier = try Self.verifier(
             certificatePEM: try read("keys/rsa-2048.cert.pem"), decryptionKeyPEM: try read("keys/sp-rsa-2048.key.pem"))
-        let longURI = "urn:" + String(repeating: "a", count: 100_000)
+        let longURI = "urn:" + String(repeating: "a", count: 1_000)  // at the cap of XMLParserLimits.maximumNamespaceURIBytes
         func shape(_ name: String, _ description: String, _ xml: String, _ code: String) -> HostileShape {
             HostileShape(name: name, description: description, xml: Array(xml.utf8), expectedCode: code, verifier: verifier, now: now)
         }
@@ -44,13 +44,13 @@ public enum HostileShapes {
                 typical.replacingOccurrences(of: "_assert-typical", with: xpathID), "id.malformed"))
 
         // Exclusive C14N writes a declaration again on each element that uses a namespace no rendered
-        // ancestor declares: 100 KB declared once, used by 10,000 children.
+        // ancestor declares: 1 KB declared once, used by 10,000 children.
         let amplified = try insertingAttribute(
             typical, content: String(repeating: "<p:x/>", count: 10_000), declaring: " xmlns:p=\"\(longURI)\"")
         shapes.append(
             shape(
                 "exc-c14n-namespace-amplification",
-                "a 100 KB namespace URI declared once on the Response, used by 10,000 children inside the signed Assertion",
+                "a 1 KB namespace URI declared once on the Response, used by 10,000 children inside the signed Assertion",
                 amplified, "signature.budget-exceeded"))
 
         // The same with the default namespace, under a Response signature whose Reference URI is "".
@@ -64,7 +64,7 @@ public enum HostileShapes {
         shapes.append(
             shape(
                 "exc-c14n-default-namespace-amplification",
-                "a 100 KB default namespace declared on the Response (Reference URI \"\"), used by 10,000 children in Extensions",
+                "a 1 KB default namespace declared on the Response (Reference URI \"\"), used by 10,000 children in Extensions",
                 defaultNamespace, "signature.budget-exceeded"))
 
         // The amplification inside an encrypted assertion's plaintext (the declaration stays on the Response).
@@ -122,9 +122,9 @@ public enum HostileShapes {
             return try insertingAttribute(
                 inclusive, content: try chainContent(levels: levels, declarations: declarations, leaves: leaves))
         }
-        // libxml2 does the namespace work of every element of the document, signed or not: a chain outside
+        // libxml2 did the namespace work of every element of the document, signed or not: a chain outside
         // the signed Assertion, reached through SignedInfo's own CanonicalizationMethod made inclusive
-        // (which anyone can do to any response: SignedInfo is then refused, but only after canonicalising).
+        // (which anyone can do to any response). The package's canonicaliser walks SignedInfo's subtree.
         let outside = typical.replacingOccurrences(
             of: "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>",
             with: "<ds:CanonicalizationMethod Algorithm=\"http://www.w3.org/TR/2001/REC-xml-c14n-20010315\"/>")
@@ -135,8 +135,9 @@ public enum HostileShapes {
         shapes.append(
             shape(
                 "inclusive-c14n-namespace-chain-outside-signed-part",
-                "SignedInfo canonicalised inclusively, 2 nested elements of 30 declarations and 15,000 leaves in Extensions, outside the signed Assertion",
-                extensions, "signature.budget-exceeded"))
+                "SignedInfo canonicalised inclusively, 2 nested elements of 30 declarations and 15,000 leaves in Extensions, outside the signed Assertion: "
+                    + "the canonicaliser writes SignedInfo's subtree alone, so the chain costs nothing and the changed SignedInfo fails the signature",
+                extensions, "signature.invalid"))
 
         // EncryptedKeys made with the SP's public certificate: each would cost an RSA decryption per SP key.
         let encryptedVector = String(decoding: try read("responses/encrypted-assertion-oaep-aes256gcm.xml"), as: UTF8.self)
@@ -166,6 +167,7 @@ public enum HostileShapes {
                 "inclusive C14N over 2 nested elements of 30 declarations (62 in scope with the Response's), then 15,000 leaves",
                 try chain(levels: 2, declarations: 30, leaves: 15_000), "signature.budget-exceeded"))
         shapes += try nodeShapes(responseSigned: responseSigned, typical: typical, shape: shape)
+        shapes += try meteredShapes(typical: typical, shape: shape)
         return shapes
     }
 
@@ -215,6 +217,85 @@ public enum HostileShapes {
                 try insertingAttribute(typical, content: nested + leaves + String(repeating: "</a:n>", count: 55)),
                 "signature.budget-exceeded"))
         return shapes
+    }
+
+    /// Issue 61: string comparisons the canonicaliser makes, long enough to cost seconds. At the sizes the
+    /// review reported they pass no cap of the pre-scan (24 KB namespace URIs, 8 KB prefixes); within the
+    /// caps (1 KB URIs, 64-byte prefixes) they pass the early estimate, and only the canonicaliser's fuel
+    /// stops them. `HostileShapes.metered` builds any size of them (the tests run the reported sizes with
+    /// the caps raised, to show that the fuel alone bounds them).
+    static func meteredShapes(typical: String, shape: (String, String, String, String) -> HostileShape) throws -> [HostileShape] {
+        [
+            shape(
+                "attribute-sort-24kb-uris", "32 declarations of 24 KB URIs with one stem, used by 300 elements of 64 attributes (the review's size)",
+                try metered(.attributeSort, typical: typical, length: 24_000, elements: 300), "xml.limit-exceeded"),
+            shape(
+                "attribute-sort-1kb-uris",
+                "the same at the cap of 1 KB URIs, 290 elements: each sort compares URIs 2,016 times, past the fuel",
+                try metered(.attributeSort, typical: typical, length: 1_000, elements: 290), "signature.budget-exceeded"),
+            shape(
+                "attribute-sort-1kb-uris-inclusive", "the same under inclusive C14N 1.0 (libxml2's own sort in earlier releases)",
+                try metered(.attributeSort, typical: typical, length: 1_000, elements: 290, inclusive: true), "signature.budget-exceeded"),
+            shape(
+                "prefix-search-8kb-prefixes",
+                "a PrefixList of 32 undeclared 8 KB prefixes sharing a stem with 58 declared ones (the review's size)",
+                try metered(.prefixSearch, typical: typical, length: 8_000, elements: 40), "xml.limit-exceeded"),
+            shape(
+                "prefix-search-64-byte-prefixes",
+                "the same at the cap of 64-byte prefixes, 450 elements: within the namespace-work estimate, past the fuel",
+                try metered(.prefixSearch, typical: typical, length: 64, elements: 450), "signature.budget-exceeded"),
+            shape(
+                "inclusive-in-scope-64-byte-prefixes",
+                "inclusive C14N 1.0 with 58 in-scope 64-byte prefixes sharing a stem, around 250 children: past the fuel",
+                try metered(.inclusiveScope, typical: typical, length: 64, elements: 250, inclusive: true), "signature.budget-exceeded"),
+        ]
+    }
+
+    /// The string comparisons a shape of ``metered(_:typical:length:elements:inclusive:)`` multiplies.
+    public enum MeteredKind: Sendable {
+        /// Namespaced attributes of 32 declarations whose URIs share a stem of `length` bytes: the
+        /// attribute sort compares the URIs of every pair of attributes of different declarations.
+        case attributeSort
+        /// A PrefixList of 32 undeclared `length`-byte prefixes sharing a stem with 58 declared ones: every
+        /// element searches the declarations in scope for each entry.
+        case prefixSearch
+        /// 58 declarations in scope of `length`-byte prefixes sharing a stem: inclusive C14N searches the
+        /// scope for each of them on every element.
+        case inclusiveScope
+    }
+
+    /// `typical` with one shape of `kind` in the signed Assertion: strings of `length` bytes, `elements`
+    /// elements; the Reference's transform inclusive C14N 1.0 when `inclusive`.
+    public static func metered(_ kind: MeteredKind, typical: String, length: Int, elements: Int, inclusive: Bool = false) throws -> String {
+        let referenceC14N = "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"/>"
+        var xml = typical
+        if inclusive {
+            xml = xml.replacingOccurrences(
+                of: referenceC14N, with: "<ds:Transform Algorithm=\"http://www.w3.org/TR/2001/REC-xml-c14n-20010315\"/>")
+        }
+        let stem = String(repeating: "s", count: max(1, length - 4))
+        func prefix(_ index: Int) -> String { "p" + stem + String(index) }  // the prefixes differ only at their end
+        switch kind {
+        case .attributeSort:
+            let declarations = (0..<32).map { " xmlns:q\($0)=\"urn:\(stem)\($0)\"" }.joined()
+            let attributes = (0..<64).map { " q\($0 % 32):a\($0)=\"\"" }.joined()
+            // A parent that uses every declaration renders them once; its children only sort.
+            let content = "<saml:d\(declarations)><saml:w\(attributes)>" + String(repeating: "<saml:e\(attributes)/>", count: elements)
+                + "</saml:w></saml:d>"
+            return try insertingAttribute(xml, content: content)
+        case .prefixSearch, .inclusiveScope:
+            let outer = (0..<29).map { " xmlns:\(prefix($0))=\"urn:a\($0)\"" }.joined()
+            let inner = (29..<58).map { " xmlns:\(prefix($0))=\"urn:a\($0)\"" }.joined()
+            let content = "<saml:w\(outer)><saml:w\(inner)>" + String(repeating: "<saml:e/>", count: elements) + "</saml:w></saml:w>"
+            if kind == .prefixSearch {
+                let list = (100..<132).map(prefix).joined(separator: " ")
+                xml = xml.replacingOccurrences(
+                    of: referenceC14N,
+                    with: "<ds:Transform Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#\"><ec:InclusiveNamespaces "
+                        + "xmlns:ec=\"http://www.w3.org/2001/10/xml-exc-c14n#\" PrefixList=\"\(list)\"/></ds:Transform>")
+            }
+            return try insertingAttribute(xml, content: content)
+        }
     }
 
     /// `levels` nested elements declaring `declarations` namespaces each, around `leaves` empty elements.

@@ -11,7 +11,7 @@ struct HostileShapeTests {
 
     @Test("every shape is built", arguments: [0])
     func built(_: Int) {
-        #expect(Self.shapes.count == 17)
+        #expect(Self.shapes.count == 23)
     }
 
     @Test("each shape gets its code, with the fast canonicalisation and with libxml2's", arguments: shapes.map(\.name))
@@ -19,13 +19,19 @@ struct HostileShapeTests {
         let shape = try #require(Self.shapes.first { $0.name == name })
         let fast = Verdict { _ = try shape.verifier.verifyWithoutReplayCheck(shape.xml, at: shape.now) }
         #expect(fast == .invalid(shape.expectedCode))
+        // libxml2's own canonicaliser (the stock mode, for differential tests) is not metered: the
+        // shapes only the fuel stops would cost it seconds.
+        guard !shape.name.hasPrefix("attribute-sort"), !shape.name.hasPrefix("prefix-search"), !shape.name.hasPrefix("inclusive-in-scope")
+        else { return }
         let stock = Verdict {
             try shape.xml.withUnsafeBytes { bytes in
                 let parsed = try shape.verifier.parse(bytes)
                 _ = try shape.verifier.verifySignatures(parsed, fastCanonicalization: false)
             }
         }
-        #expect(stock == .invalid(shape.expectedCode))
+        // libxml2 walks the whole document where the package's canonicaliser walks the signed subtree.
+        let stockCode = shape.name == "inclusive-c14n-namespace-chain-outside-signed-part" ? "signature.budget-exceeded" : shape.expectedCode
+        #expect(stock == .invalid(stockCode))
     }
 
     @Test("valid responses the size of the shapes verify (the cost table's comparison)", arguments: [8_000, 170_000])

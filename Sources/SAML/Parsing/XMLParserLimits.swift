@@ -39,6 +39,17 @@ public struct XMLParserLimits: Sendable, Hashable {
     /// The longest run of character data (text, CDATA) between two tags, and the longest comment or
     /// processing instruction, in bytes. Default 512 KiB (a Base64 CipherValue of a large assertion).
     public var maximumTextBytes: Int = 512 << 10
+    /// The longest namespace prefix accepted, in bytes: of an element or attribute name, of a namespace
+    /// declaration, and of an entry of an InclusiveNamespaces `PrefixList`. Default 64 (the longest in
+    /// the 263 third-party and bundled responses measured is 6). Canonicalisation compares prefixes on
+    /// every namespace search; the canonicaliser meters that work too, this cap keeps it cheap.
+    public var maximumPrefixBytes: Int = 64
+    /// The longest local name of an element or attribute accepted, in bytes. Default 256 (the longest
+    /// measured is 55).
+    public var maximumNameBytes: Int = 256
+    /// The longest namespace URI accepted in a declaration, in bytes. Default 1,024 (the longest measured
+    /// is 51). Canonicalisation compares the URIs of namespaced attributes when it sorts them.
+    public var maximumNamespaceURIBytes: Int = 1024
 
     public init() {}
 }

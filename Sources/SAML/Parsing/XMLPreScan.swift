@@ -114,6 +114,38 @@ enum XMLPreScan {
             }
         }
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
+        /// A qualified name in [from, to): its prefix (the part before the first colon; for `xmlns:p`, the
+        /// declared `p`) and its local name within their caps.
+        func checkName(from: Int, to: Int, what: String) throws {
+            guard let colon = find(UInt8(ascii: ":"), from: from, before: to) else {
+                guard to - from <= limits.maximumNameBytes else { throw exceeded("bytes in an \(what) name", limits.maximumNameBytes, from) }
+                return
+            }
+            guard colon - from <= limits.maximumPrefixBytes else {
+                throw exceeded("bytes in a namespace prefix", limits.maximumPrefixBytes, from)
+            }
+            let local = to - colon - 1
+            let declared = colon - from == 5 && starts("xmlns", at: from)
+            guard local <= (declared ? limits.maximumPrefixBytes : limits.maximumNameBytes) else {
+                throw declared
+                    ? exceeded("bytes in a namespace prefix", limits.maximumPrefixBytes, from)
+                    : exceeded("bytes in an \(what) name", limits.maximumNameBytes, from)
+            }
+        }
+        /// Whether the attribute name in [from, to) is `PrefixList` (exclusive C14N's InclusiveNamespaces).
+        func isPrefixList(from: Int, to: Int) -> Bool {
+            to - from == 10 && starts("PrefixList", at: from)
+        }
+        /// Every space-separated entry of a PrefixList value in [from, to) within the prefix cap.
+        func checkPrefixList(from: Int, to: Int) throws {
+            var entryStart = from
+            for index in from...to where index == to || isSpace(base[index]) {
+                guard index - entryStart <= limits.maximumPrefixBytes else {
+                    throw exceeded("bytes in a PrefixList entry", limits.maximumPrefixBytes, entryStart)
+                }
+                entryStart = index + 1
+            }
+        }
 
         /// Reads one start tag from `<`; returns the index after its `>`.
         func startTag(at start: Int) throws -> Int {
@@ -125,6 +157,7 @@ enum XMLPreScan {
             var at = start + 1
             while at < end, !isSpace(base[at]), base[at] != gt, base[at] != slash { at += 1 }
             guard at > start + 1 else { throw malformed(start, "an element name after '<'") }
+            try checkName(from: start + 1, to: at, what: "element")
             var attributes = 0
             var namespaces = 0
             while true {
@@ -151,7 +184,9 @@ enum XMLPreScan {
                 guard nameLength > 0 else { throw malformed(at, "an attribute name") }
                 attributes += 1
                 attributesTotal += 1
-                if starts("xmlns", at: nameStart), nameLength == 5 || base[nameStart + 5] == UInt8(ascii: ":") {
+                try checkName(from: nameStart, to: at, what: "attribute")
+                let declaration = starts("xmlns", at: nameStart) && (nameLength == 5 || base[nameStart + 5] == UInt8(ascii: ":"))
+                if declaration {
                     namespaces += 1
                     namespacesTotal += 1
                     guard namespaces <= limits.maximumNamespaceDeclarationsPerElement else {
@@ -177,6 +212,12 @@ enum XMLPreScan {
                     throw exceeded("bytes in an attribute value", limits.maximumTextBytes, at)
                 }
                 try checkReferences(from: at + 1, to: close)
+                if declaration, close - at - 1 > limits.maximumNamespaceURIBytes {
+                    throw exceeded("bytes in a namespace URI", limits.maximumNamespaceURIBytes, at)
+                }
+                if isPrefixList(from: nameStart, to: nameStart + nameLength) {
+                    try checkPrefixList(from: at + 1, to: close)
+                }
                 at = close + 1
             }
         }
