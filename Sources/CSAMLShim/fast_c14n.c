@@ -435,3 +435,29 @@ done:
     xmlFree(copy);
     return result;
 }
+
+// The exclusive canonical form (no comments, no PrefixList) of a verified element's subtree (see CSAMLShim.h).
+int saml_shim_canonical_element(xmlNodePtr element, unsigned char **output, size_t *outputLength) {
+    *output = NULL;
+    *outputLength = 0;
+    if (element == NULL || element->doc == NULL) {
+        return -1;
+    }
+    xmlBufferPtr buffer = xmlBufferCreate();
+    if (buffer == NULL) {
+        return -1;
+    }
+    // Read after the signature verified: the work is the signed content's, bounded by the output limit only.
+    saml_c14n_fuel unmetered = { 0, ~0ull, 0 };
+    int result = -1;
+    int handled = saml_c14n_write(element->doc, element, NULL, XML_C14N_EXCLUSIVE_1_0, NULL, 0, NULL, &unmetered,
+                                  saml_c14n_output_limit(element->doc, NULL), saml_buffer_sink, buffer);
+    size_t length = (size_t)xmlBufferLength(buffer);
+    if (handled > 0 && (*output = xmlMalloc(length > 0 ? length : 1)) != NULL) {
+        memcpy(*output, xmlBufferContent(buffer), length);
+        *outputLength = length;
+        result = 0;
+    }
+    xmlBufferFree(buffer);
+    return result;
+}

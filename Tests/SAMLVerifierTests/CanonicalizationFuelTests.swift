@@ -1,29 +1,103 @@
 import Foundation
 @_spi(Stages) import SAML
+import SAMLBench
 import Testing
 
-/// The canonicaliser's fuel (c14n_budget.c): what real responses spend per byte, against the tank.
+/// The canonicaliser's fuel (c14n_budget.c, canonicalizer.c): what real responses spend per byte against
+/// the tank (32 units a byte of the document's weight), and shapes whose cost only the fuel bounds.
 @Suite("Canonicalisation fuel")
 struct CanonicalizationFuelTests {
-    /// Parses and verifies the signatures of `xml`; the fuel its document spent, per byte of input.
-    static func fuelPerByte(_ xml: [UInt8], verifier: SAMLResponseVerifier) -> (spent: UInt64, limit: UInt64)? {
-        try? xml.withUnsafeBytes { bytes in
+    /// The tank's factor: units per unit of the document's weight (SAML_C14N_FUEL_FACTOR).
+    static let factor = 32.0
+
+    /// Parses `xml` and verifies its signatures; the fuel its document spent and its tank, and the error.
+    static func spend(_ xml: [UInt8], verifier: SAMLResponseVerifier) throws -> (spent: UInt64, limit: UInt64, error: SAMLError?) {
+        try xml.withUnsafeBytes { bytes in
             let parsed = try verifier.parse(bytes)
-            _ = try? verifier.verifySignatures(parsed)
-            return parsed.canonicalizationFuel
+            var error: SAMLError?
+            do { _ = try verifier.verifySignatures(parsed) } catch let failure as SAMLError { error = failure }
+            let fuel = parsed.canonicalizationFuel
+            return (fuel.spent, fuel.limit, error)
         }
     }
 
-    @Test("probe")
-    func probe() throws {
-        var worst: [(Double, String, Int)] = []
+    @Test("every bundled vector spends at most a quarter of its tank per byte")
+    func bundledVectors() throws {
+        var worst = (ratio: 0.0, id: "")
         for vector in Vector.all {
             guard let verifier = try? SAMLResponseVerifier(vector.configuration()),
-                let fuel = Self.fuelPerByte(vector.bytes, verifier: verifier)
+                let fuel = try? Self.spend(vector.bytes, verifier: verifier)
             else { continue }
-            worst.append((Double(fuel.spent) / Double(vector.bytes.count), vector.id, vector.bytes.count))
+            let ratio = Double(fuel.spent) / Double(vector.bytes.count)
+            if ratio > worst.ratio { worst = (ratio, vector.id) }
         }
-        worst.sort { $0.0 > $1.0 }
-        print("FUEL", worst.prefix(10))
+        #expect(worst.ratio > 0.5, "the vectors canonicalise: \(worst)")
+        #expect(worst.ratio <= Self.factor / 4, "\(worst)")
+    }
+
+    @Test("every third-party response spends at most a quarter of its tank per byte", .enabled(if: ConformanceTests.available))
+    func corpus() throws {
+        let cases = try JSONDecoder().decode(
+            [ConformanceTests.Case].self, from: Data(contentsOf: ConformanceTests.root.appendingPathComponent("manifest.json")))
+        var worst = (ratio: 0.0, id: "")
+        var measured = 0
+        for c in cases where c.kind != "xml-parser-attack" && c.encrypted != true {
+            guard let pem = try? Data(contentsOf: ConformanceTests.root.appendingPathComponent(c.cert)),
+                let keys = try? TrustedKey.all(pem: Array(pem)),
+                let input = try? Data(contentsOf: ConformanceTests.root.appendingPathComponent(c.file)),
+                let decoded = try? SAMLResponseDecoder().decode(Array(input))
+            else { continue }
+            var configuration = SAMLResponseVerifier.Configuration(
+                trustedKeys: keys, issuer: .skip, audience: .skip, destination: .skip, inResponseTo: .skip, replay: .skip)
+            configuration.algorithms = .allowingSHA1
+            guard let fuel = try? Self.spend(decoded.bytes, verifier: try SAMLResponseVerifier(configuration)) else { continue }
+            let ratio = Double(fuel.spent) / Double(decoded.bytes.count)
+            if ratio > worst.ratio { worst = (ratio, c.id) }
+            measured += 1
+        }
+        #expect(measured > 80)
+        #expect(worst.ratio <= Self.factor / 4, "\(worst)")
+    }
+
+    /// The review's shapes at their reported sizes, with the pre-scan's caps raised so that nothing but the
+    /// fuel stands in their way (a PrefixList entry longer than 64 bytes is refused by c14n_budget.c
+    /// whatever the limits: that shape runs at the cap): each is refused, having spent no more than its
+    /// tank (and one comparison).
+    @Test(
+        "the fuel alone bounds the review's shapes",
+        arguments: [
+            (HostileShapes.MeteredKind.attributeSort, 24_000, 300, false), (.attributeSort, 24_000, 300, true),
+            (.prefixSearch, 64, 300, false), (.inclusiveScope, 8_000, 1_000, true), (.inclusiveScope, 64, 200, true), (.attributeSort, 1_000, 100, false),
+        ])
+    func reportedSizes(kind: HostileShapes.MeteredKind, length: Int, elements: Int, inclusive: Bool) throws {
+        let typical = String(decoding: try Data(contentsOf: Vector.root.appendingPathComponent("responses/typical-rsa2048-assertion-signed.xml")), as: UTF8.self)
+        let xml = Array(try HostileShapes.metered(kind, typical: typical, length: length, elements: elements, inclusive: inclusive).utf8)
+        var configuration = try Vector.named("typical-rsa2048-assertion-signed").configuration()
+        configuration.parserLimits.maximumPrefixBytes = 1 << 20
+        configuration.parserLimits.maximumNamespaceURIBytes = 1 << 20
+        let verifier = try SAMLResponseVerifier(configuration)
+        let fuel = try Self.spend(xml, verifier: verifier)
+        #expect(fuel.error?.code == .signatureBudgetExceeded, "\(String(describing: fuel.error))")
+        #expect(fuel.spent > fuel.limit && fuel.spent <= fuel.limit + UInt64(2 * length + 64), "spent \(fuel.spent) of \(fuel.limit)")
+        // With the default caps, the pre-scan refuses the longer strings before parsing.
+        if length > (kind == .attributeSort ? 1_024 : 64) {
+            let capped = try SAMLResponseVerifier(try Vector.named("typical-rsa2048-assertion-signed").configuration())
+            let refusal = try #require(throws: SAMLError.self) { try xml.withUnsafeBytes { _ = try capped.parse($0) } }
+            #expect(refusal.code == .xmlLimitExceeded)
+        }
+    }
+
+    @Test("the tank is one per document: a second verification of the same parsed document spends from what is left")
+    func oneTankPerDocument() throws {
+        let vector = Vector.named("typical-rsa2048-assertion-signed")
+        let verifier = try SAMLResponseVerifier(vector.configuration())
+        try vector.bytes.withUnsafeBytes { bytes in
+            let parsed = try verifier.parse(bytes)
+            #expect(parsed.canonicalizationFuel.spent == 0)
+            _ = try verifier.verifySignatures(parsed)
+            let once = parsed.canonicalizationFuel.spent
+            _ = try verifier.verifySignatures(parsed)
+            #expect(once > 0 && parsed.canonicalizationFuel.spent == 2 * once)
+        }
     }
 }

@@ -254,6 +254,12 @@ int saml_shim_canonicalize(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, 
                            const char *prefixList, unsigned workFactor, unsigned long long workSlack, unsigned char **output,
                            size_t *outputLength);
 
+/// The exclusive canonical form (XML-DSig's exc-c14n, no comments, no PrefixList) of `element`'s subtree,
+/// into `*output` (free with `saml_shim_free_buffer`): the element content of a verified value as the
+/// digest of any Reference covering it determines it (never a comment, never a declaration the element
+/// does not visibly use). 0 on success, -1 on failure or refusal.
+int saml_shim_canonical_element(xmlNodePtr element, unsigned char **output, size_t *outputLength);
+
 /// Outcome of the decryption functions.
 typedef enum {
     SAML_SHIM_DECRYPT_OK = 0,

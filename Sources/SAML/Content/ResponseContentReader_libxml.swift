@@ -167,29 +167,43 @@ enum ResponseContentReader {
         return true
     }
 
-    /// The element content as self-contained XML: each element child serialised from a scratch document
-    /// (so that it declares the namespaces it uses), text as escaped text.
+    /// The element content exactly as signed, as self-contained XML: each element child in its exclusive
+    /// canonical form (no comments; the namespace declarations it visibly uses, nothing else), text in
+    /// canonical text escaping; comments and processing instructions between them left out. Every byte is
+    /// one the digest of any Reference covering the value determines, whatever its canonicalisation: a
+    /// comment inserted after signing, a declaration added or rebound that nothing in the content
+    /// visibly uses (such as one a QName in a text names), whitespace inside tags, change nothing here.
+    /// (Exclusive C14N 1.0, section 4, "Limitations": a QName in content is not bound by the signature;
+    /// a consumer that resolves one does so at its own risk.)
     private static func serializedContent(of node: xmlNodePtr) -> String {
-        guard let scratch = xmlNewDoc("1.0"), let buffer = xmlBufferCreate() else { return "" }
-        defer {
-            xmlBufferFree(buffer)
-            xmlFreeDoc(scratch)
-        }
+        var bytes: [UInt8] = []
         var child = node.pointee.children
         while let current = child {
             child = current.pointee.next
             switch current.pointee.type {
             case XML_ELEMENT_NODE:
-                guard let copy = xmlDocCopyNode(current, scratch, 1) else { continue }
-                if let previous = xmlDocSetRootElement(scratch, copy) { xmlFreeNode(previous) }
-                xmlNodeDump(buffer, scratch, copy, 0, 0)
+                var output: UnsafeMutablePointer<UInt8>?
+                var length = 0
+                guard saml_shim_canonical_element(current, &output, &length) == 0, let output else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(start: output, count: length))
+                saml_shim_free_buffer(output)
             case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
-                xmlNodeDump(buffer, node.pointee.doc, current, 0, 0)
+                guard let content = current.pointee.content else { continue }
+                var at = content
+                while at.pointee != 0 {
+                    switch at.pointee {
+                    case UInt8(ascii: "&"): bytes.append(contentsOf: "&amp;".utf8)
+                    case UInt8(ascii: "<"): bytes.append(contentsOf: "&lt;".utf8)
+                    case UInt8(ascii: ">"): bytes.append(contentsOf: "&gt;".utf8)
+                    case 0x0D: bytes.append(contentsOf: "&#xD;".utf8)
+                    default: bytes.append(at.pointee)
+                    }
+                    at += 1
+                }
             default:
                 continue
             }
         }
-        guard let content = xmlBufferContent(buffer) else { return "" }
-        return String(cString: content)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -9,7 +9,9 @@ internal import CSAMLShim
 ///   ID resolves to exactly that parent;
 /// - transforms: enveloped-signature, plus at most one canonicalisation, nothing else;
 /// - an allowed DigestMethod;
-/// - no `ds:Object` and no `ds:Manifest` anywhere in the signature.
+/// - no `ds:Object` and no `ds:Manifest` anywhere in the signature;
+/// - no namespaced attribute in `ds:SignedInfo`'s subtree (so that the profile and libxmlsec1 read the
+///   same `URI`, `Algorithm` and `PrefixList`).
 enum SignatureProfile {
     static func check(signature: xmlNodePtr, parent: xmlNodePtr, document: xmlDocPtr, algorithms: AlgorithmPolicy) throws {
         let dsig = Namespace.xmlDSig
@@ -28,6 +30,7 @@ enum SignatureProfile {
         guard signature.firstChild(dsig, "SignatureValue") != nil else {
             throw SAMLError(.signatureMalformed, "expected a ds:SignatureValue, found none")
         }
+        try checkNoNamespacedAttributes(signedInfo)
         let c14n = signedInfo.firstChild(dsig, "CanonicalizationMethod")?.attribute("Algorithm") ?? ""
         guard AlgorithmPolicy.canonicalizations.contains(c14n) else {
             throw algorithms.refusal("canonicalisation", c14n)
@@ -45,6 +48,30 @@ enum SignatureProfile {
         let digest = reference.firstChild(dsig, "DigestMethod")?.attribute("Algorithm") ?? ""
         guard algorithms.allowsDigestMethod(digest) else {
             throw algorithms.refusal("digest", digest)
+        }
+    }
+
+    /// The profile reads `URI`, `Algorithm` and `PrefixList` in no namespace; libxmlsec1 reads the first
+    /// attribute of that local name in any namespace (`xmlGetProp`). The schema allows no namespaced
+    /// attribute on SignedInfo and what it holds (the methods, references, transforms and
+    /// InclusiveNamespaces), so one is refused: both then read the same attribute.
+    private static func checkNoNamespacedAttributes(_ signedInfo: xmlNodePtr) throws {
+        var found: xmlNodePtr?
+        signedInfo.forEachElement { element in
+            var attribute = element.pointee.properties
+            while let current = attribute {
+                if current.pointee.ns != nil {
+                    found = element
+                    return false
+                }
+                attribute = current.pointee.next
+            }
+            return true
+        }
+        if let found {
+            throw SAMLError(
+                .signatureMalformed,
+                "expected no namespaced attribute on \(found.qualifiedDescription) (the XML-DSig schema allows none), found one")
         }
     }
 
