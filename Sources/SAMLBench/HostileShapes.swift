@@ -167,7 +167,10 @@ public enum HostileShapes {
                 "inclusive C14N over 2 nested elements of 30 declarations (62 in scope with the Response's), then 15,000 leaves",
                 try chain(levels: 2, declarations: 30, leaves: 15_000), "signature.budget-exceeded"))
         shapes += try nodeShapes(responseSigned: responseSigned, typical: typical, shape: shape)
-        shapes += try meteredShapes(typical: typical, shape: shape)
+        var raised = verifier.configuration
+        raised.parserLimits.maximumPrefixBytes = 1 << 20
+        raised.parserLimits.maximumNamespaceURIBytes = 1 << 20
+        shapes += try meteredShapes(typical: typical, raisedLimits: try SAMLResponseVerifier(raised), shape: shape)
         return shapes
     }
 
@@ -224,8 +227,25 @@ public enum HostileShapes {
     /// caps (1 KB URIs, 64-byte prefixes) they pass the early estimate, and only the canonicaliser's fuel
     /// stops them. `HostileShapes.metered` builds any size of them (the tests run the reported sizes with
     /// the caps raised, to show that the fuel alone bounds them).
-    static func meteredShapes(typical: String, shape: (String, String, String, String) -> HostileShape) throws -> [HostileShape] {
-        [
+    static func meteredShapes(
+        typical: String, raisedLimits: SAMLResponseVerifier, shape: (String, String, String, String) -> HostileShape
+    ) throws -> [HostileShape] {
+        // The reported sizes again with the pre-scan's caps raised: what the fuel alone allows at about 1 MB.
+        func uncapped(_ name: String, _ description: String, _ xml: String) -> HostileShape {
+            HostileShape(
+                name: name, description: description + " (caps raised: the fuel alone)", xml: Array(xml.utf8),
+                expectedCode: "signature.budget-exceeded", verifier: raisedLimits, now: now)
+        }
+        return [
+            uncapped(
+                "attribute-sort-24kb-uris-uncapped", "32 declarations of 24 KB URIs used by 300 elements of 64 attributes",
+                try metered(.attributeSort, typical: typical, length: 24_000, elements: 300)),
+            uncapped(
+                "attribute-sort-24kb-uris-inclusive-uncapped", "the same under inclusive C14N 1.0",
+                try metered(.attributeSort, typical: typical, length: 24_000, elements: 300, inclusive: true)),
+            uncapped(
+                "inclusive-in-scope-8kb-prefixes-uncapped", "inclusive C14N 1.0 with 58 in-scope 8 KB prefixes around 1,000 children",
+                try metered(.inclusiveScope, typical: typical, length: 8_000, elements: 1_000, inclusive: true)),
             shape(
                 "attribute-sort-24kb-uris", "32 declarations of 24 KB URIs with one stem, used by 300 elements of 64 attributes (the review's size)",
                 try metered(.attributeSort, typical: typical, length: 24_000, elements: 300), "xml.limit-exceeded"),

@@ -4,11 +4,11 @@ import SAMLBench
 import Testing
 
 /// The canonicaliser's fuel (c14n_budget.c, canonicalizer.c): what real responses spend per byte against
-/// the tank (32 units a byte of the document's weight), and shapes whose cost only the fuel bounds.
+/// the tank (16 units a byte of the document's weight), and shapes whose cost only the fuel bounds.
 @Suite("Canonicalisation fuel")
 struct CanonicalizationFuelTests {
     /// The tank's factor: units per unit of the document's weight (SAML_C14N_FUEL_FACTOR).
-    static let factor = 32.0
+    static let factor = 16.0
 
     /// Parses `xml` and verifies its signatures; the fuel its document spent and its tank, and the error.
     static func spend(_ xml: [UInt8], verifier: SAMLResponseVerifier) throws -> (spent: UInt64, limit: UInt64, error: SAMLError?) {

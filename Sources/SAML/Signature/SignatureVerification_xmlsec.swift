@@ -70,7 +70,7 @@ enum SignatureVerification {
             switch saml_shim_dsig_budget_reason() {
             case SAML_SHIM_C14N_OVER_PREFIXES: "an InclusiveNamespaces PrefixList of at most 32 prefixes of at most 64 bytes, found a longer one"
             case SAML_SHIM_C14N_OVER_WORK:
-                "canonicalisation work within the document's fuel (32 units a byte), found more (namespaces, prefixes or attributes amplified)"
+                "canonicalisation work within the document's fuel (16 units a byte), found more (namespaces, prefixes or attributes amplified)"
             default: "canonical bytes within 4 times the document's size, found more (namespace declarations amplified)"
             }
         return SAMLError(.signatureBudgetExceeded, "expected \(what) when canonicalising the signed \(signedElementDescription(signature))")
