@@ -91,6 +91,26 @@ public struct MockIdentityProvider: Sendable {
         return Array(UnsafeBufferPointer(start: output, count: Int(length)))
     }
 
+    /// `xml` (an unsigned response of the caller's own, with a plain `saml:Assertion`) signed as
+    /// `placement` says, as ``response(_:issuedAt:placement:encryptingFor:)`` signs: for tests that change
+    /// a response after signing in ways its digest does not see.
+    public func signing(_ xml: [UInt8], placement: Placement) throws -> [UInt8] {
+        var output: UnsafeMutablePointer<UInt8>?
+        var length: Int32 = 0
+        let status = xml.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                saml_mock_sign_encrypt_response(
+                    chars.baseAddress, Int32(chars.count), key.key, placement != .response ? 1 : 0, placement != .assertion ? 1 : 0, nil,
+                    &output, &length)
+            }
+        }
+        guard status == 0, let output else {
+            throw SAMLError(.signatureMalformed, "expected xmlsec to sign the given response, it failed")
+        }
+        defer { saml_shim_free_buffer(output) }
+        return Array(UnsafeBufferPointer(start: output, count: Int(length)))
+    }
+
     static func document(_ template: Template, issuedAt: SAMLInstant) -> String {
         let issued = issuedAt.description
         let notBefore = (issuedAt - .seconds(60)).description
