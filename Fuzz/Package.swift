@@ -5,7 +5,7 @@ import PackageDescription
 
 let targets = [
     "FuzzDecoder", "FuzzVerify", "FuzzCanonicalization", "FuzzDecryption", "FuzzCookbook",
-    "FuzzMVPDConfiguration", "FuzzPartnerFrameworkStatus", "FuzzMetadata",
+    "FuzzMVPDConfiguration", "FuzzPartnerFrameworkStatus", "FuzzMetadata", "FuzzCanonicalizationCost",
 ]
 
 let package = Package(
@@ -15,6 +15,8 @@ let package = Package(
         .package(name: "swift-saml", path: "../")
     ],
     targets: [
+        // Cost as coverage (libFuzzer's extra counters) for FuzzCanonicalizationCost.
+        .target(name: "CFuzzCost"),
         .target(
             name: "FuzzSupport",
             dependencies: [
@@ -27,7 +29,7 @@ let package = Package(
             .executableTarget(
                 name: name,
                 dependencies: [
-                    "FuzzSupport",
+                    "FuzzSupport", "CFuzzCost",
                     .product(name: "SAML", package: "swift-saml"),
                     .product(name: "AppleSSO", package: "swift-saml"),
                 ]

@@ -1,8 +1,8 @@
 import FuzzSupport
 @_spi(Stages) import SAML
 
-// The canonicalisation fast path (fast_c14n.c, exc_c14n.c) against libxmlsec1's stock one on the same
-// document: the same verdict, the same canonical bytes of every signed reference, and exc_c14n.c's bytes
+// The package's canonicaliser (fast_c14n.c, canonicalizer.c) against libxmlsec1's stock one on the same
+// document: the same verdict, the same canonical bytes of every signed reference, and canonicalizer.c's bytes
 // equal to libxml2's for every element a signature could canonicalise.
 let verifier = Fuzz.verifier(recovery: false)
 
@@ -30,7 +30,7 @@ Fuzz.run { data, count in
         Fuzz.require(stockBytes == nil || fastBytes == stockBytes!, "fast and stock canonical bytes differ")
     }
     if let report = try? CanonicalizationComparison.compareEveryElement(input, signedShapesOnly: true) {
-        Fuzz.require(report.differences.isEmpty, "exc_c14n.c and libxml2 differ: \(report.differences.prefix(3))")
+        Fuzz.require(report.differences.isEmpty, "canonicalizer.c and libxml2 differ: \(report.differences.prefix(3))")
     }
     return 0
 }

@@ -240,6 +240,77 @@ struct ServiceHostileTests {
         #expect(registry.admit(EmbeddedChannel()).map { $0.evicted == nil } == true)
     }
 
+    @Test("the cap closes what has proven least: never-answered connections before answered ones, whatever their waits")
+    func connectionCapProvenLast() throws {
+        let channels = (0..<8).map { _ in EmbeddedChannel() }
+        defer { channels.forEach { _ = try? $0.finish() } }
+        let registry = ConnectionGuard.Registry(capacity: 4)
+        func admit(_ index: Int) -> Int?? {
+            registry.admit(channels[index]).map { admitted in admitted.evicted.flatMap { evicted in channels.firstIndex { $0 === evicted } } }
+        }
+        var ids: [UInt64] = []
+        for index in 0..<4 { ids.append(try #require(registry.admit(channels[index])).id) }
+        // 0 and 1 were answered and wait again (the longest of all); 2 receives its first body; 3 waits fresh.
+        for index in [0, 1] {
+            registry.set(ids[index], .answering)
+            registry.set(ids[index], .waiting, proven: true)
+        }
+        registry.set(ids[2], .receiving)
+        #expect(admit(4) == 3)  // the fresh waiting one, though 0 and 1 have waited longer
+        #expect(admit(5) == 4)  // the newcomer itself is fresh: the next flood connection makes room for the one after
+        #expect(admit(6) == 5)
+        // The fresh ones gone (6 is the last: it goes next), then the stalled first body, then the answered ones.
+        #expect(admit(7) == 6)
+        #expect(registry.admit(EmbeddedChannel())?.evicted === channels[7])
+        registry.set(ids[0] + 8, .answering)
+        #expect(registry.admit(EmbeddedChannel())?.evicted === channels[2])
+        registry.set(ids[0] + 9, .answering)
+        #expect(registry.admit(EmbeddedChannel())?.evicted === channels[0])  // answered, waiting longest
+    }
+
+    @Test("a kept-alive client in use keeps its connection through a flood of new idle connections at the cap")
+    func keepAliveThroughFlood() async throws {
+        var configuration = Service.configuration()
+        configuration.maximumConnections = 8
+        configuration.headerTimeout = .seconds(30)
+        configuration.idleTimeout = .seconds(30)
+        try await Service.with(configuration) { port in
+            let stop = Atomic<Bool>(false)
+            // The flood: new connections that never send a byte, as fast as one thread opens them.
+            async let flood = HTTPConnectionTests.onThread { () -> Int in
+                var held: [RawConnection] = []
+                var opened = 0
+                while !stop.load(ordering: .relaxed), opened < 2_000 {
+                    if let connection = try? RawConnection(port: port) { held.append(connection) }
+                    opened += 1
+                    if held.count > 64 { held.removeFirst().close() }
+                    usleep(1_000)
+                }
+                held.forEach { $0.close() }
+                return opened
+            }
+            let answered = try await HTTPConnectionTests.onThread { () -> Int in
+                // The client: one connection, a request every 20 ms between which it is idle, as a proxy's
+                // upstream pool is.
+                let client = try RawConnection(port: port)
+                defer { client.close() }
+                var answered = 0
+                for _ in 0..<50 {
+                    usleep(20_000)
+                    guard (try? client.write(HTTPConnectionTests.live)) != nil,
+                        (try? HTTPConnectionTests.statuses(client, count: 1)) == [200]
+                    else { break }
+                    answered += 1
+                }
+                return answered
+            }
+            stop.store(true, ordering: .relaxed)
+            let opened = try await flood
+            #expect(opened > 200, "the flood opened \(opened) connections")
+            #expect(answered >= 45, "the client kept its connection for \(answered) of 50 requests")
+        }
+    }
+
     @Test("a kept-alive connection in use outlives every timeout; once idle it is closed after the idle timeout, not before")
     func keptAliveConnectionOutlivesTimeouts() async throws {
         var configuration = Service.configuration()

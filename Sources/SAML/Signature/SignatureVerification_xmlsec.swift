@@ -17,7 +17,7 @@ enum SignatureVerification {
     /// Returns the pinned key that verified the signature.
     ///
     /// - Parameter fastCanonicalization: the fast paths of the shim (the default): canonicalisation by
-    ///   fast_c14n.c and exc_c14n.c, `#ID` resolved by xmlsec's direct lookup; the tests run both and compare.
+    ///   fast_c14n.c and canonicalizer.c (metered), `#ID` resolved by xmlsec's direct lookup; the tests run both and compare.
     @discardableResult
     static func verify(signature: xmlNodePtr, keys: [TrustedKey], algorithms: AlgorithmPolicy, fastCanonicalization: Bool = true) throws
         -> TrustedKey

@@ -31,7 +31,8 @@ extension SAMLResponseVerifier {
     /// encrypted NameIDs and attributes are decrypted after both.
     ///
     /// `fastCanonicalization: false` runs libxmlsec1's stock canonicalisation and XPointer reference
-    /// resolution, for the tests that compare.
+    /// resolution, for the tests that compare: libxml2's canonicaliser, unmetered (the early estimate and the output
+    /// limit only); never for unverified input.
     @_spi(Stages)
     public func verifySignatures(_ parsed: ParsedResponse, fastCanonicalization: Bool = true) throws -> SignedParts {
         let structure = parsed.structure

@@ -8,12 +8,14 @@ import Synchronization
 /// Bounds what a connection can hold before it has proven anything, on every connection of the public
 /// listener (a channel handler after HTTP decoding):
 ///
-/// - at most ``ConnectionGuard/Limits/maximumConnections`` at once: when one more opens, room is made
-///   by closing the connection that has waited longest without a request in progress (idle since its
-///   last answer, or its head not complete since it opened), else the one whose body has been arriving
-///   longest (a stalled body), so that
-///   clients holding connections open, however they hold them, cannot lock real logins out; only when
-///   every connection has a whole request being answered is the new one closed instead;
+/// - at most ``ConnectionGuard/Limits/maximumConnections`` at once: when one more opens, room is made by
+///   closing the connection that has proven least: one that has never had a whole request answered before
+///   one that has (a proxy's kept-alive upstream, a device between its requests); among equals, the one
+///   that has waited longest without a request in progress (idle since its last answer, or its head not
+///   complete since it opened), else the one whose body has been arriving longest (a stalled body). So a
+///   flood of new connections holding places, however they hold them, closes its own kind first and
+///   cannot cut off the clients that are using theirs; only when every connection has a whole request
+///   being answered is the new one closed instead;
 /// - a request head must be complete within ``ConnectionGuard/Limits/headerTimeout`` of the connection's
 ///   start (later requests of a kept-alive connection: within the idle timeout of the previous answer),
 ///   so headers trickled a byte at a time cannot hold a connection;
@@ -37,25 +39,28 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Where a connection is: what decides which one makes room at the cap.
     enum Phase: Sendable {
-        /// No request in progress: idle between requests, or its head not complete. Evicted first.
+        /// No request in progress: idle between requests, or its head not complete. Evicted first (among
+        /// connections that have had an answer, or among those that have not).
         case waiting
-        /// A head arrived, the body is still arriving. Evicted when no connection is waiting.
+        /// A head arrived, the body is still arriving. Evicted when no connection of its kind is waiting.
         case receiving
         /// A whole request is being answered (its cost bounded by admission and the store's deadline).
         case answering
     }
 
-    /// The connections open now, shared by every connection's guard: the phase of each, and for the two
-    /// phases that can make room, the order in which connections entered them.
+    /// The connections open now, shared by every connection's guard: the phase of each, whether it has had
+    /// a whole request answered, and for the phases that can make room, the order in which connections
+    /// entered them: one queue per (phase, proven) pair that can be evicted, met in eviction order.
     ///
-    /// Each phase change appends the connection to its phase's queue with a fresh stamp; an entry whose
-    /// stamp no longer matches the connection's (it moved on, or closed) is stale and skipped when met at
-    /// the front. A queue is compacted when it holds more than twice the open connections, so admission and
-    /// every phase change cost amortised O(1), whatever the number of connections.
+    /// Each phase change appends the connection to its queue with a fresh stamp; an entry whose stamp no
+    /// longer matches the connection's (it moved on, or closed) is stale and skipped when met at the front.
+    /// A queue is compacted when it holds more than twice the open connections, so admission and every
+    /// phase change cost amortised O(1), whatever the number of connections.
     final class Registry: Sendable {
         private struct Entry {
             let channel: any Channel
             var phase: Phase
+            var proven: Bool
             var stamp: UInt64
         }
 
@@ -64,44 +69,46 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             let stamp: UInt64
         }
 
+        /// The queues in eviction order: never answered and waiting, never answered and receiving, then
+        /// the same for connections that have had an answer.
+        private static func queue(_ phase: Phase, proven: Bool) -> Int? {
+            switch phase {
+            case .waiting: proven ? 2 : 0
+            case .receiving: proven ? 3 : 1
+            case .answering: nil
+            }
+        }
+
         private struct State {
             var next: UInt64 = 0
             var stamps: UInt64 = 0
             var entries: [UInt64: Entry] = [:]
-            var waiting = Deque<Queued>()
-            var receiving = Deque<Queued>()
+            var queues = [Deque<Queued>](repeating: [], count: 4)
 
-            /// The connection that has been in `phase` longest, removed from the registry.
-            mutating func evict(_ phase: Phase) -> (any Channel)? {
-                while let first = phase == .waiting ? waiting.popFirst() : receiving.popFirst() {
-                    if let entry = entries[first.id], entry.stamp == first.stamp {
-                        entries[first.id] = nil
-                        return entry.channel
+            /// The connection that has proven least and waited longest, removed from the registry.
+            mutating func evict() -> (any Channel)? {
+                for index in queues.indices {
+                    while let first = queues[index].popFirst() {
+                        if let entry = entries[first.id], entry.stamp == first.stamp {
+                            entries[first.id] = nil
+                            return entry.channel
+                        }
                     }
                 }
                 return nil
             }
 
-            mutating func enter(_ id: UInt64, _ phase: Phase) {
+            mutating func enter(_ id: UInt64, _ phase: Phase, proven: Bool) {
                 stamps += 1
                 guard entries[id] != nil else { return }
                 entries[id]!.phase = phase
+                entries[id]!.proven = entries[id]!.proven || proven
                 entries[id]!.stamp = stamps
-                let queued = Queued(id: id, stamp: stamps)
-                switch phase {
-                case .waiting:
-                    waiting.append(queued)
-                    if waiting.count > 2 * entries.count + 16 { waiting = compacted(waiting) }
-                case .receiving:
-                    receiving.append(queued)
-                    if receiving.count > 2 * entries.count + 16 { receiving = compacted(receiving) }
-                case .answering:
-                    break
+                guard let index = Registry.queue(phase, proven: entries[id]!.proven) else { return }
+                queues[index].append(Queued(id: id, stamp: stamps))
+                if queues[index].count > 2 * entries.count + 16 {
+                    queues[index] = Deque(queues[index].filter { entries[$0.id]?.stamp == $0.stamp })
                 }
-            }
-
-            private func compacted(_ queue: Deque<Queued>) -> Deque<Queued> {
-                Deque(queue.filter { entries[$0.id]?.stamp == $0.stamp })
             }
         }
 
@@ -113,25 +120,27 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
 
         /// Registers `channel`; at capacity, unregisters and returns the connection that makes room, for
-        /// the caller to close: the one waiting longest, else the one receiving its body longest. nil when
-        /// every connection is answering a whole request (the new one must be refused).
+        /// the caller to close: the one that has proven least (never had a whole request answered) and,
+        /// among those, waited longest, else received its body longest. nil when every connection is
+        /// answering a whole request (the new one must be refused).
         func admit(_ channel: any Channel) -> (id: UInt64, evicted: (any Channel)?)? {
             state.withLock { state in
                 var evicted: (any Channel)?
                 if state.entries.count >= capacity {
-                    guard let victim = state.evict(.waiting) ?? state.evict(.receiving) else { return nil }
+                    guard let victim = state.evict() else { return nil }
                     evicted = victim
                 }
                 let id = state.next
                 state.next += 1
-                state.entries[id] = Entry(channel: channel, phase: .waiting, stamp: 0)
-                state.enter(id, .waiting)
+                state.entries[id] = Entry(channel: channel, phase: .waiting, proven: false, stamp: 0)
+                state.enter(id, .waiting, proven: false)
                 return (id, evicted)
             }
         }
 
-        func set(_ id: UInt64, _ phase: Phase) {
-            state.withLock { $0.enter(id, phase) }
+        /// `id` entered `phase`; `proven`: it has had a whole request answered (kept once set).
+        func set(_ id: UInt64, _ phase: Phase, proven: Bool = false) {
+            state.withLock { $0.enter(id, phase, proven: proven) }
         }
 
         func remove(_ id: UInt64) {
@@ -157,6 +166,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var receiving = false
     /// Requests whole and not answered yet (more than one when pipelined).
     private var unanswered = 0
+    /// A whole request of this connection has been answered: it makes room after those that never had one.
+    private var proven = false
     /// Answers that ended before their request did (a refusal on the head, as a `413` on its
     /// `Content-Length`): that request's end then leaves the connection waiting, not answering.
     private var answeredAhead = 0
@@ -204,7 +215,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head:
             receiving = true
-            if let id { registry.set(id, .receiving) }
+            if let id { registry.set(id, .receiving, proven: proven) }
             expire(context, after: limits.requestTimeout, reason: "request-timeout")
         case .end:
             receiving = false
@@ -214,7 +225,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             } else {
                 // The request is whole; the answer is the service's to bound (store and queue deadlines).
                 unanswered += 1
-                if let id { registry.set(id, .answering) }
+                if let id { registry.set(id, .answering, proven: proven) }
                 deadline = nil
             }
         case .body:
@@ -227,6 +238,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if case .end = unwrapOutboundIn(data) {
             if unanswered > 0 {
                 unanswered -= 1
+                proven = true
             } else if receiving {
                 answeredAhead += 1
             }
@@ -240,7 +252,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// must start within the idle timeout, and meanwhile the connection may make room for a new one.
     private func settle(_ context: ChannelHandlerContext) {
         guard !receiving, unanswered == 0 else { return }
-        if let id { registry.set(id, .waiting) }
+        if let id { registry.set(id, .waiting, proven: proven) }
         expire(context, after: limits.idleTimeout, reason: "idle")
     }
 
