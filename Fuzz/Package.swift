@@ -23,7 +23,7 @@ let package = Package(
                 .product(name: "SAML", package: "swift-saml"),
                 .product(name: "AppleSSO", package: "swift-saml"),
             ]
-        )
+        ),
     ]
         + targets.map { name in
             .executableTarget(

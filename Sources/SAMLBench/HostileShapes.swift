@@ -247,7 +247,8 @@ public enum HostileShapes {
                 "inclusive-in-scope-8kb-prefixes-uncapped", "inclusive C14N 1.0 with 58 in-scope 8 KB prefixes around 1,000 children",
                 try metered(.inclusiveScope, typical: typical, length: 8_000, elements: 1_000, inclusive: true)),
             shape(
-                "attribute-sort-24kb-uris", "32 declarations of 24 KB URIs with one stem, used by 300 elements of 64 attributes (the review's size)",
+                "attribute-sort-24kb-uris",
+                "32 declarations of 24 KB URIs with one stem, used by 300 elements of 64 attributes (the review's size)",
                 try metered(.attributeSort, typical: typical, length: 24_000, elements: 300), "xml.limit-exceeded"),
             shape(
                 "attribute-sort-1kb-uris",
@@ -300,7 +301,8 @@ public enum HostileShapes {
             let declarations = (0..<32).map { " xmlns:q\($0)=\"urn:\(stem)\($0)\"" }.joined()
             let attributes = (0..<64).map { " q\($0 % 32):a\($0)=\"\"" }.joined()
             // A parent that uses every declaration renders them once; its children only sort.
-            let content = "<saml:d\(declarations)><saml:w\(attributes)>" + String(repeating: "<saml:e\(attributes)/>", count: elements)
+            let content =
+                "<saml:d\(declarations)><saml:w\(attributes)>" + String(repeating: "<saml:e\(attributes)/>", count: elements)
                 + "</saml:w></saml:d>"
             return try insertingAttribute(xml, content: content)
         case .prefixSearch, .inclusiveScope:

@@ -67,10 +67,13 @@ struct CanonicalizationFuelTests {
         "the fuel alone bounds the review's shapes",
         arguments: [
             (HostileShapes.MeteredKind.attributeSort, 24_000, 300, false), (.attributeSort, 24_000, 300, true),
-            (.prefixSearch, 64, 300, false), (.inclusiveScope, 8_000, 1_000, true), (.inclusiveScope, 64, 200, true), (.attributeSort, 1_000, 100, false),
+            (.prefixSearch, 64, 300, false), (.inclusiveScope, 8_000, 1_000, true), (.inclusiveScope, 64, 200, true),
+            (.attributeSort, 1_000, 100, false),
         ])
     func reportedSizes(kind: HostileShapes.MeteredKind, length: Int, elements: Int, inclusive: Bool) throws {
-        let typical = String(decoding: try Data(contentsOf: Vector.root.appendingPathComponent("responses/typical-rsa2048-assertion-signed.xml")), as: UTF8.self)
+        let typical = String(
+            decoding: try Data(contentsOf: Vector.root.appendingPathComponent("responses/typical-rsa2048-assertion-signed.xml")),
+            as: UTF8.self)
         let xml = Array(try HostileShapes.metered(kind, typical: typical, length: length, elements: elements, inclusive: inclusive).utf8)
         var configuration = try Vector.named("typical-rsa2048-assertion-signed").configuration()
         configuration.parserLimits.maximumPrefixBytes = 1 << 20

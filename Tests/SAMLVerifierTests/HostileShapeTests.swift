@@ -30,7 +30,8 @@ struct HostileShapeTests {
             }
         }
         // libxml2 walks the whole document where the package's canonicaliser walks the signed subtree.
-        let stockCode = shape.name == "inclusive-c14n-namespace-chain-outside-signed-part" ? "signature.budget-exceeded" : shape.expectedCode
+        let stockCode =
+            shape.name == "inclusive-c14n-namespace-chain-outside-signed-part" ? "signature.budget-exceeded" : shape.expectedCode
         #expect(stock == .invalid(stockCode))
     }
 

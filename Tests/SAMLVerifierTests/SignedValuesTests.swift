@@ -25,7 +25,8 @@ struct SignedValuesTests {
             contentsOf: #"<saml:Attribute Name="card"><saml:AttributeValue>"# + content + "</saml:AttributeValue></saml:Attribute>",
             at: statementEnd.lowerBound)
         func read(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: Vector.root.appendingPathComponent(path))) }
-        let mock = try MockIdentityProvider(privateKeyPEM: try read("keys/rsa-2048.key.pem"), certificatePEM: try read("keys/rsa-2048.cert.pem"))
+        let mock = try MockIdentityProvider(
+            privateKeyPEM: try read("keys/rsa-2048.key.pem"), certificatePEM: try read("keys/rsa-2048.cert.pem"))
         return String(decoding: try mock.signing(Array(text.utf8), placement: .assertion), as: UTF8.self)
     }
 

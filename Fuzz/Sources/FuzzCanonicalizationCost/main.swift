@@ -1,6 +1,6 @@
 import CFuzzCost
-import FuzzSupport
 import Foundation
+import FuzzSupport
 @_spi(Stages) import SAML
 
 // Cost-seeking: the objective is the canonicalisation fuel an input spends per byte (c14n_budget.c), fed
@@ -18,7 +18,8 @@ Fuzz.run { data, count in
     _ = try? verifier.verifySignatures(parsed)
     let fuel = parsed.canonicalizationFuel
     let overshoot = UInt64(count) + 64
-    Fuzz.require(fuel.spent <= fuel.limit + overshoot, "spent \(fuel.spent) fuel, past the tank of \(fuel.limit) by more than one comparison")
+    Fuzz.require(
+        fuel.spent <= fuel.limit + overshoot, "spent \(fuel.spent) fuel, past the tank of \(fuel.limit) by more than one comparison")
     Fuzz.require(
         fuel.spent <= 32 * UInt64(count) + 1_000_000 + overshoot, "spent \(fuel.spent) fuel on \(count) bytes: more than 32 a byte plus 1M")
     saml_fuzz_cost_record(fuel.spent, fuel.limit, count)

@@ -246,7 +246,8 @@ struct ServiceHostileTests {
         defer { channels.forEach { _ = try? $0.finish() } }
         let registry = ConnectionGuard.Registry(capacity: 4)
         func admit(_ index: Int) -> Int?? {
-            registry.admit(channels[index]).map { admitted in admitted.evicted.flatMap { evicted in channels.firstIndex { $0 === evicted } } }
+            registry.admit(channels[index]).map { admitted in admitted.evicted.flatMap { evicted in channels.firstIndex { $0 === evicted } }
+            }
         }
         var ids: [UInt64] = []
         for index in 0..<4 { ids.append(try #require(registry.admit(channels[index])).id) }

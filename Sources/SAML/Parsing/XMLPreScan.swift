@@ -118,7 +118,9 @@ enum XMLPreScan {
         /// declared `p`) and its local name within their caps.
         func checkName(from: Int, to: Int, what: String) throws {
             guard let colon = find(UInt8(ascii: ":"), from: from, before: to) else {
-                guard to - from <= limits.maximumNameBytes else { throw exceeded("bytes in an \(what) name", limits.maximumNameBytes, from) }
+                guard to - from <= limits.maximumNameBytes else {
+                    throw exceeded("bytes in an \(what) name", limits.maximumNameBytes, from)
+                }
                 return
             }
             guard colon - from <= limits.maximumPrefixBytes else {

@@ -39,7 +39,8 @@ public enum CanonicalizationComparison {
         let prefixLists: [String?] = [nil, "#default", everyPrefix, "#default " + everyPrefix]
         var report = Report()
         func compare(
-            _ apex: xmlNodePtr, _ excluded: xmlNodePtr?, _ prefixes: String?, _ comments: Bool, _ mode: saml_shim_c14n_mode = SAML_SHIM_C14N_EXCLUSIVE
+            _ apex: xmlNodePtr, _ excluded: xmlNodePtr?, _ prefixes: String?, _ comments: Bool,
+            _ mode: saml_shim_c14n_mode = SAML_SHIM_C14N_EXCLUSIVE
         ) {
             switch saml_shim_c14n_compare(tree.document, apex, excluded, mode, prefixes, comments ? 1 : 0) {
             case SAML_SHIM_C14N_SAME: report.same += 1

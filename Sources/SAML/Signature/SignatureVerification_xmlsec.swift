@@ -68,7 +68,8 @@ enum SignatureVerification {
     static func budgetExceeded(signature: xmlNodePtr) -> SAMLError {
         let what =
             switch saml_shim_dsig_budget_reason() {
-            case SAML_SHIM_C14N_OVER_PREFIXES: "an InclusiveNamespaces PrefixList of at most 32 prefixes of at most 64 bytes, found a longer one"
+            case SAML_SHIM_C14N_OVER_PREFIXES:
+                "an InclusiveNamespaces PrefixList of at most 32 prefixes of at most 64 bytes, found a longer one"
             case SAML_SHIM_C14N_OVER_WORK:
                 "canonicalisation work within the document's fuel (16 units a byte), found more (namespaces, prefixes or attributes amplified)"
             default: "canonical bytes within 4 times the document's size, found more (namespace declarations amplified)"
@@ -90,7 +91,9 @@ enum SignatureVerification {
             default: "a node set other than the signed element's tree minus its signature"
             }
         return SAMLError(
-            .signatureMalformed, "expected a document canonical XML can be written for when canonicalising the signed \(signedElementDescription(signature)), found \(found)")
+            .signatureMalformed,
+            "expected a document canonical XML can be written for when canonicalising the signed \(signedElementDescription(signature)), found \(found)"
+        )
     }
 
     /// The error that reports a failed ``attempt(signature:keys:algorithms:fastCanonicalization:)``.

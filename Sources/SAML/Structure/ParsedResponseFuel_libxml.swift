@@ -1,4 +1,4 @@
-internal import CSAMLCanonical
+internal import CSAMLShim
 
 @_spi(Stages)
 extension ParsedResponse {
