@@ -53,6 +53,36 @@ struct SAMLResponseDecoderTests {
         #expect(decoded.repairs == [.spaceAsPlus])
     }
 
+    @Test("accepts Base64 wrapped with spaces and tabs (at 64 or 76 columns, alone or with line breaks)", arguments: [64, 76])
+    func acceptsWrappingSpaces(columns: Int) throws {
+        let document = String(repeating: xml, count: 8)
+        let encoded = Base64Text.encode(Array(document.utf8))
+        #expect(encoded.contains("+"))
+        for separator in [" ", "\t", " \r\n", "\r\n ", "  "] {
+            var wrapped = ""
+            for (index, character) in encoded.enumerated() {
+                if index > 0, index % columns == 0 { wrapped += separator }
+                wrapped.append(character)
+            }
+            let decoded = try SAMLResponseDecoder().decode(wrapped)
+            #expect(decoded.bytes == Array(document.utf8), "wrapped with \(separator.debugDescription)")
+            #expect(decoded.repairs.isEmpty)
+            // The same inside a form body, percent-encoded as the cookbook does.
+            let form = "SAMLResponse=" + wrapped.replacingAll("+", "%2B").replacingAll("/", "%2F").replacingAll("=", "%3D")
+            #expect(try SAMLResponseDecoder().decode(form).bytes == Array(document.utf8))
+        }
+    }
+
+    @Test("text with spaces that is Base64 of no document is refused for what it is, not as ill-formed UTF-8")
+    func spacedTextThatIsNoDocument() throws {
+        for text in ["hello world", "abcd efgh ijkl", "PHNhbWxw OlJlc3Bvbn"] {
+            let error = try #require(throws: SAMLError.self) { try SAMLResponseDecoder().decode(text) }
+            #expect(error.code != .decodeNotUTF8, "\(text): \(error)")
+        }
+        let error = try #require(throws: SAMLError.self) { try SAMLResponseDecoder().decode("hello world") }
+        #expect(error.code == .decodeNotXML)
+    }
+
     @Test("repairs double URL-encoding by default and rejects it when told to")
     func handlesDoubleEncoding() throws {
         let doubled = "SAMLResponse=" + percentEncoded.replacingAll("%", "%25")

@@ -2,14 +2,31 @@ internal import CSAMLShim
 
 /// Lenient-where-safe Base64 decoding for values that travelled through HTTP forms.
 enum Base64Decoding {
-    /// Decodes `input`, skipping CR, LF and tab, reading a space as `+` (a form decoder's doing),
-    /// accepting missing padding. Throws on any other byte, data after padding, wrong padding, a length
-    /// no encoding has, or more than `maximumBytes` of output.
-    static func decode(_ input: [UInt8], maximumBytes: Int, repairs: inout [SAMLResponseDecoder.Repair]) throws -> [UInt8] {
-        try input.withUnsafeBytes { try decode($0, maximumBytes: maximumBytes, repairs: &repairs) }
+    /// What a space in the Base64 is.
+    enum Spaces {
+        /// The `+` a form decoder turned into a space (recorded as ``SAMLResponseDecoder/Repair/spaceAsPlus``).
+        case plus
+        /// Whitespace an encoder wrapped the text with, skipped like line breaks and tabs.
+        case whitespace
     }
 
-    static func decode(_ input: UnsafeRawBufferPointer, maximumBytes: Int, repairs: inout [SAMLResponseDecoder.Repair]) throws -> [UInt8] {
+    /// Decodes `input`, skipping CR, LF and tab, reading a space as `spaces` says, accepting missing
+    /// padding. Throws on any other byte, data after padding, wrong padding, a length no encoding has, or
+    /// more than `maximumBytes` of output.
+    static func decode(
+        _ input: [UInt8], maximumBytes: Int, spaces: Spaces = .plus, repairs: inout [SAMLResponseDecoder.Repair]
+    ) throws -> [UInt8] {
+        try input.withUnsafeBytes { try decode($0, maximumBytes: maximumBytes, spaces: spaces, repairs: &repairs) }
+    }
+
+    /// Whether `input` holds a space (the one byte ``Spaces`` decides about).
+    static func containsSpace(_ input: UnsafeRawBufferPointer) -> Bool {
+        input.contains(UInt8(ascii: " "))
+    }
+
+    static func decode(
+        _ input: UnsafeRawBufferPointer, maximumBytes: Int, spaces: Spaces = .plus, repairs: inout [SAMLResponseDecoder.Repair]
+    ) throws -> [UInt8] {
         let capacity = min(input.count / 4 * 3 + 3, maximumBytes + 3)
         var sawSpace = false
         let output = try [UInt8](unsafeUninitializedCapacity: capacity) { output, initialized in
@@ -68,6 +85,7 @@ enum Base64Decoding {
                     case UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "\t"):
                         continue
                     case UInt8(ascii: " "):
+                        guard spaces == .plus else { continue }
                         symbol = UInt8(ascii: "+")
                         sawSpace = true
                     case UInt8(ascii: "="):

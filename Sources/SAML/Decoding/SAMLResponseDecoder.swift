@@ -16,8 +16,9 @@
 ///    ``DoubleEncodingPolicy/reject`` throws ``SAMLError/Code/decodeDoubleURLEncoded``. Repairing is safe
 ///    because the signature, not the transport, protects the content.
 /// 5. Base64: line breaks and tabs are skipped, padding is optional, and a space is read as the `+` that
-///    a form decoder turned into it (recorded as ``Repair/spaceAsPlus``). Any other byte outside the
-///    alphabet, data after padding, or a length that no encoding can have is an error.
+///    a form decoder turned into it (recorded as ``Repair/spaceAsPlus``); where that gives no UTF-8 XML
+///    document, spaces are skipped as the whitespace of an encoder's wrapping instead. Any other byte
+///    outside the alphabet, data after padding, or a length that no encoding can have is an error.
 /// 6. With ``Content/xml`` (the default) the result must be UTF-8, start with `<` and end with `>`.
 public struct SAMLResponseDecoder: Sendable {
     /// What to do with a value that was URL-encoded twice.
@@ -130,10 +131,7 @@ public struct SAMLResponseDecoder: Sendable {
         }
         guard ASCII.contains(value, UInt8(ascii: "%")) else {
             // The common case: bare Base64, decoded straight from the input.
-            var repairs: [Repair] = []
-            let bytes = try Base64Decoding.decode(
-                UnsafeRawBufferPointer(rebasing: value), maximumBytes: options.maximumDecodedBytes, repairs: &repairs)
-            return try checked(Decoded(bytes: bytes, format: format, repairs: repairs))
+            return try base64(UnsafeRawBufferPointer(rebasing: value), format: format, repairs: [])
         }
         var repairs: [Repair] = []
         let encodedXML = value.starts(with: Array("%3C".utf8)) || value.starts(with: Array("%3c".utf8))
@@ -154,8 +152,33 @@ public struct SAMLResponseDecoder: Sendable {
         if xmlValue {
             return try checked(Decoded(bytes: text, format: format, repairs: repairs))
         }
-        let bytes = try Base64Decoding.decode(text, maximumBytes: options.maximumDecodedBytes, repairs: &repairs)
-        return try checked(Decoded(bytes: bytes, format: format, repairs: repairs))
+        return try text.withUnsafeBytes { try base64($0, format: format, repairs: repairs) }
+    }
+
+    /// The document in Base64 `text`. A space is first read as the `+` a form decoder turned into it;
+    /// when that gives no UTF-8 XML document, as the whitespace an encoder wrapped the text with (IdPs and
+    /// HTTP clients wrap at 64 or 76 columns with spaces as well as line breaks). Both readings go through
+    /// the same checks, so nothing reaches the parser that either reading would not have let through.
+    private func base64(_ text: UnsafeRawBufferPointer, format: InputFormat, repairs: [Repair]) throws -> Decoded {
+        var plus = repairs
+        let first: Result<Decoded, any Error> = Result {
+            let bytes = try Base64Decoding.decode(text, maximumBytes: options.maximumDecodedBytes, repairs: &plus)
+            return try checked(Decoded(bytes: bytes, format: format, repairs: plus))
+        }
+        guard case .failure(let failure) = first, options.content == .xml, Base64Decoding.containsSpace(text) else {
+            return try first.get()
+        }
+        var skipped = repairs
+        guard let bytes = try? Base64Decoding.decode(text, maximumBytes: options.maximumDecodedBytes, spaces: .whitespace, repairs: &skipped)
+        else { throw failure }  // not Base64 either way: the first reading's error says where
+        guard let decoded = try? checked(Decoded(bytes: bytes, format: format, repairs: skipped)) else {
+            // Neither reading is a document: say what was found, not what the `+` reading decoded to.
+            throw SAMLError(
+                .decodeNotXML,
+                "expected Base64 of a UTF-8 XML document, found Base64 with spaces that decodes to none, "
+                    + "whether a space is read as '+' or skipped")
+        }
+        return decoded
     }
 
     private func checked(_ decoded: Decoded) throws -> Decoded {
