@@ -83,6 +83,35 @@ struct SAMLResponseDecoderTests {
         #expect(error.code == .decodeNotXML)
     }
 
+    @Test("reads UTF-16 documents, raw or in Base64, as their UTF-8 form; refuses broken UTF-16 with its own code")
+    func utf16Documents() throws {
+        let document = #"<?xml version="1.0" encoding="UTF-16"?><r a="caf\#u{E9}">\#u{1F4FA} \#u{4E2D}</r>"#
+        let utf8 = Array(document.utf8)
+        func utf16(_ text: String, littleEndian: Bool, bom: Bool) -> [UInt8] {
+            var bytes: [UInt8] = bom ? (littleEndian ? [0xFF, 0xFE] : [0xFE, 0xFF]) : []
+            for unit in text.utf16 {
+                bytes += littleEndian ? [UInt8(unit & 0xFF), UInt8(unit >> 8)] : [UInt8(unit >> 8), UInt8(unit & 0xFF)]
+            }
+            return bytes
+        }
+        for (littleEndian, bom) in [(true, true), (false, true), (true, false), (false, false)] {
+            let bytes = utf16(document, littleEndian: littleEndian, bom: bom)
+            #expect(try SAMLResponseDecoder().decode(bytes).bytes == utf8)
+            #expect(try SAMLResponseDecoder().decode(Base64Text.encode(bytes)).bytes == utf8)
+        }
+        let good = utf16(document, littleEndian: true, bom: true)
+        let broken: [[UInt8]] = [
+            good + [0x3E],  // an odd length
+            good.prefix(good.count - 2) + [0x00, 0xD8],  // a high surrogate at the end
+            [0xFF, 0xFE, 0x3C, 0x00, 0x00, 0xDC, 0x3E, 0x00],  // an unpaired low surrogate
+            [0xFF, 0xFE, 0x3C, 0x00, 0x00, 0x00, 0x3E, 0x00],  // U+0000
+            utf16(#"<?xml version="1.0" encoding="ISO-8859-1"?><r/>"#, littleEndian: true, bom: true),
+        ]
+        for bytes in broken {
+            #expect(throws: SAMLError(.decodeNotUTF16, "")) { try SAMLResponseDecoder().decode(bytes) }
+        }
+    }
+
     @Test("repairs double URL-encoding by default and rejects it when told to")
     func handlesDoubleEncoding() throws {
         let doubled = "SAMLResponse=" + percentEncoded.replacingAll("%", "%25")
@@ -256,8 +285,9 @@ struct SAMLResponseDecoderTests {
     func rejectsNonUTF8XML() {
         let latin1: [UInt8] = Array("<a>".utf8) + [0xE9] + Array("</a>".utf8)
         #expect(throws: SAMLError(.decodeNotUTF8, "")) { try SAMLResponseDecoder().decode(latin1) }
-        let utf16: [UInt8] = [0xFF, 0xFE, 0x3C, 0x00, 0x61, 0x00, 0x3E, 0x00]
-        #expect(throws: SAMLError(.decodeNotUTF8, "")) { try SAMLResponseDecoder().decode(utf16) }
+        // UTF-16 is read (utf16Documents); UCS-4 is not.
+        let ucs4: [UInt8] = [0xFF, 0xFE, 0x00, 0x00, 0x3C, 0x00, 0x00, 0x00, 0x3E, 0x00, 0x00, 0x00]
+        #expect(throws: SAMLError.self) { try SAMLResponseDecoder().decode(ucs4) }
     }
 
     @Test("enforces the size caps before and after decoding")

@@ -65,6 +65,28 @@ struct ConformanceTests {
         #expect(stricter.count <= 6, "\(stricter)")
     }
 
+    @Test("every case in UTF-16 (both byte orders, with a byte order mark or only declared) gets its UTF-8 form's verdict and NameID",
+        .enabled(if: available))
+    func utf16() throws {
+        let cases = try JSONDecoder().decode([Case].self, from: Data(contentsOf: Self.root.appendingPathComponent("manifest.json")))
+        var different: [String] = []
+        var checked = 0
+        for c in cases where c.kind != "xmldsig" {
+            let original = Array(try Data(contentsOf: Self.root.appendingPathComponent(c.file)))
+            // Only documents that are UTF-8 have a UTF-16 form.
+            guard String(validating: original, as: UTF8.self) != nil else { continue }
+            checked += 1
+            let expected = Self.run(c)
+            for (order, bom) in [(UTF16Form.Order.littleEndian, true), (.bigEndian, true), (.littleEndian, false)] {
+                guard let utf16 = UTF16Form.encode(original, order: order, byteOrderMark: bom) else { continue }
+                let got = Self.run(c, transform: { _ in utf16 })
+                if got != expected { different.append("\(c.id) \(order) bom \(bom): \(got) instead of \(expected)") }
+            }
+        }
+        #expect(checked > 120)
+        #expect(different.isEmpty, "\(different.prefix(10))")
+    }
+
     /// The device path: every case put through the cookbook's normalisation, verified with recovery on
     /// and off. Recovery must never turn an invalid verdict valid, must recover the valid responses the
     /// normalisation damaged, and must verify nothing it does not verify without the damage.
@@ -140,7 +162,9 @@ struct ConformanceTests {
     static let profileRequirements: Set<String> = ["subject-confirmation.incomplete", "destination.missing"]
 
     /// The verdict, the NameID of a valid response, the code of a rejection.
-    static func run(_ c: Case, cookbook: Bool = false, recovery: Bool = true) -> (String, String?, String?) {
+    static func run(
+        _ c: Case, cookbook: Bool = false, recovery: Bool = true, transform: ([UInt8]) -> [UInt8] = { $0 }
+    ) -> (String, String?, String?) {
         do {
             let sp = c.sp ?? [:]
             let skip = Set(c.sp_not_checked ?? [])
@@ -166,6 +190,7 @@ struct ConformanceTests {
             let now = c.now.flatMap { SAMLInstant(xmlDateTime: $0) } ?? .now()
             let verifier = try SAMLResponseVerifier(configuration)
             var input = Array(try Data(contentsOf: root.appendingPathComponent(c.file)))
+            input = transform(input)
             if cookbook { input = try Cookbook.encode(utf8: input) }
             let decoded = try SAMLResponseDecoder().decode(input)
             let response = try verifier.verifyWithoutReplayCheck(decoded.bytes, at: now)
@@ -175,5 +200,32 @@ struct ConformanceTests {
         } catch {
             return ("invalid", nil, "\(error)")
         }
+    }
+}
+
+/// A UTF-8 document in UTF-16, its XML declaration (when it has one) naming UTF-16.
+enum UTF16Form {
+    enum Order { case littleEndian, bigEndian }
+
+    /// nil when the document cannot be written so: without a byte order mark, only one that starts with
+    /// its XML declaration is recognisable as UTF-16.
+    static func encode(_ utf8: [UInt8], order: Order, byteOrderMark: Bool) -> [UInt8]? {
+        var text = String(decoding: utf8, as: UTF8.self)
+        if text.hasPrefix("<?xml"), let end = text.range(of: "?>") {
+            let declaration = text[..<end.lowerBound]
+            if let encoding = declaration.range(of: #"encoding\s*=\s*["'][^"']*["']"#, options: .regularExpression) {
+                text.replaceSubrange(encoding, with: "encoding=\"UTF-16\"")
+            } else {
+                text.replaceSubrange(end, with: " encoding=\"UTF-16\"?>")
+            }
+        } else if !byteOrderMark {
+            return nil
+        }
+        var bytes: [UInt8] = byteOrderMark ? (order == .littleEndian ? [0xFF, 0xFE] : [0xFE, 0xFF]) : []
+        for unit in text.utf16 {
+            let (low, high) = (UInt8(unit & 0xFF), UInt8(unit >> 8))
+            bytes += order == .littleEndian ? [low, high] : [high, low]
+        }
+        return bytes
     }
 }

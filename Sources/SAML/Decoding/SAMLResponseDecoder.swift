@@ -19,7 +19,8 @@
 ///    a form decoder turned into it (recorded as ``Repair/spaceAsPlus``); where that gives no UTF-8 XML
 ///    document, spaces are skipped as the whitespace of an encoder's wrapping instead. Any other byte
 ///    outside the alphabet, data after padding, or a length that no encoding can have is an error.
-/// 6. With ``Content/xml`` (the default) the result must be UTF-8, start with `<` and end with `>`.
+/// 6. With ``Content/xml`` (the default) the result must be UTF-8, start with `<` and end with `>`. A
+///    UTF-16 document (raw, or in Base64) is transcoded to UTF-8 first (``UTF16Transcoding``).
 public struct SAMLResponseDecoder: Sendable {
     /// What to do with a value that was URL-encoded twice.
     public enum DoubleEncodingPolicy: Sendable, Hashable {
@@ -111,13 +112,13 @@ public struct SAMLResponseDecoder: Sendable {
                 "expected at most \(options.maximumInputBytes) input bytes, found \(input.count)"
             )
         }
+        if let utf8 = try UTF16Transcoding.utf8(input, maximumBytes: options.maximumDecodedBytes) {
+            return try checked(Decoded(bytes: utf8, format: .xml, repairs: []))
+        }
         let trimmed = ASCII.trimmingWhitespace(input[...])
         if trimmed.isEmpty {
             if options.content == .any { return Decoded(bytes: [], format: .base64, repairs: []) }
             throw SAMLError(.decodeEmpty, "expected a SAML response, found only whitespace")
-        }
-        if ASCII.startsWithUTF16ByteOrderMark(trimmed) {
-            throw SAMLError(.decodeNotUTF8, "expected UTF-8, found a UTF-16 byte order mark")
         }
         if ASCII.startsLikeXML(trimmed) {
             return try checked(Decoded(bytes: Array(trimmed), format: .xml, repairs: []))
@@ -182,6 +183,13 @@ public struct SAMLResponseDecoder: Sendable {
     }
 
     private func checked(_ decoded: Decoded) throws -> Decoded {
+        var decoded = decoded
+        // A UTF-16 document in Base64: its UTF-8 form (UTF16Transcoding).
+        if decoded.format != .xml, options.content == .xml,
+            let utf8 = try decoded.bytes.withUnsafeBytes({ try UTF16Transcoding.utf8($0, maximumBytes: options.maximumDecodedBytes) })
+        {
+            decoded.bytes = utf8
+        }
         guard decoded.bytes.count <= options.maximumDecodedBytes else {
             throw SAMLError(
                 .decodeTooLarge,

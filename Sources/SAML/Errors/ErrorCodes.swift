@@ -27,6 +27,9 @@ extension SAMLError.Code {
     public static let decodeTruncatedBase64 = Self("decode.truncated-base64")
     /// The decoded bytes are not UTF-8.
     public static let decodeNotUTF8 = Self("decode.not-utf8")
+    /// A document that starts as UTF-16 (a byte order mark, or `<?` in UTF-16) is not well-formed UTF-16:
+    /// an odd length, an unpaired surrogate, U+0000, or a declaration naming another encoding.
+    public static let decodeNotUTF16 = Self("decode.not-utf16")
     /// The decoded bytes do not start like an XML document.
     public static let decodeNotXML = Self("decode.not-xml")
     /// The decoded document stops before its end (it does not end with `>`).

@@ -9,7 +9,8 @@ internal import CSAMLShim
 /// Parses untrusted XML with libxml2, safely.
 ///
 /// Options: no entity substitution (`XML_PARSE_NOENT` is off), no DTD loading or attribute defaulting,
-/// no network (`XML_PARSE_NONET`), no `XML_PARSE_HUGE`, no error printing; read as UTF-8 only, with the
+/// no network (`XML_PARSE_NONET`), no `XML_PARSE_HUGE`, no error printing; read as UTF-8 (a UTF-16
+/// document transcoded first, ``UTF16Transcoding``), with the
 /// calling thread's parser context (`saml_shim_parse_document`, parser.c). Before libxml2 sees a byte,
 /// ``XMLPreScan`` enforces the caps of ``XMLParserLimits`` in one linear pass and refuses any DOCTYPE and
 /// any entity reference. Every failure is a ``SAMLError`` naming the line (and column, for libxml2's)
@@ -19,6 +20,10 @@ enum SafeXMLParser {
     static let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
 
     static func parse(_ bytes: UnsafeRawBufferPointer, limits: XMLParserLimits) throws -> XMLTree {
+        // A UTF-16 document is parsed as its UTF-8 form, under the same pre-scan and caps.
+        if let utf8 = try UTF16Transcoding.utf8(bytes, maximumBytes: limits.maximumDocumentBytes) {
+            return try utf8.withUnsafeBytes { try parse($0, limits: limits) }
+        }
         try XMLSecRuntime.initialize()
         guard bytes.count <= limits.maximumDocumentBytes else {
             throw SAMLError(.xmlTooLarge, "expected at most \(limits.maximumDocumentBytes) bytes of XML, found \(bytes.count)")
