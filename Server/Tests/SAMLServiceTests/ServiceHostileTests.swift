@@ -277,8 +277,11 @@ struct ServiceHostileTests {
         configuration.idleTimeout = .seconds(30)
         try await Service.with(configuration) { port in
             let stop = Atomic<Bool>(false)
-            // The flood: new connections that never send a byte, as fast as one thread opens them.
+            let started = Atomic<Bool>(false)
+            // The flood: new connections that never send a byte, as fast as one thread opens them, once the
+            // client has had its first answer (before it, the client has proven nothing either).
             async let flood = HTTPConnectionTests.onThread { () -> Int in
+                while !started.load(ordering: .relaxed) { usleep(1_000) }
                 var held: [RawConnection] = []
                 var opened = 0
                 while !stop.load(ordering: .relaxed), opened < 2_000 {
@@ -295,6 +298,10 @@ struct ServiceHostileTests {
                 // upstream pool is.
                 let client = try RawConnection(port: port)
                 defer { client.close() }
+                try client.write(HTTPConnectionTests.live)
+                let first = try HTTPConnectionTests.statuses(client, count: 1)
+                started.store(true, ordering: .relaxed)
+                guard first == [200] else { return 0 }
                 var answered = 0
                 for _ in 0..<50 {
                     usleep(20_000)

@@ -76,8 +76,9 @@ public enum StateStoreOutcome: Sendable, Hashable {
 /// tables' spare room (docs/service.md, "The in-memory store").
 public final class InMemoryStateStore: SAMLStateStore {
     /// One instance's peak login rate for the whole retention window, with headroom: 3,000 logins a second
-    /// (the service on two cores measured 2,400-2,800) for 780 s (the default `maximumAge`, 600 s, plus the
-    /// default `clockSkew`, 180 s), 2.34 million, rounded up. About 300 MB of each kind when full.
+    /// (the service on two cores measured 2,400-2,800) for 780 s (a `maximumAge` of 600 s, the default
+    /// before 60 s, plus the default `clockSkew`, 180 s), 2.34 million, rounded up: with the defaults (240 s,
+    /// or the service's 300 s request lifetime) over twice the headroom. About 300 MB of each kind when full.
     public static let defaultCapacity = 3_000_000
 
     private struct State {

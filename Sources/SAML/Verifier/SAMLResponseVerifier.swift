@@ -87,8 +87,13 @@ public struct SAMLResponseVerifier: Sendable {
         public var algorithms: AlgorithmPolicy = .strict
         /// The tolerance applied to every time comparison. Default 180 s (Shibboleth's).
         public var clockSkew: Duration = .seconds(180)
-        /// The oldest IssueInstant accepted; `nil` turns the age check off. Default 10 minutes.
-        public var maximumAge: Duration? = .seconds(600)
+        /// The oldest IssueInstant accepted; `nil` turns the age check off. Default 60 s, which with
+        /// ``clockSkew`` accepts a response up to 240 s after it was issued: Shibboleth SP's tolerance (its
+        /// message-flow rule's 60 s plus its 180 s skew). An MVPD issues the response while the device's
+        /// Video Subscriber Account request waits, and the app posts it at once; the user's time in the
+        /// provider picker comes before the request ID is answered, not after the response is issued (that
+        /// wait is the service's `requestLifetime`). docs/security.md, "Time".
+        public var maximumAge: Duration? = .seconds(60)
         /// Whether a bearer SubjectConfirmation is required (SAML Web SSO profile). Default true.
         public var requiresBearerConfirmation: Bool = true
         /// Whether a signature that fails on a document bearing the marks of the Adobe Pass cookbook's
@@ -367,6 +372,6 @@ public struct SAMLResponseVerifier: Sendable {
                 "expected InResponseTo to name a request the caller vouches for (issuedRequest or inResponseTo), found one it does not name"
             )
         }
-        return IssuedRequestID(id: requestID, expiry: now + (configuration.maximumAge ?? .seconds(600)) + configuration.clockSkew)
+        return IssuedRequestID(id: requestID, expiry: now + (configuration.maximumAge ?? .seconds(60)) + configuration.clockSkew)
     }
 }

@@ -75,8 +75,9 @@ public struct ServiceConfiguration: Sendable {
     /// How long a SAML request issued by `sessions/sso` can be answered. Default 300 s.
     public var requestLifetime: Duration = .seconds(300)
     /// The oldest IssueInstant accepted (``SAML/SAMLResponseVerifier/Configuration/maximumAge``). Default
-    /// 600 s. With ``clockSkew`` it bounds how long the store keeps an accepted assertion's ID.
-    public var maximumAge: Duration = .seconds(600)
+    /// 60 s (with ``clockSkew``, Shibboleth SP's 240 s). With ``clockSkew`` it bounds how long the store
+    /// keeps an accepted assertion's ID.
+    public var maximumAge: Duration = .seconds(60)
     /// The clock difference tolerated with the IdPs (``SAML/SAMLResponseVerifier/Configuration/clockSkew``).
     /// Default 180 s.
     public var clockSkew: Duration = .seconds(180)
@@ -127,8 +128,8 @@ public struct ServiceConfiguration: Sendable {
     /// one key per line (or comma), `<id 0-255>:<secret, at least 64 hexadecimal digits>`.
     public var requestKeys: [RequestIDKey] = []
     /// With the `memory` store: the most assertion IDs, and the most answered requests, kept at once (each
-    /// until the verifier would refuse its response anyway: at most `maximumAge` + `clockSkew`, 780 s by
-    /// default). Full of live entries, logins fail closed (`503`, `replay.cache-full`). Default
+    /// until the verifier would refuse its response anyway: at most `maximumAge` + `clockSkew`, 240 s by
+    /// default, or the request lifetime, 300 s). Full of live entries, logins fail closed (`503`, `replay.cache-full`). Default
     /// ``SAML/InMemoryStateStore/defaultCapacity`` (3,000,000: 3,000 logins a second for 780 s; about
     /// 100 bytes an entry, docs/service.md, "The in-memory store").
     public var memoryStoreCapacity = InMemoryStateStore.defaultCapacity
