@@ -60,8 +60,11 @@ static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1) {
     }
     if (allowSHA1
         && (xmlSecDSigCtxEnableReferenceTransform(ctx, xmlSecOpenSSLTransformSha1Id) < 0
+            || xmlSecDSigCtxEnableReferenceTransform(ctx, xmlSecOpenSSLTransformSha224Id) < 0
             || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformRsaSha1Id) < 0
-            || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformEcdsaSha1Id) < 0)) {
+            || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformRsaSha224Id) < 0
+            || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformEcdsaSha1Id) < 0
+            || xmlSecDSigCtxEnableSignatureTransform(ctx, xmlSecOpenSSLTransformEcdsaSha224Id) < 0)) {
         return -1;
     }
     return 0;

@@ -14,7 +14,10 @@ struct MetadataCommand: ParsableCommand {
     @Option(help: "A PEM key the metadata must be signed by.")
     var signer: String?
 
-    @Flag(help: "Accept a metadata signature made with RSA-SHA1 or a SHA-1 digest (weaker; older federation aggregates use it).")
+    @Flag(
+        help:
+            "Accept a metadata signature made with a legacy digest: SHA-1 or SHA-224, in the signature method or the digest (weaker; older federation aggregates use them)."
+    )
     var allowSHA1 = false
 
     @Option(help: "Check validUntil as of this instant (ISO 8601) instead of now.")

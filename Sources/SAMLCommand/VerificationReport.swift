@@ -51,6 +51,7 @@ struct VerificationReport {
             object["notOnOrAfter"] = response.assertion.notOnOrAfter?.description ?? NSNull()
             object["signingKeySHA256"] = response.signingKeyFingerprint
             object["repairs"] = response.repairs.map(\.rawValue)
+            object["legacyAlgorithms"] = response.legacyAlgorithms
         }
         let data =
             (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)

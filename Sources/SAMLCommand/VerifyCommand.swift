@@ -89,7 +89,7 @@ struct VerifierOptions: ParsableArguments {
     @Flag(help: "Do not undo the cookbook's whitespace normalisation when a signature fails (docs/recovery.md).")
     var noRecovery = false
 
-    @Flag(help: "Accept SHA-1 digests and RSA-SHA1 signatures (weaker; most IdPs in the field still use them).")
+    @Flag(help: "Accept the legacy digests, SHA-1 and SHA-224, as digests and in RSA and ECDSA signatures (weaker; older IdPs use them).")
     var allowSHA1 = false
 
     func instant() throws -> SAMLInstant {

@@ -114,6 +114,34 @@ struct TrustPerMVPDTests {
         #expect(try load(#", "allowSHA1MetadataSignature": true"#)["A"]?.entityID == "https://idp.mvpd.example.com")
     }
 
+    @Test("allowLegacyDigests is per MVPD, for pinned and metadata entries alike, and concerns responses, not the metadata signature")
+    func trustFileLegacyDigests() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-legacy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(try Self.file("metadata/idp-a-signed.xml")).write(to: folder.appendingPathComponent("idp.xml"))
+        try Data(try Self.file("metadata/idp-a-signed-sha1.xml")).write(to: folder.appendingPathComponent("idp-sha1.xml"))
+        try Data(try Self.file("keys/metadata-signer-rsa-2048.cert.pem")).write(to: folder.appendingPathComponent("signer.pem"))
+        try Data(try Self.file("keys/rsa-2048.cert.pem")).write(to: folder.appendingPathComponent("idp.pem"))
+        let trust = folder.appendingPathComponent("trust.json")
+        try Data(
+            #"""
+            {"Pinned": {"issuer": "https://idp.mvpd.example.com", "certificates": ["idp.pem"], "allowLegacyDigests": true},
+             "Strict": {"issuer": "https://idp.mvpd.example.com", "certificates": ["idp.pem"]},
+             "Metadata": {"metadata": "idp.xml", "signer": "signer.pem", "allowLegacyDigests": true}}
+            """#.utf8
+        ).write(to: trust)
+        let loaded = try TrustFile.load(contentsOf: trust.path, now: Self.now)
+        #expect(loaded["Pinned"]?.algorithms == .allowingSHA1)
+        #expect(loaded["Strict"]?.algorithms == nil)
+        #expect(loaded["Metadata"]?.algorithms == .allowingSHA1)
+        // The MVPD's responses, not its metadata's signature: SHA-1-signed metadata still needs its own opt-in.
+        try Data(#"{"A": {"metadata": "idp-sha1.xml", "signer": "signer.pem", "allowLegacyDigests": true}}"#.utf8).write(to: trust)
+        #expect(throws: SAMLError(.signatureAlgorithmNotAllowed, "")) { try TrustFile.load(contentsOf: trust.path, now: Self.now) }
+        try Data(#"{"A": {"metadata": "idp.xml", "allowLegacyDigests": "yes"}}"#.utf8).write(to: trust)
+        #expect(throws: SAMLError(.configurationInvalid, "")) { try TrustFile.read(contentsOf: trust.path) }
+    }
+
     @Test("a trust file refuses unknown members, two sources, an unsigned http URL; a URL source is read from its backing copy")
     func trustFileSources() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-sources-\(UUID().uuidString)")

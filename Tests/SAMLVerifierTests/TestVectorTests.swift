@@ -1,4 +1,5 @@
 import SAML
+import SAMLTestSupport
 import Testing
 
 @Suite("Bundled test vectors")
@@ -84,11 +85,42 @@ struct TestVectorTests {
         }
     }
 
-    @Test("SHA-1 is accepted only with the explicit opt-in")
-    func sha1NeedsOptIn() throws {
-        let vector = Vector.named("sha1-without-opt-in")
-        #expect(Verdict { _ = try vector.verify() } == .invalid("signature.algorithm-not-allowed"))
-        #expect(Verdict { _ = try vector.verify { $0.algorithms = .allowingSHA1 } } == .valid)
+    @Test("the legacy digests (SHA-1, SHA-224) are accepted only with the explicit opt-in, and say so", arguments: [
+        ("sha1-without-opt-in", ["http://www.w3.org/2000/09/xmldsig#rsa-sha1", "http://www.w3.org/2000/09/xmldsig#sha1"]),
+        ("sha224-without-opt-in", ["http://www.w3.org/2001/04/xmldsig-more#rsa-sha224", "http://www.w3.org/2001/04/xmldsig-more#sha224"]),
+    ])
+    func legacyDigestsNeedOptIn(id: String, algorithms: [String]) throws {
+        let vector = Vector.named(id)
+        let error = try #require(throws: SAMLError.self) { try vector.verify() }
+        #expect(error.code == .signatureAlgorithmNotAllowed)
+        #expect(error.message.contains("legacy digests"))
+        let logs = CapturedLogs()
+        let response = try vector.verify {
+            $0.algorithms = .allowingSHA1
+            $0.logger = logs.logger
+        }
+        #expect(response.legacyAlgorithms == algorithms.sorted())
+        let warnings = logs.all.filter { $0.level == .warning }
+        #expect(warnings.count == 1 && warnings.first?.metadata["saml.legacy-algorithms"] == algorithms.sorted().joined(separator: ","))
+        #expect(try Vector.named("typical-rsa2048-assertion-signed").verify { $0.algorithms = .allowingSHA1 }.legacyAlgorithms.isEmpty)
+    }
+
+    @Test("the opt-in is per identity provider: a registry accepts a legacy digest only for the MVPD that allows it")
+    func legacyDigestsPerIdentityProvider() async throws {
+        let vector = Vector.named("sha224-without-opt-in")
+        var template = try vector.configuration()
+        template.inResponseTo = .skip
+        let keys = try vector.keys()
+        var legacy = try IdentityProvider(entityID: "https://idp.mvpd.example.com", keys: keys)
+        legacy.algorithms = .allowingSHA1
+        let registry = try TrustRegistry(
+            ["LEGACY": legacy, "MODERN": try IdentityProvider(entityID: "https://idp.mvpd.example.com", keys: keys)], template: template)
+        let accepted = try registry.verifier(for: "LEGACY").verifyWithoutReplayCheck(vector.bytes, at: vector.instant)
+        #expect(accepted.legacyAlgorithms.count == 2)
+        let error = try #require(throws: SAMLError.self) {
+            try registry.verifier(for: "MODERN").verifyWithoutReplayCheck(vector.bytes, at: vector.instant)
+        }
+        #expect(error.code == .signatureAlgorithmNotAllowed)
     }
 
     @Test("the cookbook's normalisation of a pretty-printed signed response is recovered; a digest mismatch with recovery off")

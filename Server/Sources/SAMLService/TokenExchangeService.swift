@@ -125,8 +125,7 @@ public struct TokenExchangeService: Sendable {
         for (mvpd, source) in trustContents.sources {
             guard case .file = source.location else { continue }
             do {
-                identityProviders[mvpd] = IdentityProvider(
-                    metadata: try source.read(try source.storedDocument(), now: configuration.clock.now()))
+                identityProviders[mvpd] = source.identityProvider(try source.read(try source.storedDocument(), now: configuration.clock.now()))
             } catch let error as SAMLError {
                 throw SAMLError(error.code, "MVPD \"\(mvpd)\" in the trust file: \(error.message)")
             }

@@ -9,7 +9,8 @@ import SAML
 ///   "Spectrum": {"metadata": "aggregate.xml", "entityID": "https://idp.spectrum.example", "signer": "federation-signer.pem"},
 ///   "Optimum": {"metadataURL": "https://idp.optimum.example/metadata", "signer": "optimum-signer.pem",
 ///               "maximumValiditySeconds": 1209600, "minimumRefreshSeconds": 300, "backingFile": "cache/optimum.xml"},
-///   "Legacy": {"metadata": "old-federation.xml", "signer": "old-signer.pem", "allowSHA1MetadataSignature": true},
+///   "Legacy": {"metadata": "old-federation.xml", "signer": "old-signer.pem", "allowSHA1MetadataSignature": true,
+///              "allowLegacyDigests": true},
 ///   "Example": {"issuer": "https://idp.example.com", "certificates": ["example-2026.pem", "example-2027.pem"]}
 /// }
 /// ```
@@ -24,6 +25,10 @@ import SAML
 /// `minimumRefreshSeconds` (5) and `maximumRefreshSeconds` (14,400), and every good document is kept in
 /// `backingFile` (by default `<MVPD>.metadata.xml` beside the trust file), which is read at start-up when
 /// the URL does not answer. `issuer` with `certificates` pins PEM keys for an IdP without metadata.
+/// `allowLegacyDigests` (`false` by default, any entry) accepts this MVPD's responses signed with the
+/// legacy digests, SHA-1 and SHA-224 (``SAML/AlgorithmPolicy/allowingSHA1``), and only this MVPD's:
+/// for an IdP that cannot yet do better, with a deadline (docs/security.md, "Legacy digests"); every
+/// such acceptance is logged and counted.
 /// Unknown members are refused (a misspelt option must not silently weaken a check).
 public enum TrustFile {
     /// What a trust file says, its metadata not read yet: pinned IdPs, and the metadata source of each
@@ -42,6 +47,7 @@ public enum TrustFile {
         var entityID: String?
         var signer: String?
         var allowSHA1MetadataSignature: Bool?
+        var allowLegacyDigests: Bool?
         var allowUnsignedMetadata: Bool?
         var requireValidUntil: Bool?
         var maximumValiditySeconds: Double?
@@ -52,7 +58,7 @@ public enum TrustFile {
         var certificates: [String]?
 
         static let members: Set<String> = [
-            "metadata", "metadataURL", "entityID", "signer", "allowSHA1MetadataSignature", "allowUnsignedMetadata",
+            "metadata", "metadataURL", "entityID", "signer", "allowSHA1MetadataSignature", "allowLegacyDigests", "allowUnsignedMetadata",
             "requireValidUntil", "maximumValiditySeconds", "backingFile", "minimumRefreshSeconds", "maximumRefreshSeconds", "issuer",
             "certificates",
         ]
@@ -125,11 +131,14 @@ public enum TrustFile {
                     }
                     if let minimum = try seconds(entry.minimumRefreshSeconds, "minimumRefreshSeconds") { source.minimumRefresh = minimum }
                     if let maximum = try seconds(entry.maximumRefreshSeconds, "maximumRefreshSeconds") { source.maximumRefresh = maximum }
+                    if entry.allowLegacyDigests == true { source.responseAlgorithms = .allowingSHA1 }
                     try source.validate(allowingUnsigned: entry.allowUnsignedMetadata ?? false)
                     contents.sources[mvpd] = source
                 } else if let issuer = entry.issuer, let certificates = entry.certificates {
-                    contents.pinned[mvpd] = try IdentityProvider(
+                    var pinned = try IdentityProvider(
                         entityID: issuer, keys: try certificates.flatMap { try TrustedKey.all(pem: try read($0)) })
+                    if entry.allowLegacyDigests == true { pinned.algorithms = .allowingSHA1 }
+                    contents.pinned[mvpd] = pinned
                 } else {
                     throw SAMLError(.configurationInvalid, "expected \"metadata\", \"metadataURL\", or \"issuer\" with \"certificates\"")
                 }
@@ -147,7 +156,7 @@ public enum TrustFile {
         var result = contents.pinned
         for (mvpd, source) in contents.sources {
             do {
-                result[mvpd] = IdentityProvider(metadata: try source.read(try source.storedDocument(), now: now))
+                result[mvpd] = source.identityProvider(try source.read(try source.storedDocument(), now: now))
             } catch let error as SAMLError {
                 throw SAMLError(error.code, "MVPD \(SAMLError.quote(mvpd)) in the trust file: \(error.message)")
             }

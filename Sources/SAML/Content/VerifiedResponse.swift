@@ -18,6 +18,10 @@ public struct VerifiedResponse: Sendable, Hashable {
     /// The SHA-256 fingerprint of the pinned key that verified it (``TrustedKey/fingerprint``; the
     /// Assertion's signature's when both are signed): which key of a rotation bundle is in use.
     public let signingKeyFingerprint: String
+    /// The legacy algorithms (SHA-1 and SHA-224 signature and digest method URIs, sorted) the verified
+    /// signatures used; empty unless ``SAMLResponseVerifier/Configuration/algorithms`` is
+    /// ``AlgorithmPolicy/allowingSHA1``. An acceptance under them is also logged at warning level.
+    public internal(set) var legacyAlgorithms: [String] = []
     /// What was repaired on the way: by ``SAMLResponseDecoder`` (when verified from its
     /// ``SAMLResponseDecoder/Decoded``), then by the recovery of signed content damaged by the cookbook's
     /// whitespace normalisation (``SAMLResponseVerifier/Configuration/recoversNormalizationDamage``).

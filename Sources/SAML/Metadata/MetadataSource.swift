@@ -28,6 +28,10 @@ public struct MetadataSource: Sendable {
     public var signers: [TrustedKey]
     /// The algorithm allow-list of the metadata signature.
     public var algorithms: AlgorithmPolicy
+    /// The algorithm allow-list of the responses of the IdP this source describes, when it differs from
+    /// the verifier's (``AlgorithmPolicy/allowingSHA1`` for an IdP that still signs with a legacy digest).
+    /// nil: the verifier's. Applied by ``identityProvider(_:)``.
+    public var responseAlgorithms: AlgorithmPolicy?
     /// Whether a document without `validUntil` is refused (``SAMLError/Code/metadataValidUntilRequired``).
     public var requiresValidUntil: Bool
     /// The furthest `validUntil` accepted, from the time of reading (nil: any).
@@ -60,6 +64,15 @@ public struct MetadataSource: Sendable {
         self.backingFile = backingFile
         self.minimumRefresh = minimumRefresh
         self.maximumRefresh = maximumRefresh
+        responseAlgorithms = nil
+    }
+
+    /// The identity provider `metadata` (read from this source) describes, with this source's
+    /// ``responseAlgorithms``.
+    public func identityProvider(_ metadata: IdentityProviderMetadata) -> IdentityProvider {
+        var identityProvider = IdentityProvider(metadata: metadata)
+        identityProvider.algorithms = responseAlgorithms
+        return identityProvider
     }
 
     /// Checks the source itself: a URL is `https://`, or `http://` with a signer; unsigned URL metadata is

@@ -1,18 +1,23 @@
 /// The algorithm allow-list of signature verification.
 ///
-/// By default: RSA and ECDSA with SHA-256/384/512, digests SHA-256/384/512. SHA-1 (`rsa-sha1`,
-/// `ecdsa-sha1` and the `sha1` digest) only with ``allowingSHA1``, which must be spelled out at the call
-/// site. HMAC, MD5, DSA and unknown URIs are never accepted. Canonicalisation: exclusive C14N and
+/// By default: RSA and ECDSA with SHA-256/384/512, digests SHA-256/384/512. The legacy digests, SHA-1
+/// (`rsa-sha1`, `ecdsa-sha1` and the `sha1` digest) and SHA-224 (`rsa-sha224`, `ecdsa-sha224`, `sha224`),
+/// only with ``allowingSHA1``, which must be spelled out at the call site; a response accepted under it
+/// says which it used (``VerifiedResponse/legacyAlgorithms``) and is logged at warning level. HMAC, MD5, DSA and unknown URIs are never accepted. Canonicalisation: exclusive C14N and
 /// inclusive C14N 1.0/1.1, with or without comments (real IdPs sign with all of them; none of them can
 /// select content the way XPath or XSLT can).
 public struct AlgorithmPolicy: Sendable, Hashable {
-    /// Whether SHA-1 digests and RSA-SHA1/ECDSA-SHA1 signatures are accepted.
+    /// Whether the legacy digests are accepted: SHA-1 and SHA-224, as digests and in RSA and ECDSA
+    /// signatures.
     public let allowsSHA1: Bool
 
     /// The default allow-list.
     public static let strict = AlgorithmPolicy(allowsSHA1: false)
-    /// The default allow-list plus SHA-1, which most IdPs in the field still emit. Weaker: SHA-1 has
-    /// practical chosen-prefix collisions.
+    /// The default allow-list plus the legacy digests, SHA-1 (which older IdPs and federation aggregates
+    /// still emit) and SHA-224. Weaker: SHA-1 has practical chosen-prefix collisions (an attacker who can
+    /// have the IdP sign one document may get a signature valid for another); SHA-224's 112-bit collision
+    /// resistance is below what the default allows. For an IdP that cannot yet do better, with a deadline
+    /// (docs/security.md, "Legacy digests").
     public static let allowingSHA1 = AlgorithmPolicy(allowsSHA1: true)
 
     static let signatureMethods: Set<String> = [
@@ -26,13 +31,22 @@ public struct AlgorithmPolicy: Sendable, Hashable {
     static let sha1SignatureMethods: Set<String> = [
         "http://www.w3.org/2000/09/xmldsig#rsa-sha1",
         "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha1",
+        "http://www.w3.org/2001/04/xmldsig-more#rsa-sha224",
+        "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha224",
     ]
     static let digestMethods: Set<String> = [
         "http://www.w3.org/2001/04/xmlenc#sha256",
         "http://www.w3.org/2001/04/xmldsig-more#sha384",
         "http://www.w3.org/2001/04/xmlenc#sha512",
     ]
-    static let sha1DigestMethods: Set<String> = ["http://www.w3.org/2000/09/xmldsig#sha1"]
+    static let sha1DigestMethods: Set<String> = [
+        "http://www.w3.org/2000/09/xmldsig#sha1", "http://www.w3.org/2001/04/xmldsig-more#sha224",
+    ]
+
+    /// Whether `uri` is a signature or digest method of the legacy digests (SHA-1, SHA-224).
+    public static func isLegacy(_ uri: String) -> Bool {
+        sha1SignatureMethods.contains(uri) || sha1DigestMethods.contains(uri)
+    }
     static let canonicalizations: Set<String> = [
         "http://www.w3.org/2001/10/xml-exc-c14n#",
         "http://www.w3.org/2001/10/xml-exc-c14n#WithComments",
@@ -55,7 +69,7 @@ public struct AlgorithmPolicy: Sendable, Hashable {
     func refusal(_ kind: String, _ uri: String) -> SAMLError {
         let hint =
             Self.sha1SignatureMethods.contains(uri) || Self.sha1DigestMethods.contains(uri)
-            ? " (SHA-1 needs AlgorithmPolicy.allowingSHA1 / --allow-sha1)" : ""
+            ? " (the legacy digests SHA-1 and SHA-224 need AlgorithmPolicy.allowingSHA1 / --allow-sha1 / allowLegacyDigests)" : ""
         return SAMLError(
             .signatureAlgorithmNotAllowed,
             "expected an allowed \(kind) algorithm, found \(SAMLError.quote(uri))\(hint)"

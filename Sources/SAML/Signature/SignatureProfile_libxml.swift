@@ -13,7 +13,10 @@ internal import CSAMLShim
 /// - no namespaced attribute in `ds:SignedInfo`'s subtree (so that the profile and libxmlsec1 read the
 ///   same `URI`, `Algorithm` and `PrefixList`).
 enum SignatureProfile {
-    static func check(signature: xmlNodePtr, parent: xmlNodePtr, document: xmlDocPtr, algorithms: AlgorithmPolicy) throws {
+    /// Returns the legacy algorithms (SHA-1, SHA-224) among the signature's methods, which `algorithms`
+    /// allowed.
+    @discardableResult
+    static func check(signature: xmlNodePtr, parent: xmlNodePtr, document: xmlDocPtr, algorithms: AlgorithmPolicy) throws -> [String] {
         let dsig = Namespace.xmlDSig
         var forbidden = false
         signature.forEachElement { element in
@@ -49,6 +52,7 @@ enum SignatureProfile {
         guard algorithms.allowsDigestMethod(digest) else {
             throw algorithms.refusal("digest", digest)
         }
+        return [method, digest].filter(AlgorithmPolicy.isLegacy)
     }
 
     /// The profile reads `URI`, `Algorithm` and `PrefixList` in no namespace; libxmlsec1 reads the first

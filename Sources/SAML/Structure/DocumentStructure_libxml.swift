@@ -24,6 +24,8 @@ final class DocumentStructure {
     private var identifiers = Set<String>()
     /// The fingerprint of the pinned key that verified the last signature (the Assertion's when both).
     var signingKeyFingerprint = ""
+    /// The legacy algorithms (SHA-1, SHA-224) of the signatures that verified.
+    var legacyAlgorithms: Set<String> = []
     /// What the recovery of cookbook-damaged signed content restored (``SignatureRecovery``).
     var repairs: [SAMLResponseDecoder.Repair] = []
     /// The document the decrypted assertion lives in.

@@ -25,6 +25,10 @@ public struct IdentityProvider: Sendable {
     /// The metadata's `validUntil` (nil for pinned certificates): from then on ``TrustRegistry`` refuses
     /// this IdP's responses (``SAMLError/Code/trustExpired``) until it is replaced.
     public let validUntil: SAMLInstant?
+    /// The algorithm allow-list of this IdP's responses, when it differs from the registry template's
+    /// (``AlgorithmPolicy/allowingSHA1`` for an IdP that still signs with a legacy digest: the opt-in is
+    /// per IdP, never for every MVPD at once). nil: the template's.
+    public var algorithms: AlgorithmPolicy?
 
     /// - Throws: ``SAMLError/Code/configurationInvalid`` for an empty entity ID,
     ///   ``SAMLError/Code/configurationInvalidKey`` for an empty key list.
@@ -39,6 +43,7 @@ public struct IdentityProvider: Sendable {
         self.keys = keys
         singleSignOnServices = []
         validUntil = nil
+        algorithms = nil
     }
 
     /// The entity ID and signing keys of IdP metadata.
@@ -47,6 +52,7 @@ public struct IdentityProvider: Sendable {
         keys = metadata.signingKeys
         singleSignOnServices = metadata.singleSignOnServices
         validUntil = metadata.validUntil
+        algorithms = nil
     }
 }
 
@@ -195,6 +201,7 @@ public final class TrustRegistry: Sendable {
         var configuration = template
         configuration.trustedKeys = identityProvider.keys
         configuration.issuer = .equals(identityProvider.entityID)
+        if let algorithms = identityProvider.algorithms { configuration.algorithms = algorithms }
         return try SAMLResponseVerifier(configuration)
     }
 }

@@ -228,7 +228,21 @@ public struct SAMLResponseVerifier: Sendable {
     public func verifyWithoutReplayCheck(
         _ xml: UnsafeRawBufferPointer, at now: SAMLInstant, expecting expectations: RequestExpectations = RequestExpectations()
     ) throws -> VerifiedResponse {
-        try expecting(expectations).verifyDocument(xml, now: now).0
+        let response = try expecting(expectations).verifyDocument(xml, now: now).0
+        logLegacyAlgorithms(response)
+        return response
+    }
+
+    /// Every acceptance under the legacy digests, at warning level: for the operator who opted in and must
+    /// end it (docs/security.md, "Legacy digests").
+    private func logLegacyAlgorithms(_ response: VerifiedResponse) {
+        guard !response.legacyAlgorithms.isEmpty else { return }
+        configuration.logger.warning(
+            "SAML response accepted with a legacy digest (SHA-1 or SHA-224): weaker against collisions",
+            metadata: [
+                "saml.issuer": "\(SAMLError.quote(response.assertion.issuer))",
+                "saml.legacy-algorithms": "\(response.legacyAlgorithms.joined(separator: ","))",
+            ])
     }
 
     /// This verifier with the request's expectations in place of the configuration's.
@@ -260,6 +274,7 @@ public struct SAMLResponseVerifier: Sendable {
             response.repairs = repairs + response.repairs
             let attached = try attachment.map { try $0(response) }
             response.attachmentRecorded = try await recordUse(of: response, expiry: expiry, now: now, attaching: attached)
+            logLegacyAlgorithms(response)
             logger.debug(
                 "SAML response accepted",
                 metadata: [

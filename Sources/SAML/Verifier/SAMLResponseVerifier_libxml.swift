@@ -44,7 +44,7 @@ extension SAMLResponseVerifier {
         var signed: SignedParts = []
         let recoverable = configuration.recoversNormalizationDamage && parsed.cookbookShaped
         func verify(_ signature: xmlNodePtr, on parent: xmlNodePtr, as part: SignedParts) throws {
-            try SignatureProfile.check(
+            let legacy = try SignatureProfile.check(
                 signature: signature, parent: parent, document: parent.pointee.doc, algorithms: configuration.algorithms)
             let keys = configuration.trustedKeys
             let clock = ContinuousClock()
@@ -72,6 +72,7 @@ extension SAMLResponseVerifier {
                 throw SignatureVerification.failure(outcome, signature: signature, keys: keys, cookbookShaped: parsed.cookbookShaped)
             }
             signed.insert(part)
+            structure.legacyAlgorithms.formUnion(legacy)
         }
         if let signature = structure.responseSignature {
             try verify(signature, on: structure.response, as: .response)
@@ -224,7 +225,7 @@ extension SAMLResponseVerifier {
             expected: configuration.inResponseTo)
 
         let verifiedAssertion = try AssertionExtraction.read(content.assertion, window: window, issued: issued)
-        let verified = VerifiedResponse(
+        var verified = VerifiedResponse(
             responseID: content.id,
             responseIssuer: content.issuer?.value,
             destination: responseSigned ? content.destination : nil,
@@ -235,6 +236,7 @@ extension SAMLResponseVerifier {
             assertion: verifiedAssertion,
             skippedChecks: skippedChecks
         )
+        verified.legacyAlgorithms = parsed.structure.legacyAlgorithms.sorted()
         let expiry = Self.retention(
             notOnOrAfter: [verifiedAssertion.notOnOrAfter, confirmed?.notOnOrAfter].compactMap { $0 },
             issued: [responseIssued, issued], maximumAge: configuration.maximumAge, skew: configuration.clockSkew, now: now)

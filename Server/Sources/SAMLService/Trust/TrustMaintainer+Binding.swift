@@ -13,7 +13,7 @@ import UnixSignals
 extension TrustMaintainer {
     /// Trusts `metadata` for `mvpd` from now on and logs what changed.
     func swap(_ mvpd: String, _ metadata: IdentityProviderMetadata, source: MetadataSource) throws {
-        let identityProvider = IdentityProvider(metadata: metadata)
+        let identityProvider = source.identityProvider(metadata)
         do {
             try DevelopmentKeys.check(identityProvider.keys, "the metadata of \(source)", allowed: allowsDevelopmentKeys)
         } catch let error as SAMLError {
