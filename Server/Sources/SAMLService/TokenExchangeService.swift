@@ -134,6 +134,15 @@ public struct TokenExchangeService: Sendable {
                 allowed: configuration.allowDevelopmentKeys)
         }
         trust = try TrustRegistry(identityProviders, template: template)
+        // An opt-in that weakens a check is shouted at every start, with what ends it.
+        let legacy = trustContents.pinned.filter { $0.value.algorithms == .allowingSHA1 }.map(\.key)
+            + trustContents.sources.filter { $0.value.responseAlgorithms == .allowingSHA1 }.map(\.key)
+        for mvpd in legacy.sorted() {
+            metrics.legacyDigestsAllowed(mvpd: mvpd)
+            logger.warning(
+                "MVPD accepts responses signed with legacy digests (SHA-1, SHA-224): weaker against collisions; remove allowLegacyDigests from its trust file entry once its IdP signs with SHA-256",
+                metadata: ["mvpd": "\(mvpd)"])
+        }
         if configuration.requestKeys.isEmpty {
             guard configuration.store == "memory" else {
                 throw SAMLError(

@@ -83,6 +83,25 @@ struct OperatorAssetsTests {
             for _ in 0..<2 { _ = try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB)) }
             _ = try await Service.send(port, "/metrics", method: "GET")
         }
+        // An MVPD allowed the legacy digests: its series exist from the start.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("legacy-trust-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let vectors = URL(fileURLWithPath: Service.configuration().trustPath).deletingLastPathComponent().deletingLastPathComponent().path
+        let legacyTrust = folder.appendingPathComponent("trust.json")
+        try Data(
+            #"{"MVPD-A": {"metadata": "\#(vectors)/metadata/idp-a-signed.xml", "signer": "\#(vectors)/keys/metadata-signer-rsa-2048.cert.pem"}, "MVPD-B": {"issuer": "https://idp.mvpd-b.example.com", "certificates": ["\#(vectors)/keys/ecdsa-p256.cert.pem"], "allowLegacyDigests": true}}"#
+                .utf8
+        ).write(to: legacyTrust)
+        var legacy = Service.configuration()
+        legacy.trustPath = legacyTrust.path
+        try await Service.with(legacy, metrics: metrics) { (port: Int) async throws -> Void in
+            let status = try await Service.send(port, try await Service.freshExchange(port, Service.mvpdB)).status
+            #expect(status == 201)
+        }
+        #expect(
+            String(decoding: metrics.exposition(), as: UTF8.self).contains(
+                #"saml_legacy_digest_acceptances_total{mvpd="MVPD-B",legacy_digest="sha1"} 0"#))
         var capped = Service.configuration()
         capped.maximumConnections = 1
         try await Service.with(capped, metrics: metrics) { port in

@@ -13,7 +13,7 @@ extension TokenExchangeService {
         if let refusal = checkAuthorization(headers) { return Self.v1(refusal, format) }
         do {
             let profile = try await exchange.exchangeV1(body: body, requestor: configuration.serviceProvider)
-            if profile.response.inResponseTo != nil { metrics.requestAnswered(mvpd: profile.mvpd, api: "v1") }
+            metrics.accepted(profile.response, mvpd: profile.mvpd, api: "v1")
             return ServiceAnswer(status: 204, body: [], code: "ok", mvpd: profile.mvpd)
         } catch {
             return Self.v1(refusal(error), format)

@@ -28,7 +28,7 @@ extension TokenExchangeService {
         do {
             let profile = try await exchange.exchange(
                 body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller)
-            if profile.response.inResponseTo != nil { metrics.requestAnswered(mvpd: profile.mvpd, api: "v2") }
+            metrics.accepted(profile.response, mvpd: profile.mvpd, api: "v2")
             // Kept with the login by the store the verifier consumed through (AdmittedStore): in the same
             // transaction (PostgreSQL), or right after it, a failure then logged and counted.
             return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)

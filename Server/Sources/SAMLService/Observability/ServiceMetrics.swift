@@ -21,6 +21,9 @@ import Synchronization
 /// - `saml_requests_issued_total{mvpd, api}`: SAML requests issued (`sessions/sso`, v1
 ///   `profile-requests`); `saml_requests_answered_total{mvpd, api}`: accepted responses that answered
 ///   one. Issued minus answered is what devices started and did not finish (nothing is stored for them).
+/// - `saml_legacy_digest_acceptances_total{mvpd, legacy_digest}`: accepted logins whose signatures used a
+///   legacy digest (`sha1` or `sha224`), which only an MVPD whose trust file entry sets
+///   `allowLegacyDigests` can give; alert `SAMLLegacyDigestAccepted`.
 /// - `saml_sso_sessions_total{action, reason}`: `sessions/sso` answers.
 /// - `saml_overload_rejections_total{reason}`: requests or connections refused to stay within bounds:
 ///   `verification-queue-full` (503 with `Retry-After`), `connection-evicted` (the longest-waiting
@@ -79,6 +82,23 @@ public struct ServiceMetrics: Sendable {
 
     func requestAnswered(mvpd: String, api: String) {
         Counter(label: "saml_requests_answered_total", dimensions: [("mvpd", mvpd), ("api", api)], factory: factory).increment()
+    }
+
+    /// An accepted login: the request it answered, and the legacy digests its signatures used.
+    func accepted(_ response: VerifiedResponse, mvpd: String, api: String) {
+        if response.inResponseTo != nil { requestAnswered(mvpd: mvpd, api: api) }
+        let digests = Set(response.legacyAlgorithms.map { $0.hasSuffix("sha224") ? "sha224" : "sha1" })
+        for digest in digests.sorted() { legacyDigestCounter(mvpd: mvpd, digest: digest).increment() }
+    }
+
+    /// The MVPD may give logins signed with legacy digests: its series exist from the start, at 0, so
+    /// that the first acceptance is an increase an alert sees.
+    func legacyDigestsAllowed(mvpd: String) {
+        for digest in ["sha1", "sha224"] { _ = legacyDigestCounter(mvpd: mvpd, digest: digest) }
+    }
+
+    private func legacyDigestCounter(mvpd: String, digest: String) -> CoreMetrics.Counter {
+        Counter(label: "saml_legacy_digest_acceptances_total", dimensions: [("mvpd", mvpd), ("legacy_digest", digest)], factory: factory)
     }
 
     func duration(endpoint: String, status: Int, _ duration: Duration) {
