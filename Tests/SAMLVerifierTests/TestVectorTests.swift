@@ -93,7 +93,7 @@ struct TestVectorTests {
         let vector = Vector.named(id)
         let error = try #require(throws: SAMLError.self) { try vector.verify() }
         #expect(error.code == .signatureAlgorithmNotAllowed)
-        #expect(error.message.contains("legacy digests"))
+        #expect(error.message.contains("legacy digest"))
         let logs = CapturedLogs()
         let response = try vector.verify {
             $0.algorithms = .allowingSHA1

@@ -69,7 +69,8 @@ public struct AlgorithmPolicy: Sendable, Hashable {
     func refusal(_ kind: String, _ uri: String) -> SAMLError {
         let hint =
             Self.sha1SignatureMethods.contains(uri) || Self.sha1DigestMethods.contains(uri)
-            ? " (the legacy digests SHA-1 and SHA-224 need AlgorithmPolicy.allowingSHA1 / --allow-sha1 / allowLegacyDigests)" : ""
+            ? " (a legacy digest, SHA-1 or SHA-224: accepted only by explicit opt-in, AlgorithmPolicy.allowingSHA1 or --allow-sha1; "
+                + "in a trust file, allowLegacyDigests for an MVPD's responses, allowSHA1MetadataSignature for its metadata)" : ""
         return SAMLError(
             .signatureAlgorithmNotAllowed,
             "expected an allowed \(kind) algorithm, found \(SAMLError.quote(uri))\(hint)"
