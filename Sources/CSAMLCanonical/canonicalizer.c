@@ -115,6 +115,8 @@ typedef struct {
     int comments;   // visible (the node set keeps them) and asked for (the transform's WithComments)
     int refused;    // a saml_shim_c14n_refusal
     saml_c14n_fuel *fuel;
+    unsigned long long spent;  // the fuel's, kept here during the walk (one load fewer per charge)
+    unsigned long long limit;
     int stopped;    // out of fuel, refused, or a failed output or stack: every loop ends
     saml_c14n_out out;
     saml_ns_stack stack;
@@ -123,8 +125,8 @@ typedef struct {
 // Charges `units` of fuel; 0 (and the walk stops) once the tank is empty.
 // Also 0 once the walk stopped for any other reason, so that a loop conditioned on it ends.
 static inline int saml_burn(saml_c14n *c, size_t units) {
-    c->fuel->spent += units;
-    if (c->fuel->spent > c->fuel->limit) {
+    c->spent += units;
+    if (c->spent > c->limit) {
         c->fuel->exhausted = 1;
         c->stopped = 1;
     }
@@ -138,11 +140,12 @@ static void saml_refuse(saml_c14n *c, saml_shim_c14n_refusal why) {
     c->stopped = 1;
 }
 
-static void saml_out_bytes(saml_c14n *c, const void *bytes, size_t count) {
+// Charged and written in one step; the common case (fuel left, room in the buffer) is a few instructions.
+static inline void saml_out_bytes(saml_c14n *c, const void *bytes, size_t count) {
     if (!saml_burn(c, count)) {
         return;
     }
-    if (!saml_out_reserve(&c->out, count)) {
+    if ((c->out.capacity - c->out.length < count || c->out.limit - c->out.length < count) && !saml_out_reserve(&c->out, count)) {
         c->stopped = 1;
         return;
     }
@@ -296,7 +299,8 @@ static int saml_plain_uri_char(xmlChar ch) {
         || ch == '_';
 }
 
-static int saml_certainly_absolute(const xmlChar *href) {
+// `*length`: the URI's length when it is one of them.
+static int saml_certainly_absolute(const xmlChar *href, size_t *length) {
     const char *s = (const char *)href;
     if (strncmp(s, "urn:", 4) == 0) {
         s += 4;
@@ -308,6 +312,7 @@ static int saml_certainly_absolute(const xmlChar *href) {
                 return 0;
             }
         }
+        *length = (size_t)(s - (const char *)href);
         return 1;
     }
     if (strncmp(s, "http://", 7) == 0) {
@@ -332,6 +337,7 @@ static int saml_certainly_absolute(const xmlChar *href) {
             ++s;
         }
     }
+    *length = (size_t)(s - (const char *)href);
     return *s == 0;
 }
 
@@ -343,11 +349,13 @@ static saml_shim_c14n_refusal saml_namespaces_refusal(xmlNodePtr element, size_t
         if (ns->href == NULL || ns->href[0] == 0) {
             continue;
         }
-        size_t length = strlen((const char *)ns->href);
-        *cost += length;
-        if (saml_certainly_absolute(ns->href)) {
+        size_t length = 0;
+        if (saml_certainly_absolute(ns->href, &length)) {
+            *cost += length;
             continue;  // its alphabet has no double quote
         }
+        length = strlen((const char *)ns->href);
+        *cost += length;
         if (memchr(ns->href, '"', length) != NULL) {
             return SAML_SHIM_C14N_REFUSED_QUOTED_NAMESPACE;
         }
@@ -944,6 +952,8 @@ int saml_c14n_write(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, int mod
     c.comments = comments;
     c.refused = SAML_SHIM_C14N_NOT_REFUSED;
     c.fuel = fuel;
+    c.spent = fuel->spent;
+    c.limit = fuel->limit;
     c.stopped = fuel->exhausted || fuel->spent > fuel->limit;
     c.out.data = inlineOutput;
     c.out.length = 0;
@@ -974,6 +984,7 @@ int saml_c14n_write(xmlDocPtr doc, xmlNodePtr apex, xmlNodePtr excluded, int mod
         saml_element(&c, apex);
     }
 
+    fuel->spent = c.spent;
     int result;
     if (fuel->exhausted) {
         if (memo != NULL) {

@@ -116,7 +116,9 @@ enum XMLPreScan {
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
         /// A qualified name in [from, to): its prefix (the part before the first colon; for `xmlns:p`, the
         /// declared `p`) and its local name within their caps.
+        let shortName = min(limits.maximumPrefixBytes, limits.maximumNameBytes)
         func checkName(from: Int, to: Int, what: String) throws {
+            guard to - from > shortName else { return }  // neither part can be past its cap
             guard let colon = find(UInt8(ascii: ":"), from: from, before: to) else {
                 guard to - from <= limits.maximumNameBytes else {
                     throw exceeded("bytes in an \(what) name", limits.maximumNameBytes, from)
