@@ -614,6 +614,19 @@ static void saml_print_namespaces(saml_c14n *c, const saml_sorted_list *list) {
     }
 }
 
+// A declaration inclusive C14N (or an InclusiveNamespaces prefix) renders: pushed on the stack, and listed
+// unless an output ancestor rendered it (xmlC14NVisibleNsStackFind's rule).
+static void saml_render_in_scope(saml_c14n *c, saml_sorted_list *list, xmlNsPtr ns, int *hasEmptyNs) {
+    int alreadyRendered = saml_stack_find(c, ns->prefix, ns->href, 1);
+    saml_stack_add(c, ns);
+    if (!alreadyRendered) {
+        saml_list_insert(c, list, ns, saml_ns_compare);
+    }
+    if (saml_empty(ns->prefix)) {
+        *hasEmptyNs = 1;
+    }
+}
+
 // xmlExcC14NProcessNamespacesAxis for a visible element.
 static void saml_exclusive_namespaces(saml_c14n *c, xmlNodePtr cur) {
     saml_sorted_list list;
@@ -630,14 +643,7 @@ static void saml_exclusive_namespaces(saml_c14n *c, xmlNodePtr cur) {
         }
         xmlNsPtr ns = saml_search_ns(c, cur, prefix);
         if (ns != NULL && !saml_is_xml_ns(c, ns)) {
-            int alreadyRendered = saml_stack_find(c, ns->prefix, ns->href, 1);
-            saml_stack_add(c, ns);
-            if (!alreadyRendered) {
-                saml_list_insert(c, &list, ns, saml_ns_compare);
-            }
-            if (saml_empty(ns->prefix)) {
-                hasEmptyNs = 1;
-            }
+            saml_render_in_scope(c, &list, ns, &hasEmptyNs);
         }
     }
 
@@ -696,14 +702,7 @@ static void saml_inclusive_namespaces(saml_c14n *c, xmlNodePtr cur) {
             if (saml_search_ns(c, cur, ns->prefix) != ns || saml_is_xml_ns(c, ns)) {
                 continue;
             }
-            int alreadyRendered = saml_stack_find(c, ns->prefix, ns->href, 1);
-            saml_stack_add(c, ns);
-            if (!alreadyRendered) {
-                saml_list_insert(c, &list, ns, saml_ns_compare);
-            }
-            if (saml_empty(ns->prefix)) {
-                hasEmptyNs = 1;
-            }
+            saml_render_in_scope(c, &list, ns, &hasEmptyNs);
         }
     }
     if (!hasEmptyNs && !saml_stack_find(c, NULL, NULL, 1)) {

@@ -65,7 +65,8 @@ struct ConformanceTests {
         #expect(stricter.count <= 6, "\(stricter)")
     }
 
-    @Test("every case in UTF-16 (both byte orders, with a byte order mark or only declared) gets its UTF-8 form's verdict and NameID",
+    @Test(
+        "every case in UTF-16 (both byte orders, with a byte order mark or only declared) gets its UTF-8 form's verdict and NameID",
         .enabled(if: available))
     func utf16() throws {
         let cases = try JSONDecoder().decode([Case].self, from: Data(contentsOf: Self.root.appendingPathComponent("manifest.json")))
@@ -162,6 +163,23 @@ struct ConformanceTests {
     static let profileRequirements: Set<String> = ["subject-confirmation.incomplete", "destination.missing"]
 
     /// The verdict, the NameID of a valid response, the code of a rejection.
+    /// Every plain case (no parser attack, no encryption) as decoded bytes, with a verifier that checks its
+    /// signatures against its certificate and nothing else (SHA-1 allowed).
+    static func signatureCases() throws -> [(id: String, bytes: [UInt8], verifier: SAMLResponseVerifier)] {
+        let cases = try JSONDecoder().decode([Case].self, from: Data(contentsOf: root.appendingPathComponent("manifest.json")))
+        return try cases.filter { $0.kind != "xml-parser-attack" && $0.encrypted != true }.compactMap { c in
+            guard let pem = try? Data(contentsOf: root.appendingPathComponent(c.cert)),
+                let keys = try? TrustedKey.all(pem: Array(pem)),
+                let input = try? Data(contentsOf: root.appendingPathComponent(c.file)),
+                let decoded = try? SAMLResponseDecoder().decode(Array(input))
+            else { return nil }
+            var configuration = SAMLResponseVerifier.Configuration(
+                trustedKeys: keys, issuer: .skip, audience: .skip, destination: .skip, inResponseTo: .skip, replay: .skip)
+            configuration.algorithms = .allowingSHA1
+            return (c.id, decoded.bytes, try SAMLResponseVerifier(configuration))
+        }
+    }
+
     static func run(
         _ c: Case, cookbook: Bool = false, recovery: Bool = true, transform: ([UInt8]) -> [UInt8] = { $0 }
     ) -> (String, String?, String?) {

@@ -85,10 +85,15 @@ struct TestVectorTests {
         }
     }
 
-    @Test("the legacy digests (SHA-1, SHA-224) are accepted only with the explicit opt-in, and say so", arguments: [
-        ("sha1-without-opt-in", ["http://www.w3.org/2000/09/xmldsig#rsa-sha1", "http://www.w3.org/2000/09/xmldsig#sha1"]),
-        ("sha224-without-opt-in", ["http://www.w3.org/2001/04/xmldsig-more#rsa-sha224", "http://www.w3.org/2001/04/xmldsig-more#sha224"]),
-    ])
+    @Test(
+        "the legacy digests (SHA-1, SHA-224) are accepted only with the explicit opt-in, and say so",
+        arguments: [
+            ("sha1-without-opt-in", ["http://www.w3.org/2000/09/xmldsig#rsa-sha1", "http://www.w3.org/2000/09/xmldsig#sha1"]),
+            (
+                "sha224-without-opt-in",
+                ["http://www.w3.org/2001/04/xmldsig-more#rsa-sha224", "http://www.w3.org/2001/04/xmldsig-more#sha224"]
+            ),
+        ])
     func legacyDigestsNeedOptIn(id: String, algorithms: [String]) throws {
         let vector = Vector.named(id)
         let error = try #require(throws: SAMLError.self) { try vector.verify() }

@@ -125,7 +125,8 @@ public struct TokenExchangeService: Sendable {
         for (mvpd, source) in trustContents.sources {
             guard case .file = source.location else { continue }
             do {
-                identityProviders[mvpd] = source.identityProvider(try source.read(try source.storedDocument(), now: configuration.clock.now()))
+                identityProviders[mvpd] = source.identityProvider(
+                    try source.read(try source.storedDocument(), now: configuration.clock.now()))
             } catch let error as SAMLError {
                 throw SAMLError(error.code, "MVPD \"\(mvpd)\" in the trust file: \(error.message)")
             }
@@ -135,7 +136,8 @@ public struct TokenExchangeService: Sendable {
         }
         trust = try TrustRegistry(identityProviders, template: template)
         // An opt-in that weakens a check is shouted at every start, with what ends it.
-        let legacy = trustContents.pinned.filter { $0.value.algorithms == .allowingSHA1 }.map(\.key)
+        let legacy =
+            trustContents.pinned.filter { $0.value.algorithms == .allowingSHA1 }.map(\.key)
             + trustContents.sources.filter { $0.value.responseAlgorithms == .allowingSHA1 }.map(\.key)
         for mvpd in legacy.sorted() {
             metrics.legacyDigestsAllowed(mvpd: mvpd)

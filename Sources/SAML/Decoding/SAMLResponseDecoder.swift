@@ -170,7 +170,8 @@ public struct SAMLResponseDecoder: Sendable {
             return try first.get()
         }
         var skipped = repairs
-        guard let bytes = try? Base64Decoding.decode(text, maximumBytes: options.maximumDecodedBytes, spaces: .whitespace, repairs: &skipped)
+        guard
+            let bytes = try? Base64Decoding.decode(text, maximumBytes: options.maximumDecodedBytes, spaces: .whitespace, repairs: &skipped)
         else { throw failure }  // not Base64 either way: the first reading's error says where
         guard let decoded = try? checked(Decoded(bytes: bytes, format: format, repairs: skipped)) else {
             // Neither reading is a document: say what was found, not what the `+` reading decoded to.

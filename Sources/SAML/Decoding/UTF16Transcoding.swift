@@ -44,7 +44,8 @@ enum UTF16Transcoding {
             index += 1
             if scalar >= 0xD800, scalar < 0xDC00 {
                 guard index < count, case let low = unit(index), low >= 0xDC00, low < 0xE000 else {
-                    throw SAMLError(.decodeNotUTF16, "expected a low surrogate after the high one at offset \(bom + 2 * index - 2), found none")
+                    throw SAMLError(
+                        .decodeNotUTF16, "expected a low surrogate after the high one at offset \(bom + 2 * index - 2), found none")
                 }
                 scalar = 0x10000 + (scalar - 0xD800) << 10 + (low - 0xDC00)
                 index += 1
@@ -62,7 +63,8 @@ enum UTF16Transcoding {
                 output.append(contentsOf: [UInt8(0xE0 | scalar >> 12), UInt8(0x80 | scalar >> 6 & 0x3F), UInt8(0x80 | scalar & 0x3F)])
             default:
                 output.append(contentsOf: [
-                    UInt8(0xF0 | scalar >> 18), UInt8(0x80 | scalar >> 12 & 0x3F), UInt8(0x80 | scalar >> 6 & 0x3F), UInt8(0x80 | scalar & 0x3F),
+                    UInt8(0xF0 | scalar >> 18), UInt8(0x80 | scalar >> 12 & 0x3F), UInt8(0x80 | scalar >> 6 & 0x3F),
+                    UInt8(0x80 | scalar & 0x3F),
                 ])
             }
             guard output.count <= maximumBytes else {
