@@ -81,6 +81,25 @@ extension PostgresStateStore {
         /// `sslrootcert`), for ``SSLMode/verifyCA`` and ``SSLMode/verifyFull``; nil: the system's trust roots.
         public var sslRootCertificatePath: String?
 
+        /// Told of each connection the store opens: whether it negotiated TLS (`yes`, `no`, or `unknown`
+        /// when the server would not say); the service counts them (`saml_store_connections_total{tls}`).
+        public var connectionObserver: (@Sendable (_ tls: String) -> Void)?
+
+        /// The hosts of the list reached over the network (not loopback) while ``sslMode`` lets a
+        /// connection go without TLS (`disable`, `prefer`): where a password and every login's row could
+        /// cross a network in plaintext. The service refuses to start with any unless told otherwise.
+        public var hostsWithoutRequiredTLS: [String] {
+            guard sslMode == .disable || sslMode == .prefer else { return [] }
+            return endpoints.map(\.host).filter { !Self.isLoopback($0) }
+        }
+
+        static func isLoopback(_ host: String) -> Bool {
+            let lowered = host.lowercased()
+            if lowered == "localhost" || lowered.hasSuffix(".localhost") || lowered == "::1" { return true }
+            let octets = lowered.split(separator: ".", omittingEmptySubsequences: false)
+            return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        }
+
         /// The first server's host (a URL with one host: its host).
         public var host: String {
             get { endpoints[0].host }

@@ -188,7 +188,10 @@ final class StoreLanes: Sendable {
                 continue
             }
             do {
-                if try await matches(connection) { return connection }
+                if try await matches(connection) {
+                    await report(connection, host: index + 1)
+                    return connection
+                }
                 found.append("host \(index + 1): not \(configuration.targetSessionAttributes.rawValue)")
             } catch {
                 found.append("host \(index + 1): \(Self.kind(error))")
@@ -230,6 +233,28 @@ final class StoreLanes: Sendable {
     }
 
     /// Whether the server matches `target_session_attrs` (libpq's checks).
+    /// Logs, once per connection, whether it negotiated TLS (the server's own view, `pg_stat_ssl`: with
+    /// `sslmode=prefer` a server without TLS gets plaintext, silently otherwise), and tells
+    /// ``PostgresStateStore/Configuration/connectionObserver``.
+    private func report(_ connection: PostgresConnection, host: Int) async {
+        var encrypted: Bool?
+        if let rows = try? await connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger) {
+            do {
+                for try await value in rows.decode(Bool.self) { encrypted = value }
+            } catch {
+                encrypted = nil
+            }
+        }
+        let tls = encrypted.map { $0 ? "yes" : "no" } ?? "unknown"
+        let metadata: Logger.Metadata = ["host": "\(host)", "tls": "\(tls)", "sslmode": "\(configuration.sslMode.rawValue)"]
+        if encrypted == false && configuration.sslMode != .disable {
+            logger.warning("PostgreSQL connection without TLS: the server offers none (sslmode=prefer fell back to plaintext)", metadata: metadata)
+        } else {
+            logger.info("PostgreSQL connection", metadata: metadata)
+        }
+        configuration.connectionObserver?(tls)
+    }
+
     private func matches(_ connection: PostgresConnection) async throws -> Bool {
         switch configuration.targetSessionAttributes {
         case .any:

@@ -49,6 +49,18 @@ public enum ServiceApplication {
             ready = {}
         } else {
             var storeConfiguration = try PostgresStateStore.Configuration(url: configuration.store)
+            let exposed = storeConfiguration.hostsWithoutRequiredTLS
+            if !exposed.isEmpty {
+                let message =
+                    "the store URL lets connections to \(exposed.count) host(s) beyond loopback go without TLS (sslmode=\(storeConfiguration.sslMode.rawValue)): the password and every login's row could cross the network in plaintext"
+                guard configuration.allowPlaintextStore else {
+                    throw SAMLError(
+                        .configurationInvalid,
+                        "expected sslmode require, verify-ca or verify-full in the store URL for a host beyond loopback, found \(storeConfiguration.sslMode.rawValue) (set allowPlaintextStore to accept it)")
+                }
+                logger.warning("\(message); allowed by allowPlaintextStore")
+            }
+            storeConfiguration.connectionObserver = { tls in metrics.storeConnection(tls: tls) }
             if let password = configuration.storePassword { storeConfiguration.password = password }
             storeConfiguration.timeout = configuration.storeTimeout
             storeConfiguration.maximumConnections = configuration.storeConnections
@@ -65,7 +77,7 @@ public enum ServiceApplication {
         let maintainer = TrustMaintainer(
             trustPath: configuration.trustPath, contents: service.trustContents, registry: service.trust, metrics: metrics,
             logger: logger, clock: configuration.clock, listensForHangUp: configuration.reloadsOnHangUp,
-            allowsDevelopmentKeys: configuration.allowDevelopmentKeys,
+            allowsDevelopmentKeys: configuration.allowDevelopmentKeys, allowsExpiredCertificates: configuration.allowExpiredCertificates,
             onReload: { service.reloadMVPDConfiguration() })
         services.append(maintainer)
         let memory = MemoryStores(

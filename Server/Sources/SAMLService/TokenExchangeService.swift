@@ -48,10 +48,15 @@ public struct TokenExchangeService: Sendable {
         /// The values an `mvpd` metric label may take: the MVPD configuration's IDs (every MVPD an answer
         /// names is one of them).
         var metricLabels: Set<String>
+        /// The answers built from the configuration alone.
+        var answers: ConfigurationAnswers
     }
     public var mvpds: MVPDConfiguration { current.snapshot.withLock { $0.mvpds } }
     var exchange: TokenExchange { current.snapshot.withLock { $0.exchange } }
+    var configurationAnswers: ConfigurationAnswers { current.snapshot.withLock { $0.answers } }
     let signingKey: SigningKey?
+    /// The signatures a second anonymous callers may have (with a request-signing key).
+    let signingBudget: SigningBudget?
     /// MACs the IDs of the requests `sessions/sso` issues and checks those the responses answer.
     let requests: RequestIDAuthority
     /// SHA-256 of each configured bearer token (compared in constant time).
@@ -121,7 +126,12 @@ public struct TokenExchangeService: Sendable {
         template.tracer = tracer
         trustContents = try TrustFile.read(contentsOf: configuration.trustPath)
         try DevelopmentKeys.check(trustContents, allowed: configuration.allowDevelopmentKeys)
-        var identityProviders = trustContents.pinned
+        var identityProviders: [String: IdentityProvider] = [:]
+        let started = configuration.clock.now()
+        for (mvpd, pinned) in trustContents.pinned {
+            KeyExpiry.warn(pinned, mvpd: mvpd, pinned: true, allowExpired: configuration.allowExpiredCertificates, now: started, logger: logger)
+            identityProviders[mvpd] = KeyExpiry.usable(pinned, now: started, allowExpired: configuration.allowExpiredCertificates).identityProvider
+        }
         for (mvpd, source) in trustContents.sources {
             guard case .file = source.location else { continue }
             do {
@@ -133,6 +143,9 @@ public struct TokenExchangeService: Sendable {
             try DevelopmentKeys.check(
                 identityProviders[mvpd]?.keys ?? [], "the metadata of the trust file's MVPD \"\(mvpd)\"",
                 allowed: configuration.allowDevelopmentKeys)
+            if let metadata = identityProviders[mvpd] {
+                KeyExpiry.warn(metadata, mvpd: mvpd, pinned: false, allowExpired: true, now: started, logger: logger)
+            }
         }
         trust = try TrustRegistry(identityProviders, template: template)
         // An opt-in that weakens a check is shouted at every start, with what ends it.
@@ -164,6 +177,20 @@ public struct TokenExchangeService: Sendable {
         } else {
             signingKey = nil
         }
+        if let signingKey {
+            let measured = SigningBudget.calibrated(for: signingKey)
+            let rate = configuration.signaturesPerSecond ?? measured.rate
+            signingBudget = SigningBudget(rate: rate)
+            logger.info(
+                "request signing budget", metadata: ["signatures_per_second": "\(rate)", "measured_us": "\(measured.cost.nanoseconds / 1000)"])
+        } else {
+            signingBudget = nil
+        }
+        if bearerDigests.isEmpty {
+            let open: Logger.Message =
+                "the API answers without bearer tokens: any caller that reaches it is served; set bearerTokensFile, or allowUnauthenticatedAPI when a gateway in front authenticates the apps"
+            if configuration.allowUnauthenticatedAPI { logger.notice(open) } else { logger.warning(open) }
+        }
         for mvpd in mvpds.mvpds
         where mvpd.boardingStatus == .supported && trust.identityProvider(for: mvpd.id) == nil && trustContents.sources[mvpd.id] == nil {
             logger.warning(
@@ -186,7 +213,12 @@ public struct TokenExchangeService: Sendable {
             configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping), requests: requests)
         exchange.defaultAuthenticationTTL = configuration.authenticationTTL
         exchange.authenticationTTLs = configuration.mvpdAuthenticationTTLs
-        return Snapshot(mvpds: mvpds, exchange: exchange, metricLabels: Set(mvpds.mvpds.map(\.id)))
+        let answers = ConfigurationAnswers(
+            mvpds,
+            requestor: MVPDConfiguration.Requestor(
+                id: configuration.serviceProvider, name: configuration.requestorName, domains: configuration.domains),
+            featured: configuration.featuredMVPDs)
+        return Snapshot(mvpds: mvpds, exchange: exchange, metricLabels: Set(mvpds.mvpds.map(\.id)), answers: answers)
     }
 
     /// Reads the MVPD configuration file again and swaps it in for new requests; a file that does not read

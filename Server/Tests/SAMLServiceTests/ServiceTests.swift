@@ -448,6 +448,9 @@ struct ServiceConfigurationTests {
             to: folder.appendingPathComponent("keys"), atomically: true, encoding: .utf8)
         try "s3cret, with a comma\n".write(to: folder.appendingPathComponent("password"), atomically: true, encoding: .utf8)
         try "token-a\ntoken-b\n".write(to: folder.appendingPathComponent("tokens"), atomically: true, encoding: .utf8)
+        for secret in ["keys", "password", "tokens"] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: folder.appendingPathComponent(secret).path)
+        }
         let json = """
             {"serviceProvider": "REF30", "mvpdConfiguration": "\(Service.vectors)/exchange/mvpd-configuration.json",
              "trust": "\(Service.vectors)/exchange/trust.json", "storeConnections": 1, "headerTimeoutSeconds": 1,

@@ -25,13 +25,24 @@ extension ServiceConfiguration {
         self.init(serviceProvider: try required("serviceProvider"), mvpdConfigurationPath: mvpdConfiguration, trustPath: trust)
 
         if let value = settings.bool("allowDevelopmentKeys") { allowDevelopmentKeys = value }
+        if let value = settings.bool("allowReadableSecretFiles") { allowReadableSecretFiles = value }
+        if let value = settings.bool("allowExpiredCertificates") { allowExpiredCertificates = value }
+        if let value = settings.bool("allowUnauthenticatedAPI") { allowUnauthenticatedAPI = value }
+        let readable = allowReadableSecretFiles
+        func secretText(_ key: String) throws -> String? {
+            try path(key).map { try Self.secretText($0, setting: key, allowingReadable: readable) }
+        }
+        func secret(_ key: String) throws -> [String]? {
+            try path(key).map { try Self.secret($0, setting: key, allowingReadable: readable) }
+        }
         if let value = settings.string("host") { host = value }
         if let value = try settings.int("port", in: 0...65535) { port = value }
         if let value = settings.string("spEntityID") { spEntityID = value }
         destination = settings.string("destination")
 
         if let value = settings.string("store") { store = value }
-        if let file = path("storePasswordFile") { storePassword = try Self.secretText(file) }
+        if let value = settings.bool("allowPlaintextStore") { allowPlaintextStore = value }
+        if let value = try secretText("storePasswordFile") { storePassword = value }
         if let value = settings.string("storePassword") { storePassword = value }
         if let value = try settings.seconds("storeTimeoutSeconds") { storeTimeout = value }
         if let value = try settings.seconds("storeStartupTimeoutSeconds") { storeStartupTimeout = value }
@@ -43,13 +54,14 @@ extension ServiceConfiguration {
         if let value = try settings.int("memoryStoreCapacity", in: 1...Int.max) { memoryStoreCapacity = value }
         if let value = try settings.int("memoryProfileCapacity", in: 1...Int.max) { memoryProfileCapacity = value }
 
-        if let file = path("requestKeysFile") { requestKeys = try Self.parseRequestKeys(Self.secret(file)) }
+        if let value = try secret("requestKeysFile") { requestKeys = try Self.parseRequestKeys(value) }
         if let value = settings.strings("requestKeys") { requestKeys = try Self.parseRequestKeys(value) }
         if let value = try settings.seconds("requestLifetimeSeconds") { requestLifetime = value }
         if let value = try settings.seconds("maximumAgeSeconds") { maximumAge = value }
         if let value = try settings.seconds("clockSkewSeconds", in: 0...3600) { clockSkew = value }
         if let value = settings.bool("allowUnsolicited") { allowUnsolicited = value }
         requestSigningKeyPath = path("requestSigningKey")
+        signaturesPerSecond = try settings.int("signaturesPerSecond", in: 1...Int.max)
         requestSigningCertificatePath = path("requestSigningCertificate")
         if let value = settings.strings("assertionConsumerServiceURLs") { assertionConsumerServiceURLs = value }
         encryptionCertificatePath = path("encryptionCertificate")
@@ -70,10 +82,27 @@ extension ServiceConfiguration {
         requestorName = settings.string("requestorName")
         if let value = settings.strings("domains") { domains = value }
 
-        if let file = path("bearerTokensFile") { bearerTokens = try Self.secret(file) }
-        if let value = settings.strings("bearerTokens") { bearerTokens = value }
-        if let file = path("adminTokensFile") { adminTokens = try Self.secret(file) }
-        if let value = settings.strings("adminTokens") { adminTokens = value }
+        if let file = path("bearerTokensFile") {
+            // An empty file is refused (it must not turn authentication off), unless the operator said that
+            // the API is meant to go without.
+            bearerTokens =
+                allowUnauthenticatedAPI
+                ? Self.entries(try Self.secretText(file, setting: "bearerTokensFile", allowingReadable: readable))
+                : try Self.secret(file, setting: "bearerTokensFile", allowingReadable: readable)
+        }
+        if let value = settings.strings("bearerTokens") {
+            guard !value.isEmpty || allowUnauthenticatedAPI else {
+                throw SAMLError(.configurationInvalid, "expected at least one token in bearerTokens, found none: remove the setting to go without")
+            }
+            bearerTokens = value
+        }
+        if let value = try secret("adminTokensFile") { adminTokens = value }
+        if let value = settings.strings("adminTokens") {
+            guard !value.isEmpty else {
+                throw SAMLError(.configurationInvalid, "expected at least one token in adminTokens, found none: remove the setting to go without")
+            }
+            adminTokens = value
+        }
 
         if let value = try settings.int("maximumConnections", in: 1...Int.max) { maximumConnections = value }
         if let value = try settings.int("maximumBodyBytes", in: 1...Int.max) { maximumBodyBytes = value }

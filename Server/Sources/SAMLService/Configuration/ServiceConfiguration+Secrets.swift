@@ -6,19 +6,56 @@ import SAML
 /// The secrets' forms: a file the configuration names, entries separated by lines or commas, request-ID
 /// keys as `<id>:<hex>`; and the log level's names.
 extension ServiceConfiguration {
-    /// The non-empty lines (or comma-separated entries) of a secret file, trimmed.
-    static func secret(_ path: String) throws -> [String] {
-        entries(try secretText(path))
+    /// The non-empty lines (or comma-separated entries) of the secret file `setting` names, trimmed; a
+    /// file with none is refused: an empty token file must not turn authentication off (issue 66).
+    static func secret(_ path: String, setting: String, allowingReadable: Bool) throws -> [String] {
+        let entries = entries(try secretText(path, setting: setting, allowingReadable: allowingReadable))
+        guard !entries.isEmpty else {
+            throw SAMLError(
+                .configurationInvalid,
+                "expected at least one entry in \(setting) (\(quoted(path))), found an empty file: remove the setting to go without it")
+        }
+        return entries
     }
 
-    /// A secret file's text without its final line break.
-    static func secretText(_ path: String) throws -> String {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw SAMLError(.configurationInvalid, "expected a readable secret file at \(quoted(path)), found none")
+    /// The text of the secret file `setting` names, without its final line break. Refused when it does
+    /// not open (saying whether it is missing or unreadable by this process) and, unless
+    /// `allowingReadable` (``ServiceConfiguration/allowReadableSecretFiles``), when its group or others
+    /// may read or write it: a secret another account can read is no longer a secret (the request-ID keys
+    /// mint request IDs for any device). The message names the mode and the file's owner, never its text.
+    static func secretText(_ path: String, setting: String, allowingReadable: Bool) throws -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let reason = errno
+            let found =
+                switch reason {
+                case ENOENT, ENOTDIR: "none"
+                case EACCES, EPERM: "one this process (uid \(getuid())) may not read: permission denied"
+                default: "one that does not open: \(String(cString: strerror(reason)))"
+                }
+            throw SAMLError(.configurationInvalid, "expected a readable secret file for \(setting) at \(quoted(path)), found \(found)")
         }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            throw SAMLError(.configurationInvalid, "expected a regular secret file for \(setting) at \(quoted(path)), found another kind")
+        }
+        let mode = status.st_mode & 0o7777
+        if !allowingReadable, mode & 0o077 != 0 {
+            throw SAMLError(
+                .configurationInvalid,
+                "expected the secret file for \(setting) at \(quoted(path)) readable by its owner only (mode 0600 or 0400), found mode 0\(String(mode, radix: 8)) owned by \(owner(status.st_uid)):group \(status.st_gid): chmod go= the file, or set allowReadableSecretFiles")
+        }
+        let data = try handle.readToEnd() ?? Data()
         var text = String(decoding: data, as: UTF8.self)
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
         return text
+    }
+
+    /// A user's name and uid (`uid 1000` alone when the system has no name for it).
+    private static func owner(_ uid: uid_t) -> String {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return "uid \(uid)" }
+        return "\(String(cString: name)) (uid \(uid))"
     }
 
     static func entries(_ text: String) -> [String] {

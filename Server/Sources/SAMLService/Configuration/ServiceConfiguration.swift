@@ -93,9 +93,27 @@ public struct ServiceConfiguration: Sendable {
     /// When not empty, every `/api/` request must carry `Authorization: Bearer <one of these>` (401
     /// otherwise). Empty (default): the service trusts the gateway in front of it to authenticate apps.
     public var bearerTokens: [String] = []
+    /// Says that the API is meant to answer without bearer tokens (a gateway in front authenticates the
+    /// apps): then an empty `bearerTokensFile` means none, and the start-up line that the API is open is a
+    /// notice, not a warning. Default false: an empty token file is refused, no tokens at all is warned of.
+    public var allowUnauthenticatedAPI = false
+    /// Keep verifying with a key pinned by a certificate whose `notAfter` has passed (``KeyExpiry``).
+    /// Default false: such a key stops verifying when its certificate ends.
+    public var allowExpiredCertificates = false
+    /// Accept a store URL whose `sslmode` lets connections to a host beyond loopback go without TLS
+    /// (`disable`, `prefer`). Default false: refused at start.
+    public var allowPlaintextStore = false
+    /// Accept secret files (`bearerTokensFile`, `adminTokensFile`, `requestKeysFile`, `storePasswordFile`)
+    /// that their group or others may read. Default false: such a file is refused at start, naming its mode
+    /// and owner.
+    public var allowReadableSecretFiles = false
     /// Bearer tokens of the admin listener's `POST /admin/reload` (``adminPort``): without one the endpoint
     /// is absent. Secrets: `SAML_SERVICE_ADMIN_TOKENS` or `adminTokensFile`.
     public var adminTokens: [String] = []
+    /// With a request-signing key: the signatures a second that `sessions/sso` and v1's `profile-requests`
+    /// may make together (``SigningBudget``; `503` with `Retry-After` beyond). Default: measured at start,
+    /// a quarter of one core's worth of the key's signatures.
+    public var signaturesPerSecond: Int?
     /// Accept responses that answer no request of this service (IdP-initiated). Default false.
     public var allowUnsolicited = false
     /// The SP's key and certificate (PEM paths) to sign the SAML requests with; unsigned when absent.

@@ -31,10 +31,10 @@ enum ServiceSettings {
         // refused here at start-up), and a configuration built in code (tests, an embedding program) has no
         // reader to hand it.
         .init(key: "host"), .init(key: "port"),
-        .init(key: "allowDevelopmentKeys", inFile: false),
+        .init(key: "allowDevelopmentKeys", inFile: false), .init(key: "allowExpiredCertificates"),
         .init(key: "spEntityID"), .init(key: "destination"),
         // The store.
-        .init(key: "store"), .init(key: "storePassword", isSecret: true), .init(key: "storePasswordFile"),
+        .init(key: "store"), .init(key: "allowPlaintextStore"), .init(key: "storePassword", isSecret: true), .init(key: "storePasswordFile"),
         .init(key: "storeTimeoutSeconds"), .init(key: "storeStartupTimeoutSeconds"), .init(key: "storeConnections"),
         .init(key: "storeBatchWindowMilliseconds"), .init(key: "profileLookupsPerSecond"), .init(key: "profileLookupConcurrency"),
         .init(key: "profileDirectoryCapacity"),
@@ -43,6 +43,7 @@ enum ServiceSettings {
         .init(key: "requestKeys", isSecret: true), .init(key: "requestKeysFile"),
         .init(key: "requestLifetimeSeconds"), .init(key: "maximumAgeSeconds"), .init(key: "clockSkewSeconds"),
         .init(key: "allowUnsolicited"), .init(key: "requestSigningKey"), .init(key: "requestSigningCertificate"),
+        .init(key: "signaturesPerSecond"),
         .init(key: "assertionConsumerServiceURLs"), .init(key: "encryptionCertificate"),
         // What the endpoints answer.
         .init(key: "userMetadataMapping"), .init(key: "featuredMVPDs"), .init(key: "authenticationURL"),
@@ -51,6 +52,7 @@ enum ServiceSettings {
         // Who may call.
         .init(key: "bearerTokens", isSecret: true), .init(key: "bearerTokensFile"),
         .init(key: "adminTokens", isSecret: true), .init(key: "adminTokensFile"),
+        .init(key: "allowUnauthenticatedAPI"), .init(key: "allowReadableSecretFiles"),
         // The connections' limits.
         .init(key: "maximumConnections"), .init(key: "maximumBodyBytes"), .init(key: "maximumHeaderBytes"),
         .init(key: "headerTimeoutSeconds"), .init(key: "requestTimeoutSeconds"), .init(key: "idleTimeoutSeconds"),

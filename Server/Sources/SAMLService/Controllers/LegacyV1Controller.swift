@@ -40,12 +40,10 @@ extension TokenExchangeService {
     /// JSON or XML.
     public func v1Configuration(requestor: String, headers: RequestHeaders, format: V1Format) -> ServiceAnswer {
         if let refusal = checkAuthorization(headers) ?? checkRequestor(requestor) { return Self.v1(refusal, format) }
-        let mvpds = self.mvpds
+        let answers = configurationAnswers
         return format == .xml
-            ? ServiceAnswer(
-                status: 200, body: mvpds.xmlV1(requestor: configuration.serviceProvider), code: "ok", mvpd: nil,
-                contentType: "application/xml;charset=utf-8")
-            : ServiceAnswer(status: 200, body: mvpds.jsonV1(requestor: configuration.serviceProvider), code: "ok", mvpd: nil)
+            ? ServiceAnswer(answers.v1XML, ifNoneMatch: headers.ifNoneMatch, contentType: "application/xml;charset=utf-8")
+            : ServiceAnswer(answers.v1JSON, ifNoneMatch: headers.ifNoneMatch)
     }
 
     /// `GET /api/v1/{requestor}/profile-requests/{mvpd}?deviceType=iOS|tvOS` ("Retrieve Platform SSO
@@ -80,6 +78,8 @@ extension TokenExchangeService {
                 identityProvider: idp, now: configuration.clock.now())
             return ServiceAnswer(
                 status: 200, body: Array(request.base64.utf8), code: "ok", mvpd: mvpd.id, contentType: "application/octet-stream")
+        } catch is SigningBudget.Spent {
+            return Self.v1(.error(ServiceResponder.signingBudgetSpent), format)
         } catch {
             logger.error("cannot build a SAML request", metadata: ["mvpd": "\(mvpd.id)", "error": "\(error)"])
             return Self.v1(.error(EnhancedError(status: 500, code: "internal_error", message: "The request failed.", details: nil)), format)
@@ -139,7 +139,8 @@ struct LegacyV1Controller: Sendable {
             let format = TokenExchangeService.V1Format(
                 accept: request.headers[.accept], format: request.uri.queryParameters.get("format"), path: request.uri.path)
             let deviceType = request.uri.queryParameters.get("deviceType")
-            return try await responder.answer(request, context, form: false) { headers, _ in
+            // It signs, as sessions/sso does, when there is a request-signing key: admitted alike.
+            return try await responder.answer(request, context, form: false, admitted: service.signingKey != nil) { headers, _ in
                 service.v1ProfileRequest(
                     requestor: context.parameters.get("requestor") ?? "", mvpd: context.parameters.get("mvpd") ?? "",
                     deviceType: deviceType,

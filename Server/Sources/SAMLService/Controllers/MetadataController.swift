@@ -44,15 +44,13 @@ extension TokenExchangeService {
         }
     }
 
-    /// `GET /api/v2/{serviceProvider}/configuration`.
+    /// `GET /api/v2/{serviceProvider}/configuration`, from the snapshot's template
+    /// (``ConfigurationAnswers``): `304` for an `If-None-Match` naming its `ETag`.
     public func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
         if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
-        let requestor = MVPDConfiguration.Requestor(
-            id: configuration.serviceProvider, name: configuration.requestorName, domains: configuration.domains)
-        let body = mvpds.json(
-            requestor: requestor, featured: configuration.featuredMVPDs, device: Self.deviceType(headers.deviceInfo),
-            time: configuration.clock.now(), completesSSO: { trust.identityProvider(for: $0) != nil })
-        return ServiceAnswer(status: 200, body: body, code: "ok", mvpd: nil)
+        let built = configurationAnswers.v2(
+            device: Self.deviceType(headers.deviceInfo), time: configuration.clock.now(), completesSSO: { trust.identityProvider(for: $0) != nil })
+        return ServiceAnswer(built, ifNoneMatch: headers.ifNoneMatch)
     }
 
     /// `device` of the configuration: the `X-Device-Info` header's `osName` (or `model`), else `unknown`.

@@ -1,5 +1,6 @@
 import AppleSSO
 import Foundation
+import HTTPTypes
 import SAML
 
 // The checks every endpoint shares: the bearer token, the path, the device headers, the `mvpd` field.
@@ -69,5 +70,38 @@ extension TokenExchangeService {
             }
         }
         return nil
+    }
+}
+
+/// The device a request names: the `AP-Device-Identifier` header's exact bytes. Swift compares and hashes
+/// strings by canonical equivalence (NFC and NFD of one text are equal) and decodes invalid UTF-8 to
+/// U+FFFD, either of which would make two devices one (issue 66); so the key is the bytes, written with
+/// every byte outside printable ASCII, and `%` itself, as `%XX`: one key per byte sequence, and a key in
+/// which no two strings of different bytes compare equal. Not valid UTF-8, or the header more than once:
+/// no key (`invalid_header_device_identifier`).
+enum DeviceIdentifier {
+    static func key(_ fields: [HTTPField]) -> String? {
+        guard fields.count == 1 else { return nil }
+        return fields[0].withUnsafeBytesOfValue { key(bytes: $0) }
+    }
+
+    static func key(bytes: some Collection<UInt8>) -> String? {
+        guard String(validating: bytes, as: UTF8.self) != nil else { return nil }
+        guard bytes.contains(where: needsEscape) else { return String(decoding: bytes, as: UTF8.self) }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var key: [UInt8] = []
+        key.reserveCapacity(bytes.count * 3)
+        for byte in bytes {
+            if needsEscape(byte) {
+                key += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            } else {
+                key.append(byte)
+            }
+        }
+        return String(decoding: key, as: UTF8.self)
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte > 0x7E || byte == UInt8(ascii: "%")
     }
 }

@@ -9,12 +9,15 @@ public struct RequestHeaders: Sendable {
     public var partnerFrameworkStatus: String?
     /// `Accept` (REST API v1 answers XML when it asks for `application/xml`).
     public var accept: String?
+    /// `If-None-Match` (the configuration answers' `ETag`s).
+    public var ifNoneMatch: String?
 
     public init(
         authorization: String? = nil, deviceIdentifier: String? = nil, deviceInfo: String? = nil, partnerFrameworkStatus: String? = nil,
-        accept: String? = nil
+        accept: String? = nil, ifNoneMatch: String? = nil
     ) {
         self.accept = accept
+        self.ifNoneMatch = ifNoneMatch
         self.authorization = authorization
         self.deviceIdentifier = deviceIdentifier
         self.deviceInfo = deviceInfo
@@ -35,6 +38,8 @@ public struct ServiceAnswer: Sendable {
     public var contentType: String?
     /// An error's `trace`.
     public var trace: String?
+    /// The answer's `ETag`, when it has one.
+    public var etag: String?
     /// The error this answer carries, if it is one.
     public var error: EnhancedError?
 
@@ -48,6 +53,16 @@ public struct ServiceAnswer: Sendable {
         self.mvpd = mvpd
         self.detail = detail
         self.contentType = contentType
+    }
+
+    /// A configuration answer (``ConfigurationAnswers``): `200` with its `ETag`, or `304` without a body
+    /// when `If-None-Match` names it.
+    init(_ built: ConfigurationAnswers.Built, ifNoneMatch: String?, contentType: String? = nil) {
+        let unchanged = ConfigurationAnswers.matches(ifNoneMatch, built.etag)
+        self.init(
+            status: unchanged ? 304 : 200, body: unchanged ? [] : built.body, code: unchanged ? "not-modified" : "ok", mvpd: nil,
+            contentType: unchanged ? nil : contentType)
+        etag = built.etag
     }
 
     static func json(_ status: Int, _ object: JSONValue, code: String, mvpd: String?) -> ServiceAnswer {

@@ -28,7 +28,7 @@ struct ServiceResponder: Sendable {
         router.addRoutes(ProfilesController(responder: self).routes)
         router.addRoutes(LegacyV1Controller(responder: self).routes)
         router.addRoutes(MetadataController(responder: self).routes)
-        Self.addMethodNotAllowed(to: router)
+        addMethodNotAllowed(to: router)
     }
 
     /// The API's paths and the methods each answers: any other method gets `405` with `Allow`.
@@ -40,22 +40,32 @@ struct ServiceResponder: Sendable {
     ]
 
     /// `405 Method Not Allowed` with `Allow` for every method a path does not answer (the Enhanced Error
-    /// Codes list has no code for it: `method_not_allowed`, an extension, docs/service.md).
-    static func addMethodNotAllowed(to router: Router<BasicRequestContext>) {
+    /// Codes list has no code for it: `method_not_allowed`, an extension, docs/service.md). The bearer
+    /// token is checked first, as on every authenticated route: an unauthenticated caller learns nothing
+    /// of which methods a path answers.
+    func addMethodNotAllowed(to router: Router<BasicRequestContext>) {
         let all: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options]
-        for (path, allowed) in methods {
+        let service = service
+        for (path, allowed) in Self.methods {
+            let authenticated = !Self.unauthenticatedPaths.contains(path)
             for method in all where !allowed.contains(method) {
-                router.on(RouterPath(path), method: method) { _, _ in
+                router.on(RouterPath(path), method: method) { request, _ in
+                    if authenticated, let refusal = service.checkAuthorization(RequestHeaders(authorization: request.headers[.authorization])) {
+                        return Self.json(refusal.status, method == .head ? [] : refusal.body)
+                    }
                     var error = EnhancedError(
                         status: 405, code: "method_not_allowed", message: "The HTTP method is not allowed for this resource.", details: nil)
                     error.trace = RandomIdentifier.uuid()
-                    var response = json(405, method == .head ? [] : error.json)
+                    var response = Self.json(405, method == .head ? [] : error.json)
                     response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
                     return response
                 }
             }
         }
     }
+
+    /// The paths any caller may read without a bearer token (the SP's metadata, which the MVPDs fetch).
+    static let unauthenticatedPaths: Set<String> = ["/api/v2/:serviceProvider/saml/metadata"]
 
     /// Answers `request` through ``reply(method:headers:route:logger:form:verdictEndpoint:admitted:authenticated:body:_:)``.
     func answer(
@@ -98,9 +108,9 @@ struct ServiceResponder: Sendable {
     ) async rethrows -> Response {
         let started = ContinuousClock.now
         let headers = RequestHeaders(
-            authorization: fields[.authorization], deviceIdentifier: fields[Self.deviceIdentifier],
+            authorization: fields[.authorization], deviceIdentifier: DeviceIdentifier.key(fields[fields: Self.deviceIdentifier]),
             deviceInfo: fields[Self.deviceInfo], partnerFrameworkStatus: fields[Self.partnerFrameworkStatus],
-            accept: fields[.accept])
+            accept: fields[.accept], ifNoneMatch: fields[.ifNoneMatch])
         var result: ServiceAnswer
         if authenticated, let refusal = service.checkAuthorization(headers) {
             // Authentication first: nothing about the path or the body is told to an unauthenticated caller.
@@ -143,6 +153,7 @@ struct ServiceResponder: Sendable {
         var response = Self.json(result.status, result.body)
         if let contentType = result.contentType { response.headers[.contentType] = contentType }
         if result.status == 503 { response.headers[.retryAfter] = "1" }
+        if let etag = result.etag { response.headers[.eTag] = etag }
         return response
     }
 
@@ -179,6 +190,10 @@ struct ServiceResponder: Sendable {
         details: nil)
 
     static let overloaded = EnhancedError(
+        status: 503, code: "service_unavailable", message: "The service is busy; retry later.", details: nil, action: "retry")
+
+    /// Anonymous signing past its budget (``SigningBudget``): the same `503` as a full admission queue.
+    static let signingBudgetSpent = EnhancedError(
         status: 503, code: "service_unavailable", message: "The service is busy; retry later.", details: nil, action: "retry")
 
     static let deviceIdentifier = HTTPField.Name("AP-Device-Identifier")!

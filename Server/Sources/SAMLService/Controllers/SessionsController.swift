@@ -133,6 +133,8 @@ extension TokenExchangeService {
             request = try issueRequest(
                 TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: device, api: "v2"), mvpd: mvpd,
                 identityProvider: idp, now: now)
+        } catch is SigningBudget.Spent {
+            return .error(ServiceResponder.signingBudgetSpent)
         } catch {
             logger.error("cannot build a SAML request", metadata: ["mvpd": "\(mvpd.id)", "error": "\(error)"])
             return .error(EnhancedError.internalError)
@@ -148,10 +150,16 @@ extension TokenExchangeService {
     }
 
     /// A SAML `AttributeQuery` for `mvpd`'s required fields, its ID MACed for `caller` (nothing stored);
-    /// counted in `saml_requests_issued_total`, and a `saml.request.issue` span with tracing on.
+    /// counted in `saml_requests_issued_total`, and a `saml.request.issue` span with tracing on. With a
+    /// request-signing key, throws ``SigningBudget/Spent`` without signing once the second's signatures
+    /// are spent.
     func issueRequest(_ caller: TokenExchange.Caller, mvpd: MVPD, identityProvider idp: IdentityProvider, now: SAMLInstant) throws
         -> SAMLRequest
     {
+        if signingKey != nil, let signingBudget, !signingBudget.take() {
+            metrics.rejection("signing-budget-spent")
+            throw SigningBudget.Spent()
+        }
         func issue() throws -> SAMLRequest {
             let issued = try requests.issue(
                 for: caller.binding(mvpd: mvpd.id, identityProvider: idp.entityID), lifetime: configuration.requestLifetime, now: now)

@@ -15,6 +15,8 @@ import Synchronization
 /// - `saml_store_duration_seconds{operation, mvpd}`: a histogram of the state store's answers: `consume`
 ///   (a login's one write, by its MVPD) and `profiles` (a device's profiles read, `mvpd="none"`).
 /// - `saml_store_errors_total{operation}`: store failures (each one failed closed).
+/// - `saml_store_connections_total{tls}`: connections the PostgreSQL store opened, by whether they
+///   negotiated TLS (`yes`, `no`, `unknown`); alert `SAMLStoreConnectionPlaintext` on `no`.
 /// - `saml_store_entries{kind}` and `saml_store_capacity{kind}` (the in-memory store: `assertions`,
 ///   `requests`, `profiles`; read at each scrape); `saml_store_full_total{kind}`: logins refused because
 ///   the kind was full of live entries (`503`, `replay.cache-full`).
@@ -33,6 +35,9 @@ import Synchronization
 ///   a document accepted (or unchanged, `304`).
 /// - `saml_trust_valid_until_timestamp_seconds{mvpd}` and `saml_trust_expiry_seconds{mvpd}`: the trusted
 ///   metadata's `validUntil`, and the seconds left until it (updated at each refresh and every 15 s).
+/// - `saml_trust_key_not_after_timestamp_seconds{mvpd, source, key}`: the `notAfter` of each trusted key's
+///   certificate (`source` `pinned` or `metadata`, `key` 16 hex digits of its fingerprint; bare public
+///   keys have none); alerts `SAMLTrustKeyExpiringSoon`, `SAMLPinnedKeyExpired`.
 /// - `saml_trust_refresh_failures_total{mvpd, reason}`: refreshes that kept the previous trust:
 ///   `unreachable`, `http-status`, `too-large`, `backing-file`, or the library's code (`metadata.expired`,
 ///   `signature.invalid`, `metadata.valid-until-too-far`, ...).
@@ -44,6 +49,12 @@ public struct ServiceMetrics: Sendable {
     let factory: PrometheusMetricsFactory
     /// The per-request metrics' objects, by label set.
     private let perRequest = PerRequestMetrics()
+    /// The key-expiry gauges, by (mvpd, source, key).
+    private let keyGauges = KeyGauges()
+    private final class KeyGauges: Sendable {
+        let gauges = Mutex<[[String]: Prometheus.Gauge]>([:])
+        func withLock(_ body: (inout [[String]: Prometheus.Gauge]) -> Void) { gauges.withLock { body(&$0) } }
+    }
 
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -122,6 +133,10 @@ public struct ServiceMetrics: Sendable {
         Counter(label: "saml_store_full_total", dimensions: [("kind", kind)], factory: factory).increment()
     }
 
+    func storeConnection(tls: String) {
+        Counter(label: "saml_store_connections_total", dimensions: [("tls", tls)], factory: factory).increment()
+    }
+
     func storeError(operation: String) {
         Counter(label: "saml_store_errors_total", dimensions: [("operation", operation)], factory: factory).increment()
     }
@@ -151,6 +166,38 @@ public struct ServiceMetrics: Sendable {
             .record(Double(validUntil.millisecondsSinceEpoch) / 1000)
         Gauge(label: "saml_trust_expiry_seconds", dimensions: [("mvpd", mvpd)], factory: factory)
             .record(Double(validUntil.millisecondsSinceEpoch - now.millisecondsSinceEpoch) / 1000)
+    }
+
+    /// A trusted key's certificate end (``TrustMaintainer/enforceKeyExpiry(now:ended:)``).
+    struct KeyExpiry {
+        var mvpd: String
+        var source: String
+        var key: String
+        var notAfter: SAMLInstant
+    }
+
+    /// Sets `saml_trust_key_not_after_timestamp_seconds{mvpd, source, key}` for exactly `expiries`: a key
+    /// no longer trusted (rotated out of its metadata, removed from the trust file) loses its series, so
+    /// that no alert fires for a key nothing uses.
+    func keyExpiries(_ expiries: [KeyExpiry]) {
+        keyGauges.withLock { gauges in
+            var seen: Set<[String]> = []
+            for expiry in expiries {
+                let labels = [expiry.mvpd, expiry.source, expiry.key]
+                guard seen.insert(labels).inserted else { continue }
+                let gauge =
+                    gauges[labels]
+                    ?? registry.makeGauge(
+                        name: "saml_trust_key_not_after_timestamp_seconds",
+                        labels: [("mvpd", expiry.mvpd), ("source", expiry.source), ("key", expiry.key)])
+                gauge.set(Double(expiry.notAfter.millisecondsSinceEpoch) / 1000)
+                gauges[labels] = gauge
+            }
+            for (labels, gauge) in gauges where !seen.contains(labels) {
+                registry.unregisterGauge(gauge)
+                gauges[labels] = nil
+            }
+        }
     }
 
     func trustRefreshFailed(mvpd: String, reason: String) {

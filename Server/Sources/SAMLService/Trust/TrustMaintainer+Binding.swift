@@ -20,6 +20,7 @@ extension TrustMaintainer {
             throw Failure(reason: "development-key", message: error.message)
         }
         try registry.update(identityProvider, for: mvpd)
+        KeyExpiry.warn(identityProvider, mvpd: mvpd, pinned: false, allowExpired: true, now: clock.now(), logger: logger)
         let fingerprints = Set(identityProvider.keys.map(\.fingerprint))
         let previous = state.withLock { state in
             defer { state.cached[mvpd, default: Cached()].fingerprints = fingerprints }
@@ -137,9 +138,11 @@ extension TrustMaintainer {
             try? registry.update(nil, for: mvpd)
             logger.notice("MVPD removed from the trust file: its responses are refused", metadata: ["mvpd": "\(mvpd)"])
         }
-        for (mvpd, identityProvider) in contents.pinned {
+        let now = clock.now()
+        for (mvpd, pinned) in contents.pinned {
+            KeyExpiry.warn(pinned, mvpd: mvpd, pinned: true, allowExpired: allowsExpiredCertificates, now: now, logger: logger)
             do {
-                try registry.update(identityProvider, for: mvpd)
+                try applyPinned(mvpd, pinned, now: now)
             } catch {
                 logger.error("pinned keys not applied", metadata: ["mvpd": "\(mvpd)", "error": "\(Self.failure(error).message)"])
             }
@@ -147,6 +150,42 @@ extension TrustMaintainer {
         for mvpd in contents.sources.keys { registry.markUnavailable(mvpd) }
         logger.info("trust file reloaded", metadata: ["path": "\(trustPath)", "mvpds": "\(contents.mvpds.count)"])
         onReload()
+    }
+
+    /// Puts `pinned` in the registry without the keys whose certificate has ended at `now` (unless
+    /// expired certificates are allowed); none left: the MVPD is refused (`trust.unavailable`).
+    func applyPinned(_ mvpd: String, _ pinned: IdentityProvider, now: SAMLInstant) throws {
+        if let usable = KeyExpiry.usable(pinned, now: now, allowExpired: allowsExpiredCertificates).identityProvider {
+            try registry.update(usable, for: mvpd)
+        } else {
+            registry.markUnavailable(mvpd)
+        }
+    }
+
+    /// Drops from the registry, as time passes, the pinned keys whose certificate has just ended (once
+    /// each: logged at `error`), and publishes every trusted key's `notAfter`.
+    func enforceKeyExpiry(now: SAMLInstant, ended: inout Set<String>) {
+        let pinned = state.withLock { $0.contents.pinned }
+        var expiries: [ServiceMetrics.KeyExpiry] = []
+        for (mvpd, _) in registry.status {
+            let isPinned = pinned[mvpd] != nil
+            let keys = pinned[mvpd]?.keys ?? registry.identityProvider(for: mvpd)?.keys ?? []
+            for key in keys {
+                guard let notAfter = KeyExpiry.notAfter(key) else { continue }
+                expiries.append(.init(mvpd: mvpd, source: isPinned ? "pinned" : "metadata", key: KeyExpiry.label(key), notAfter: notAfter))
+            }
+        }
+        for (mvpd, identityProvider) in pinned where !allowsExpiredCertificates {
+            let expired = KeyExpiry.usable(identityProvider, now: now, allowExpired: false).expired.map { "\(mvpd) \($0.fingerprint)" }
+            let new = expired.filter { !ended.contains($0) }
+            guard !new.isEmpty else { continue }
+            ended.formUnion(new)
+            logger.error(
+                "a pinned key's certificate has ended: it no longer verifies (set allowExpiredCertificates to keep it)",
+                metadata: ["mvpd": "\(mvpd)", "keys": "\(new.count)"])
+            try? applyPinned(mvpd, identityProvider, now: now)
+        }
+        metrics.keyExpiries(expiries)
     }
 
     /// An entity ID for a log line: escaped, and at most 200 characters of it.

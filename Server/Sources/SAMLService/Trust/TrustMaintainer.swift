@@ -51,6 +51,8 @@ public final class TrustMaintainer: Service, Sendable {
     let listensForHangUp: Bool
     /// Whether metadata may bring a key of the repository's `TestVectors/` (``DevelopmentKeys``).
     let allowsDevelopmentKeys: Bool
+    /// Whether a pinned key whose certificate has ended still verifies (``KeyExpiry``).
+    let allowsExpiredCertificates: Bool
     let onReload: @Sendable () -> Void
     /// Made at the first fetch (a maintainer built and never run holds no client to shut down), shut down
     /// when ``run()`` ends.
@@ -89,12 +91,14 @@ public final class TrustMaintainer: Service, Sendable {
     ///     configuration there).
     public init(
         trustPath: String, contents: TrustFile.Contents, registry: TrustRegistry, metrics: ServiceMetrics, logger: Logger,
-        clock: any SAMLClock, listensForHangUp: Bool = true, allowsDevelopmentKeys: Bool = false, startupBudget: Duration = .seconds(3),
+        clock: any SAMLClock, listensForHangUp: Bool = true, allowsDevelopmentKeys: Bool = false, allowsExpiredCertificates: Bool = false,
+        startupBudget: Duration = .seconds(3),
         fetchTimeout: Duration = .seconds(30),
         onReload: @escaping @Sendable () -> Void = {}
     ) {
         self.startupBudget = startupBudget
         self.allowsDevelopmentKeys = allowsDevelopmentKeys
+        self.allowsExpiredCertificates = allowsExpiredCertificates
         self.fetchTimeout = fetchTimeout
         self.trustPath = trustPath
         self.registry = registry
@@ -185,11 +189,14 @@ public final class TrustMaintainer: Service, Sendable {
         }
     }
 
-    /// Keeps the validity gauges current and logs once when an MVPD's trust expires.
+    /// Keeps the validity gauges current and logs once when an MVPD's trust expires; ends the pinned keys
+    /// whose certificate ends (``enforceKeyExpiry(now:ended:)``).
     func publishValidity() async {
         var expired: Set<String> = []
+        var endedKeys: Set<String> = []
         while !Task.isCancelled {
             let now = clock.now()
+            enforceKeyExpiry(now: now, ended: &endedKeys)
             for (mvpd, status) in registry.status {
                 switch status {
                 case .trusted(let validUntil):
