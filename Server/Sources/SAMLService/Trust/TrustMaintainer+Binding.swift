@@ -167,7 +167,7 @@ extension TrustMaintainer {
     func enforceKeyExpiry(now: SAMLInstant, ended: inout Set<String>) {
         let pinned = state.withLock { $0.contents.pinned }
         var expiries: [ServiceMetrics.KeyExpiry] = []
-        for (mvpd, _) in registry.status {
+        for mvpd in Set(registry.status.map(\.key)).union(pinned.keys).sorted() {
             let isPinned = pinned[mvpd] != nil
             let keys = pinned[mvpd]?.keys ?? registry.identityProvider(for: mvpd)?.keys ?? []
             for key in keys {

@@ -1,0 +1,320 @@
+import AppleSSO
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import SAML
+import SAMLPostgres
+import Testing
+import X509
+
+@testable import SAMLLoad
+@testable import SAMLService
+
+/// Operator mistakes and anonymous costs that must fail closed or be shouted (issue 66).
+@Suite("Fail closed")
+struct FailClosedTests {
+    /// A folder of files for one test, removed after it.
+    final class Folder {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("saml-fail-closed-\(UInt32.random(in: 0...UInt32.max))")
+        init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+        deinit { try? FileManager.default.removeItem(at: url) }
+
+        @discardableResult
+        func write(_ name: String, _ text: String, mode: Int = 0o600) throws -> String {
+            let path = url.appendingPathComponent(name).path
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+            return path
+        }
+
+        /// A service configuration naming `members` besides the three paths.
+        func configuration(_ members: String) throws -> String {
+            try write(
+                "service.json",
+                """
+                {"serviceProvider": "REF30", "mvpdConfiguration": "\(Service.vectors)/exchange/mvpd-configuration.json",
+                 "trust": "\(Service.vectors)/exchange/trust.json"\(members.isEmpty ? "" : ", " + members)}
+                """, mode: 0o644)
+        }
+    }
+
+    static func refusal(_ path: String, environment: [String: String] = [:]) async -> String? {
+        do {
+            _ = try await ServiceConfiguration.load(contentsOf: path, environment: environment)
+            return nil
+        } catch let error as SAMLError {
+            return error.code == .configurationInvalid ? error.message : "other code: \(error.code)"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test("a secret file its group or others may read is refused, naming the mode and the owner, never the secret")
+    func readableSecretFiles() async throws {
+        let folder = try Folder()
+        for (setting, text) in [
+            ("bearerTokensFile", "token-secret-a"), ("adminTokensFile", "admin-secret"),
+            ("requestKeysFile", "1:" + String(repeating: "ab", count: 32)), ("storePasswordFile", "password-secret"),
+        ] {
+            for mode in [0o644, 0o640, 0o604, 0o660] {
+                try folder.write("secret", text, mode: mode)
+                let message = try #require(await Self.refusal(try folder.configuration(#""\#(setting)": "secret""#)), "\(setting) \(mode)")
+                #expect(message.contains(setting) && message.contains("mode 0\(String(mode, radix: 8))") && message.contains("uid "))
+                #expect(!message.contains(text.prefix(8)))
+            }
+            try folder.write("secret", text, mode: 0o600)
+            #expect(await Self.refusal(try folder.configuration(#""\#(setting)": "secret""#)) == nil, "\(setting) at 0600")
+            try folder.write("secret", text, mode: 0o400)
+            #expect(await Self.refusal(try folder.configuration(#""\#(setting)": "secret""#)) == nil, "\(setting) at 0400")
+            try folder.write("secret", text, mode: 0o644)
+            #expect(
+                await Self.refusal(try folder.configuration(#""\#(setting)": "secret", "allowReadableSecretFiles": true"#)) == nil,
+                "\(setting) allowed readable")
+        }
+        // A file that is not there is told apart from one that does not read.
+        let missing = try #require(await Self.refusal(try folder.configuration(#""bearerTokensFile": "absent""#)))
+        #expect(missing.contains("bearerTokensFile") && missing.contains("found none"))
+    }
+
+    @Test("an empty token file or list is refused, naming the setting; allowUnauthenticatedAPI says none is meant")
+    func emptyTokens() async throws {
+        let folder = try Folder()
+        for text in ["", "\n", " \n ,\n"] {
+            try folder.write("tokens", text)
+            for setting in ["bearerTokensFile", "adminTokensFile"] {
+                let message = try #require(await Self.refusal(try folder.configuration(#""\#(setting)": "tokens""#)), "\(setting)")
+                #expect(message.contains(setting) && message.contains("empty"))
+            }
+            let open = try await ServiceConfiguration.load(
+                contentsOf: try folder.configuration(#""bearerTokensFile": "tokens", "allowUnauthenticatedAPI": true"#), environment: [:])
+            #expect(open.bearerTokens.isEmpty && open.allowUnauthenticatedAPI)
+        }
+        let path = try folder.configuration("")
+        for variable in ["SAML_SERVICE_BEARER_TOKENS", "SAML_SERVICE_ADMIN_TOKENS"] {
+            let message = await Self.refusal(path, environment: [variable: ","])
+            #expect(message?.contains("found none") == true, "\(variable): \(message ?? "accepted")")
+        }
+    }
+
+    @Test("sslmode disable or prefer to a host beyond loopback is refused unless allowPlaintextStore; loopback and require pass")
+    func plaintextStore() async throws {
+        for (url, exposed) in [
+            ("postgres://saml@db.example.com/saml", ["db.example.com"]), ("postgres://saml@10.0.0.5/saml?sslmode=disable", ["10.0.0.5"]),
+            ("postgres://saml@127.0.0.1,db2.example.com/saml?sslmode=prefer", ["db2.example.com"]),
+            ("postgres://saml@127.0.0.1/saml", []), ("postgres://saml@localhost/saml?sslmode=disable", []),
+            ("postgres://saml@[::1]:5433/saml", []), ("postgres://saml@db.example.com/saml?sslmode=require", []),
+            ("postgres://saml@127.0.0.1.evil.example/saml", ["127.0.0.1.evil.example"]),
+        ] {
+            #expect(try PostgresStateStore.Configuration(url: url).hostsWithoutRequiredTLS == exposed, "\(url)")
+        }
+        var configuration = Service.configuration(store: "postgres://saml@db.example.com/saml")
+        #expect(throws: SAMLError(.configurationInvalid, "")) {
+            _ = try ServiceApplication.buildApplication(configuration: configuration, logger: Service.quiet)
+        }
+        configuration.allowPlaintextStore = true
+        _ = try ServiceApplication.buildApplication(configuration: configuration, logger: Service.quiet)
+    }
+
+    @Test("the bearer token is checked before the method, the media type and the size")
+    func tokenFirst() async throws {
+        var configuration = Service.configuration()
+        configuration.bearerTokens = ["token"]
+        configuration.maximumBodyBytes = 16
+        let application = try ServiceApplication.buildApplication(configuration: configuration, logger: Service.quiet)
+        try await application.test(.router) { client in
+            for (path, method) in [
+                ("/api/v2/REF30/sessions/sso/Apple", HTTPRequest.Method.put), ("/api/v2/REF30/profiles", .delete),
+                ("/api/v1/tokens/authn", .get), ("/api/v2/REF30/configuration", .post),
+            ] {
+                let anonymous = try await client.execute(uri: path, method: method, headers: [.contentType: "text/plain"])
+                #expect(anonymous.status == .unauthorized && anonymous.headers[.allow] == nil, "\(method) \(path)")
+                let authenticated = try await client.execute(uri: path, method: method, headers: [.authorization: "Bearer token"])
+                #expect(authenticated.status == .methodNotAllowed && authenticated.headers[.allow] != nil, "\(method) \(path)")
+            }
+            let large = try await client.execute(
+                uri: "/api/v2/REF30/profiles/sso/Apple", method: .post,
+                headers: [.contentType: "application/x-www-form-urlencoded", .contentLength: "100000"], body: ByteBuffer(string: ""))
+            #expect(large.status == .unauthorized)
+            // The SP's metadata is public: its 405 needs no token.
+            let metadata = try await client.execute(uri: "/api/v2/REF30/saml/metadata", method: .post)
+            #expect(metadata.status == .methodNotAllowed)
+        }
+    }
+
+    @Test("device identifiers are their bytes: NFC and NFD, and invalid UTF-8, never one device")
+    func deviceBytes() async throws {
+        let nfc = Array("fingerprint caf\u{E9}".utf8)
+        let nfd = Array("fingerprint cafe\u{301}".utf8)
+        #expect(String(decoding: nfc, as: UTF8.self) == String(decoding: nfd, as: UTF8.self), "Swift's equality, the trap")
+        let keys = [nfc, nfd, Array("fingerprint caf%C3%A9".utf8)].map { DeviceIdentifier.key(bytes: $0) }
+        #expect(Set(keys.compactMap { $0.map { Array($0.utf8) } }).count == 3)
+        #expect(DeviceIdentifier.key(bytes: Array("fingerprint abc".utf8)) == "fingerprint abc")
+        #expect(DeviceIdentifier.key(bytes: Array("fingerprint ".utf8) + [0xFF, 0x41]) == nil)
+        #expect(DeviceIdentifier.key(bytes: Array("fingerprint ".utf8) + [0xC3]) == nil)
+
+        // Over HTTP: device A signs in; B, A's identifier in NFD, is not A; invalid UTF-8 is refused.
+        try await Service.with { port in
+            let deviceA = "caf\u{E9}-\(UInt32.random(in: 0...UInt32.max))"
+            let exchange = try await Service.freshExchange(port, Service.mvpdA, device: deviceA)
+            #expect(try await Service.send(port, exchange).status == 201)
+            let status = Service.pfs(Service.mvpdA.providerID).headerValue
+            let again = Service.json(try await Service.session(port, status, device: deviceA))
+            #expect(again["actionName"] as? String == "authorize")
+            let deviceB = deviceA.decomposedStringWithCanonicalMapping
+            #expect(Array(deviceB.utf8) != Array(deviceA.utf8) && deviceB == deviceA)
+            let other = Service.json(try await Service.session(port, status, device: deviceB))
+            #expect(other["actionName"] as? String != "authorize")
+            let profiles = try await Service.send(
+                port, "/api/v2/REF30/profiles", method: "GET", headers: [("AP-Device-Identifier", "fingerprint \(deviceB)")])
+            #expect(
+                profiles.status == 200 && (Service.json(profiles)["profiles"] as? [String: Any])?.isEmpty == true,
+                "\(String(decoding: profiles.body, as: UTF8.self))")
+            let mine = try await Service.send(
+                port, "/api/v2/REF30/profiles", method: "GET", headers: [("AP-Device-Identifier", "fingerprint \(deviceA)")])
+            #expect((Service.json(mine)["profiles"] as? [String: Any])?.count == 1)
+        }
+        let application = try ServiceApplication.buildApplication(configuration: Service.configuration(), logger: Service.quiet)
+        try await application.test(.router) { client in
+            var headers = ServiceRouterTests.form()
+            headers[HTTPField.Name("AP-Device-Identifier")!] = nil
+            headers.append(HTTPField(name: HTTPField.Name("AP-Device-Identifier")!, value: Array("fingerprint ".utf8) + [0xC3, 0x28]))
+            let invalid = try await client.execute(uri: "/api/v2/REF30/sessions/sso/Apple", method: .post, headers: headers)
+            let object = try JSONSerialization.jsonObject(with: Data(invalid.body.readableBytesView)) as? [String: Any]
+            #expect(invalid.status == .badRequest && object?["code"] as? String == "invalid_header_device_identifier")
+        }
+    }
+
+    @Test("anonymous signing has a budget: past it 503 with Retry-After, without signing; v1's profile requests share it")
+    func signingBudget() async throws {
+        var configuration = Service.configuration()
+        configuration.requestSigningKeyPath = "\(Service.vectors)/keys/sp-rsa-2048.key.pem"
+        configuration.requestSigningCertificatePath = "\(Service.vectors)/keys/sp-rsa-2048.cert.pem"
+        configuration.signaturesPerSecond = 3
+        let metrics = ServiceMetrics()
+        let application = try ServiceApplication.buildApplication(configuration: configuration, metrics: metrics, logger: Service.quiet)
+        try await application.test(.router) { client in
+            let pfs = HTTPField.Name("AP-Partner-Framework-Status")!
+            let status = Service.pfs("ProviderA").headerValue
+            var answers: [HTTPResponse.Status] = []
+            var retryAfter: String?
+            for index in 0..<6 {
+                if index % 2 == 0 {
+                    let answer = try await client.execute(
+                        uri: "/api/v2/REF30/sessions/sso/Apple", method: .post, headers: ServiceRouterTests.form([pfs: status]),
+                        body: ByteBuffer(string: "domainName=app.example&redirectUrl=https%3A%2F%2Fapp.example"))
+                    answers.append(answer.status)
+                    if answer.status == .serviceUnavailable { retryAfter = answer.headers[.retryAfter] }
+                } else {
+                    let answer = try await client.execute(uri: "/api/v1/REF30/profile-requests/MVPD-A?deviceType=tvOS", method: .get)
+                    answers.append(answer.status)
+                }
+            }
+            // The bucket holds one second: three signatures, then refusals until it refills.
+            #expect(answers.prefix(3).allSatisfy { $0 == .ok }, "\(answers)")
+            #expect(answers.filter { $0 == .serviceUnavailable }.count >= 2, "\(answers)")
+            #expect(retryAfter == "1")
+            let exposition = String(decoding: metrics.exposition(), as: UTF8.self)
+            #expect(exposition.contains(#"saml_overload_rejections_total{reason="signing-budget-spent"}"#))
+            #expect(exposition.contains(#"saml_requests_issued_total{mvpd="MVPD-A",api="v2"} 2"#), "\(exposition)")
+        }
+        // The calibration measures the key: an RSA-2048 signature takes well under a second.
+        let key = try SigningKey(
+            privateKeyPEM: Array(try Data(contentsOf: URL(fileURLWithPath: configuration.requestSigningKeyPath!))),
+            certificatePEM: nil)
+        let measured = SigningBudget.calibrated(for: key)
+        #expect(measured.cost > .zero && measured.cost < .seconds(1) && measured.rate >= 10)
+    }
+
+    @Test("the configuration answers are built once per snapshot, equal to a fresh build, with an ETag and 304")
+    func configurationAnswers() async throws {
+        let clock = ServiceRouterTests.MovableClock(.now())
+        var configuration = Service.configuration()
+        configuration.clock = clock
+        let featured = configuration.featuredMVPDs
+        let application = try ServiceApplication.buildApplication(configuration: configuration, logger: Service.quiet)
+        let mvpds = try MVPDConfiguration.decode(Array(try Data(contentsOf: URL(fileURLWithPath: configuration.mvpdConfigurationPath))))
+        try await application.test(.router) { client in
+            let info = HTTPField.Name("X-Device-Info")!
+            let device = Data(#"{"osName":"tvOS \"18\""}"#.utf8).base64EncodedString()
+            let first = try await client.execute(uri: "/api/v2/REF30/configuration", method: .get, headers: [info: device])
+            let expected = mvpds.json(
+                requestor: .init(id: "REF30", name: nil, domains: []), featured: featured, device: #"tvOS "18""#,
+                time: clock.now(), completesSSO: { ["MVPD-A", "MVPD-B"].contains($0) })
+            #expect(first.status == .ok && Array(first.body.readableBytesView) == expected)
+            let etag = try #require(first.headers[.eTag])
+            #expect(etag.hasPrefix("W/\""))
+            clock.advance(.seconds(5))
+            let second = try await client.execute(uri: "/api/v2/REF30/configuration", method: .get, headers: [info: device])
+            #expect(second.headers[.eTag] == etag && Array(second.body.readableBytesView) != expected, "time moved on")
+            let other = try await client.execute(uri: "/api/v2/REF30/configuration", method: .get)
+            #expect(other.headers[.eTag] != etag, "another device type, another tag")
+            let unchanged = try await client.execute(
+                uri: "/api/v2/REF30/configuration", method: .get, headers: [info: device, .ifNoneMatch: "\"x\", \(etag)"])
+            #expect(unchanged.status == .notModified && unchanged.body.readableBytes == 0)
+            for path in ["/api/v1/config/REF30", "/api/v1/config/REF30.xml"] {
+                let v1 = try await client.execute(uri: path, method: .get)
+                let tag = try #require(v1.headers[.eTag])
+                #expect(v1.status == .ok && !tag.hasPrefix("W/"))
+                let again = try await client.execute(uri: path, method: .get, headers: [.ifNoneMatch: tag])
+                #expect(again.status == .notModified)
+            }
+            #expect(ConfigurationAnswers.matches("*", etag) && !ConfigurationAnswers.matches(nil, etag))
+        }
+    }
+
+    /// A self-signed certificate of the bundled ECDSA P-256 key (MVPD-B's) valid from `notBefore` to `notAfter`.
+    static func certificate(notBefore: Date, notAfter: Date) throws -> String {
+        let pem = try String(contentsOfFile: "\(Service.vectors)/keys/ecdsa-p256.key.pem", encoding: .utf8)
+        let key = try P256.Signing.PrivateKey(pemRepresentation: pem)
+        let name = try DistinguishedName { CommonName("MVPD-B test signer") }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey), notValidBefore: notBefore,
+            notValidAfter: notAfter, issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256, extensions: Certificate.Extensions(),
+            issuerPrivateKey: .init(key))
+        return try certificate.serializeAsPEM().pemString
+    }
+
+    @Test("a pinned certificate that has ended stops verifying unless allowExpiredCertificates; its end is a gauge")
+    func expiredPinnedCertificate() async throws {
+        let folder = try Folder()
+        let now = Date()
+        let expired = try folder.write(
+            "expired.pem", try Self.certificate(notBefore: now - 30 * 86_400, notAfter: now - 86_400), mode: 0o644)
+        let trust = try folder.write(
+            "trust.json",
+            """
+            {"MVPD-A": {"metadata": "\(Service.vectors)/metadata/idp-a-signed.xml", "signer": "\(Service.vectors)/keys/metadata-signer-rsa-2048.cert.pem"},
+             "MVPD-B": {"issuer": "https://idp.mvpd-b.example.com", "certificates": ["\(expired)"]}}
+            """, mode: 0o644)
+        let pinned = try IdentityProvider(entityID: "https://idp.mvpd-b.example.com", keys: try TrustedKey.all(pem: Array(try Data(contentsOf: URL(fileURLWithPath: expired)))))
+        let usable = KeyExpiry.usable(pinned, now: .now(), allowExpired: false)
+        #expect(usable.identityProvider == nil && usable.expired.count == 1)
+        #expect(KeyExpiry.usable(pinned, now: .now(), allowExpired: true).identityProvider != nil)
+
+        for allowed in [false, true] {
+            var configuration = Service.configuration()
+            configuration.trustPath = trust
+            configuration.allowExpiredCertificates = allowed
+            let metrics = ServiceMetrics()
+            try await Service.with(configuration, metrics: metrics) { port in
+                let exchange = try await Service.freshExchange(port, Service.mvpdB)
+                let answer = try await Service.send(port, exchange)
+                if allowed {
+                    #expect(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
+                } else {
+                    #expect(answer.status != 201)
+                }
+                // The validity loop publishes every trusted key's end at its first pass.
+                var exposition = ""
+                for _ in 0..<50 where !exposition.contains("saml_trust_key_not_after_timestamp_seconds") {
+                    try await Task.sleep(for: .milliseconds(100))
+                    exposition = String(decoding: metrics.exposition(), as: UTF8.self)
+                }
+                #expect(exposition.contains(#"saml_trust_key_not_after_timestamp_seconds{mvpd="MVPD-B",source="pinned""#), "\(exposition)")
+            }
+        }
+    }
+}
