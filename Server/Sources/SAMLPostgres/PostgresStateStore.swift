@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import SAML
+import Synchronization
 import ServiceLifecycle
 
 /// A ``SAMLStateStore`` in PostgreSQL, shared by every instance of a service: outstanding requests and
@@ -48,13 +49,16 @@ import ServiceLifecycle
 /// connections (`withConnection`) with group commit on top.
 public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, ProfilePresence, Service, Sendable {
     /// The schema version this code writes and reads, and the oldest it still runs beside.
-    public static let schemaVersion = 5
+    public static let schemaVersion = 6
 
     public let configuration: Configuration
     private let lanes: StoreLanes
     private let recentlyUsed: RecentlyUsedAssertions
     /// Which devices have a live profile (nil when ``Configuration/profileDirectoryCapacity`` is 0).
     let directory: ProfileDirectory?
+    /// Set once ``prepare()`` has made the schema: the profile directory starts reading only then (its
+    /// first read would otherwise find no table, and say so).
+    let prepared = Atomic<Bool>(false)
     let logger: Logger
 
     public init(
@@ -120,7 +124,9 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
         -> StateStoreOutcome
     {
         if recentlyUsed.contains(assertion, now: now) { return .replayed }
-        guard case .outcome(let outcome) = try await perform("record an accepted response", .consume(assertion, request, profile)) else {
+        guard
+            case .outcome(let outcome) = try await perform("record an accepted response", .consume(assertion, request, profile), servesRequest: true)
+        else {
             throw SAMLError(.storeUnavailable, "expected an outcome from the PostgreSQL store, found another answer: refused, not accepted")
         }
         if outcome == .accepted || outcome == .replayed { recentlyUsed.insert(assertion) }
@@ -130,7 +136,7 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
     /// Keeps a profile (schema 3's `saml_profiles`), replacing the device's previous one for the MVPD;
     /// saved with the other writes of the moment in one transaction.
     public func save(_ profile: StoredProfile) async throws {
-        _ = try await perform("save a profile", .save(profile))
+        _ = try await perform("save a profile", .save(profile), servesRequest: true)
     }
 
     /// From the profile directory's memory (``ProfileDirectory``): whether `device` has a profile for
@@ -150,7 +156,7 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
     /// The device's profiles still valid by the database's clock: one prepared statement (parsed and
     /// planned once per connection, an index probe on the primary key's first two columns).
     public func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile] {
-        try await withConnection("read profiles") { connection in
+        try await withConnection("read profiles", servesRequest: true) { connection in
             let rows = try await connection.execute(
                 ProfilesStatement(serviceProvider: serviceProvider, device: device), logger: self.logger)
             var result: [StoredProfile] = []
@@ -187,12 +193,41 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
-    /// Whether the database answers within the deadline (`SELECT 1`); throws `store.unavailable` otherwise.
-    /// For readiness probes.
+    /// Whether a login could be served now, for readiness probes: ``prepare()`` has finished; the database
+    /// answers within the deadline; the schema has what a login needs (the procedure, the tables, their columns: from the
+    /// catalog), repairing what it can when it lacks something (``ensureSchema(on:replayTable:logger:)``,
+    /// at most once per ``StoreLanes/repairInterval``); and the logins have not all been failing (the last
+    /// operation a request waited for failed within the last 10 s, and none has succeeded since). Throws
+    /// `store.unavailable` naming what is wrong otherwise.
     public func checkHealth() async throws {
-        try await withConnection("check the connection") { connection in
-            let rows = try await connection.query("SELECT 1", logger: self.logger)
-            for try await _ in rows {}
+        guard prepared.load(ordering: .acquiring) else {
+            throw SAMLError(.storeUnavailable, "expected the schema prepared, found prepare() not finished yet")
+        }
+        var missing = try await missingSchema()
+        if !missing.isEmpty, lanes.mayRepair() {
+            logger.error("schema drift: parts a login needs are missing; repairing", metadata: ["missing": "\(missing)"])
+            try await withConnection("repair the schema") { connection in
+                try await Self.repairSchema(on: connection, logger: self.logger)
+            }
+            missing = try await missingSchema()
+        }
+        guard missing.isEmpty else {
+            throw SAMLError(.storeUnavailable, "expected the schema a login needs, found missing: \(missing)")
+        }
+        if let failing = lanes.failingRequests {
+            throw SAMLError(
+                .storeUnavailable, "expected logins to reach PostgreSQL, found every one failing for \(failing) (last: its failure)")
+        }
+    }
+
+    /// What a login needs that the schema lacks (empty: nothing).
+    private func missingSchema() async throws -> String {
+        try await withConnection("check the schema") { connection in
+            var missing = ""
+            for try await value in try await connection.query(PostgresQuery(unsafeSQL: Self.missingSQL), logger: self.logger).decode(String.self) {
+                missing = value
+            }
+            return missing
         }
     }
 
@@ -253,6 +288,9 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
                     SELECT count(*) FROM gone
                     """, logger: self.logger)
                 for try await value in profiles.decode(Int64.self) { removed += Int(value) }
+                // The removals the profile directories follow, kept an hour (ProfileDirectory.removalsKept).
+                try await connection.query(
+                    "DELETE FROM saml_profile_removals WHERE removed_at < now() - interval '1 hour'", logger: self.logger)
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(7320162)", logger: self.logger)
                 throw error
@@ -264,9 +302,9 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
 
     /// Runs `body` on one of the store's connections, as a job of its own.
     func withConnection<T: Sendable>(
-        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+        _ what: String, servesRequest: Bool = false, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        guard case .value(let value) = try await perform(what, .job(body)), let result = value as? T else {
+        guard case .value(let value) = try await perform(what, .job(body), servesRequest: servesRequest), let result = value as? T else {
             throw SAMLError(.storeUnavailable, "expected PostgreSQL to \(what), found another answer: refused, not accepted")
         }
         return result
@@ -274,10 +312,11 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
 
     /// Queues an operation and waits for its answer within the configured deadline (the wait for a
     /// connection included); anything but a `SAMLError` becomes `store.unavailable`.
-    private func perform(_ what: String, _ kind: StoreOperation.Kind) async throws -> StoreOperation.Answer {
+    private func perform(_ what: String, _ kind: StoreOperation.Kind, servesRequest: Bool) async throws -> StoreOperation.Answer {
         do {
             // Answered by a lane, or at the deadline by the lanes' sweep (queued or running).
-            return try await StoreOperation(kind, deadline: .now + configuration.timeout).wait(submittingTo: lanes.queue)
+            return try await StoreOperation(kind, deadline: .now + configuration.timeout, servesRequest: servesRequest).wait(
+                submittingTo: lanes.queue)
         } catch {
             let failure = StoreLanes.storeError(error)
             logger.debug("state store failed", metadata: ["operation": "\(what)", "code": "\(failure.code)"])

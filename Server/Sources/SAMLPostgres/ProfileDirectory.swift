@@ -48,6 +48,8 @@ final class ProfileDirectory: Sendable {
     let capacity: Int
     let interval: Duration
     var staleAfter: Duration { interval * 4 }
+    /// How long `saml_profile_removals` keeps a removal (``PostgresStateStore/removeExpired()``).
+    static let removalsKept: Duration = .seconds(3600)
     private let logger: Logger
 
     private struct State {
@@ -112,6 +114,10 @@ final class ProfileDirectory: Sendable {
 
     /// Reads what changed every ``interval`` until cancelled; a failed read is retried at the next one.
     func follow(_ store: PostgresStateStore) async {
+        // Not before the schema exists (prepare()): a read of a missing table is no news to anyone.
+        while !Task.isCancelled, !store.prepared.load(ordering: .acquiring) {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
         while !Task.isCancelled {
             do {
                 try await synchronise(store)
@@ -132,9 +138,27 @@ final class ProfileDirectory: Sendable {
         // Not prepared: planned with the cursor's values, so that it probes the `saved_xid` index. A
         // prepared statement's generic plan (the connections force them) cannot tell a recent `xmax`
         // from any other value and may scan the whole table. Integers only: nothing to quote.
-        let running = cursor.running.isEmpty ? "" : " OR saved_xid IN (\(cursor.running.map(String.init).joined(separator: ",")))"
+        // Removals are kept an hour (PostgresStateStore.removeExpired): a directory out of step for longer
+        // may have missed some, and loads everything again.
+        if let synchronised = state.withLock({ $0.synchronised }), started - synchronised > Self.removalsKept / 2 {
+            logger.info("profile directory loading again", metadata: ["out_of_step_seconds": "\((started - synchronised) / .seconds(1))"])
+            state.withLock { $0.cursor = nil }
+            return try await load(store)
+        }
+        let running = cursor.running.map(String.init).joined(separator: ",")
+        func changed(_ column: String) -> String {
+            "\(column) >= \(cursor.xmax)" + (cursor.running.isEmpty ? "" : " OR \(column) IN (\(running))")
+        }
+        // The rows written (inserted, replaced, updated by anyone: schema 6's trigger sets saved_xid) and
+        // the live profiles deleted (schema 6's saml_profile_removals), as of one snapshot. A removal reads
+        // as an expiry at the epoch; a key both removed and written again is applied as written (the
+        // table says what is there now).
         let sql = Self.select(
-            "SELECT service_provider, device, mvpd, expires_at FROM saml_profiles WHERE saved_xid >= \(cursor.xmax)\(running) LIMIT \(changesLimit + 1)"
+            """
+            SELECT * FROM (SELECT service_provider, device, mvpd, expires_at FROM saml_profiles WHERE \(changed("saved_xid"))
+                UNION ALL SELECT service_provider, device, mvpd, 'epoch'::timestamptz FROM saml_profile_removals WHERE \(changed("removed_xid"))
+            ) changes LIMIT \(changesLimit + 1)
+            """
         )
         let page = try await store.withConnection("read changed profiles") { connection in
             try await Self.read(connection.query(PostgresQuery(unsafeSQL: sql), logger: store.logger).decode(Self.Columns.self))
@@ -203,7 +227,8 @@ final class ProfileDirectory: Sendable {
         let fits = state.withLock { state -> Bool in
             if state.overflowed { return true }
             if ContinuousClock.now - state.swept > .seconds(60) || state.entries.count + rows.count > capacity { state.sweep(now) }
-            for row in rows { state.entries[Self.key(row.serviceProvider, row.device, row.mvpd)] = row.expiry }
+            for row in rows where row.expiry == 0 { state.entries[Self.key(row.serviceProvider, row.device, row.mvpd)] = nil }
+            for row in rows where row.expiry != 0 { state.entries[Self.key(row.serviceProvider, row.device, row.mvpd)] = row.expiry }
             state.cursor = cursor
             state.synchronised = started
             return state.entries.count <= capacity

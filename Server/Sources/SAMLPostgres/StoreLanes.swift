@@ -29,8 +29,9 @@ final class StoreLanes: Sendable {
     /// was: the operator's log says when the store starts failing and when it answers again, once each
     /// (at most one warning in 10 s when it flaps: a full volume fails writes while reads succeed), not
     /// once per refused login.
-    private let outage = Mutex<(current: (since: ContinuousClock.Instant, failures: Int, logged: Bool)?, warned: ContinuousClock.Instant?)>(
-        (nil, nil))
+    private let outage = Mutex<
+        (current: (since: ContinuousClock.Instant, last: ContinuousClock.Instant, failures: Int, logged: Bool)?, warned: ContinuousClock.Instant?)
+    >((nil, nil))
 
     init(configuration: PostgresStateStore.Configuration, logger: Logger) {
         self.configuration = configuration
@@ -83,7 +84,8 @@ final class StoreLanes: Sendable {
             for lane in lanes {
                 let (expired, stuck) = lane.overdue(now: now, timeout: configuration.timeout)
                 expired.forEach { $0.finish(.failure(timeoutFailure)) }
-                if !expired.isEmpty { failing("no answer within \(configuration.timeout)", operations: expired.count) }
+                let serving = expired.filter(\.servesRequest).count
+                if serving > 0 { failing("no answer within \(configuration.timeout)", operations: serving) }
                 if stuck { lane.abandon() }
             }
         }
@@ -105,17 +107,21 @@ final class StoreLanes: Sendable {
             case .job(let operation): operations = [operation]
             }
             lane.started(operations)
+            let serves = operations.contains(where: \.servesRequest)
             var failed: SAMLError?
             do {
-                let live = try await lane.current { try await self.connect(on: lane.executor.eventLoop) }
-                switch work {
-                case .batch(let operations, _):
-                    try await GroupCommit.run(
-                        operations, on: live, statementTimeout: .milliseconds(configuration.statementTimeoutMilliseconds),
-                        logger: self.logger)
-                case .job(let operation):
-                    guard case .job(let body) = operation.kind else { break }
-                    operation.finish(.success(.value(try await body(live))))
+                do {
+                    try await run(work, on: lane)
+                } catch where Self.isSchemaDrift(error) {
+                    // The schema lost a part (a dropped procedure, table or column): repaired, at most once per
+                    // interval across the lanes, and the work retried once on a new connection.
+                    logger.error(
+                        "schema drift: a store operation found a part of the schema missing; preparing it again and retrying once",
+                        metadata: ["failure": "\(Self.kind(error))"])
+                    await lane.drop()
+                    let live = try await lane.current { try await self.connect(on: lane.executor.eventLoop) }
+                    if mayRepair() { try await PostgresStateStore.repairSchema(on: live, logger: logger) }
+                    try await run(work, on: lane)
                 }
             } catch {
                 // Whatever failed, the connection's state is unknown (a transaction may be open, the
@@ -123,15 +129,61 @@ final class StoreLanes: Sendable {
                 let failure = Self.storeError(error)
                 failed = failure
                 logger.debug("store work failed: connection closed", metadata: ["lane": "\(number)", "code": "\(failure.code)"])
-                failing(Self.kind(error), operations: operations.count)
+                if serves { failing(Self.kind(error), operations: operations.count) }
                 await lane.drop()
                 operations.forEach { $0.finish(.failure(failure)) }
             }
             lane.finished()
             if case .batch = work { queue.batchFinished() }
-            if failed == nil { answered() }
+            if failed == nil, serves { answered() }
         }
         await lane.drop()
+    }
+
+    /// Runs `work` on the lane's connection (connecting first when it has none), answering its operations.
+    private func run(_ work: StoreQueue.Work, on lane: Lane) async throws {
+        let live = try await lane.current { try await self.connect(on: lane.executor.eventLoop) }
+        switch work {
+        case .batch(let operations, _):
+            try await GroupCommit.run(
+                operations, on: live, statementTimeout: .milliseconds(configuration.statementTimeoutMilliseconds), logger: self.logger)
+        case .job(let operation):
+            guard case .job(let body) = operation.kind else { break }
+            operation.finish(.success(.value(try await body(live))))
+        }
+    }
+
+    /// The least time between two repairs of the schema (``PostgresStateStore/ensureSchema(on:replayTable:logger:)``).
+    static let repairInterval: Duration = .seconds(10)
+    private let lastRepair = Mutex<ContinuousClock.Instant?>(nil)
+
+    /// Whether a repair may run now (none within ``repairInterval``); taking the turn when it may.
+    func mayRepair() -> Bool {
+        let now = ContinuousClock.now
+        return lastRepair.withLock { last in
+            if let previous = last, now - previous < Self.repairInterval { return false }
+            last = now
+            return true
+        }
+    }
+
+    /// An error of a schema that lost a part: an undefined function (`42883`), table (`42P01`) or
+    /// column (`42703`).
+    static func isSchemaDrift(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "42883" || state == "42P01" || state == "42703"
+    }
+
+    /// How long the operations requests wait for have all been failing, when the last of them failed
+    /// within the last 10 s and none succeeded since (readiness then fails: nothing would be served); nil
+    /// otherwise. An instance without traffic becomes ready again 10 s after its last failure, so that
+    /// the balancer tries it again.
+    var failingRequests: Duration? {
+        let now = ContinuousClock.now
+        return outage.withLock { outage in
+            guard let current = outage.current, now - current.last < .seconds(10) else { return nil }
+            return now - current.since
+        }
     }
 
     /// Operations failed closed (`kind`: PostgreSQL's SQLSTATE, the error's type, or the deadline): the
@@ -141,10 +193,11 @@ final class StoreLanes: Sendable {
         let log = outage.withLock { outage -> Bool in
             if outage.current != nil {
                 outage.current!.failures += operations
+                outage.current!.last = now
                 return false
             }
             let log = outage.warned.map { now - $0 >= .seconds(10) } ?? true
-            outage.current = (now, operations, log)
+            outage.current = (now, now, operations, log)
             if log { outage.warned = now }
             return log
         }

@@ -31,11 +31,16 @@ final class StoreOperation: Sendable {
     /// When the caller stops waiting: past it the operation is answered `store.unavailable` (by the
     /// lanes' sweep, whether it waits in the queue or runs), and skipped if still queued.
     let deadline: ContinuousClock.Instant
+    /// Whether a request waits for it (a login's write, a device's profiles read): only those make the
+    /// store's outage warning and readiness (the directory's reads, the clean-up and the probes do not:
+    /// they cannot tell an operator that a request failed).
+    let servesRequest: Bool
     private let state = Mutex(State.created)
 
-    init(_ kind: Kind, deadline: ContinuousClock.Instant) {
+    init(_ kind: Kind, deadline: ContinuousClock.Instant, servesRequest: Bool) {
         self.kind = kind
         self.deadline = deadline
+        self.servesRequest = servesRequest
     }
 
     /// Whether the operation was answered already (its caller gave up, or a lane answered it).

@@ -60,6 +60,7 @@ public enum ServiceApplication {
                 }
                 logger.warning("\(message); allowed by allowPlaintextStore")
             }
+            metrics.storeConnectionsExpected()
             storeConfiguration.connectionObserver = { tls in metrics.storeConnection(tls: tls) }
             if let password = configuration.storePassword { storeConfiguration.password = password }
             storeConfiguration.timeout = configuration.storeTimeout

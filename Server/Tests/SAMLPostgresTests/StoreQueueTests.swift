@@ -13,7 +13,7 @@ struct StoreQueueTests {
             .consume(
                 UsedAssertion(issuer: "https://idp.example.com", id: id, expiry: .now() + .seconds(300)),
                 request.map { IssuedRequestID(id: $0, expiry: .now() + .seconds(300)) }, nil),
-            deadline: .now + deadline)
+            deadline: .now + deadline, servesRequest: true)
     }
 
     static func ids(_ work: StoreQueue.Work?) -> [String] {

@@ -115,6 +115,9 @@ struct OperatorAssetsTests {
             first.close()
             second.close()
         }
+        // A PostgreSQL store's connection counters exist from the start (the application is built, not run).
+        _ = try ServiceApplication.buildApplication(
+            configuration: Service.configuration(store: "postgres://saml@127.0.0.1:1/none"), metrics: metrics, logger: Service.quiet)
         let exposition = String(decoding: metrics.exposition(), as: UTF8.self)
         // Family → the label names its samples carry (label values may hold braces: route templates).
         var exported: [String: Set<String>] = [:]

@@ -133,6 +133,14 @@ public struct ServiceMetrics: Sendable {
         Counter(label: "saml_store_full_total", dimensions: [("kind", kind)], factory: factory).increment()
     }
 
+    /// The connection counters at 0 from the start (with PostgreSQL), so that the first plaintext
+    /// connection is an increase.
+    func storeConnectionsExpected() {
+        for tls in ["yes", "no", "unknown"] {
+            Counter(label: "saml_store_connections_total", dimensions: [("tls", tls)], factory: factory).increment(by: 0)
+        }
+    }
+
     func storeConnection(tls: String) {
         Counter(label: "saml_store_connections_total", dimensions: [("tls", tls)], factory: factory).increment()
     }

@@ -7,14 +7,14 @@ import Synchronization
 /// `sessions/sso` and `GET .../profiles` are anonymous: a device with a well-formed header asks whether
 /// it has a profile, and without bounds every such call is a query on the one primary all instances
 /// share. So a shared store's reads go through:
-/// 1. **Profiles this instance knows** (``known``, at most ``knownCapacity``, the one that expires
-///    soonest making room): the profiles it kept after a login here and those its reads found. A
-///    `sessions/sso` whose device has a live profile here for the MVPD it asks about is answered from
-///    memory. Only a "yes" is answered so, and a flood of unknown devices leaves nothing in memory.
-///    Then, for `sessions/sso`, **the store's directory** when it has one (``AppleSSO/ProfilePresence``:
-///    PostgreSQL's keeps every live profile's key in memory, in step with every instance within a bound
-///    it documents): "yes" or "no" without the database. Only when it cannot answer (loading, not in
-///    step, off) does the question go on to the store, through 2 and 3.
+/// 1. For `sessions/sso`, **the store's directory** when it has one (``AppleSSO/ProfilePresence``:
+///    PostgreSQL's keeps every live profile's key in memory, in step with what the database holds,
+///    deletions and expiry changes included, within a bound it documents): "yes" or "no" without the
+///    database. When it cannot answer (loading, not in step, off), **profiles this instance knows**
+///    (``known``, at most ``knownCapacity``, the one that expires soonest making room): the profiles it
+///    kept after a login here and those its reads found; only a "yes" is answered so, and a flood of
+///    unknown devices leaves nothing in memory. Only then does the question go on to the store, through
+///    2 and 3.
 /// 2. **A rate**: at most ``Limits/perSecond`` reads a second reach the store (a bucket of one second's
 ///    reads).
 /// 3. **A concurrency**: at most ``Limits/concurrency`` reads wait on the store at once.
@@ -62,17 +62,20 @@ final class ProfileLookups: Sendable {
     /// Whether `device` has a profile for `mvpd` valid at `now` (`sessions/sso`); throws ``Shed`` when
     /// it is not known here and the read may not reach the store, and the store's error when it fails.
     func hasProfile(serviceProvider: String, device: String, mvpd: String, now: SAMLInstant) async throws -> Bool {
-        if let known,
-            try await known.profiles(serviceProvider: serviceProvider, device: device, now: now).contains(where: { $0.mvpd == mvpd })
-        {
-            metrics.profileLookup("memory")
-            return true
-        }
+        // The store's directory first: it follows what the database holds now (deletions and expiry
+        // changes included, whoever made them), where this instance's memory would still answer "yes" for a
+        // profile deleted or ended elsewhere.
         if let presence = store as? any ProfilePresence,
             let answer = presence.hasLiveProfile(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: now)
         {
             metrics.profileLookup("directory")
             return answer
+        }
+        if let known,
+            try await known.profiles(serviceProvider: serviceProvider, device: device, now: now).contains(where: { $0.mvpd == mvpd })
+        {
+            metrics.profileLookup("memory")
+            return true
         }
         return try await profiles(serviceProvider: serviceProvider, device: device, now: now).contains { $0.mvpd == mvpd }
     }
