@@ -3,8 +3,8 @@ import Foundation
 import Logging
 import PostgresNIO
 import SAML
-import Synchronization
 import ServiceLifecycle
+import Synchronization
 
 /// A ``SAMLStateStore`` in PostgreSQL, shared by every instance of a service: outstanding requests and
 /// used assertion IDs, and the profiles of successful exchanges.
@@ -125,7 +125,8 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
     {
         if recentlyUsed.contains(assertion, now: now) { return .replayed }
         guard
-            case .outcome(let outcome) = try await perform("record an accepted response", .consume(assertion, request, profile), servesRequest: true)
+            case .outcome(let outcome) = try await perform(
+                "record an accepted response", .consume(assertion, request, profile), servesRequest: true)
         else {
             throw SAMLError(.storeUnavailable, "expected an outcome from the PostgreSQL store, found another answer: refused, not accepted")
         }
@@ -224,7 +225,9 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
     private func missingSchema() async throws -> String {
         try await withConnection("check the schema") { connection in
             var missing = ""
-            for try await value in try await connection.query(PostgresQuery(unsafeSQL: Self.missingSQL), logger: self.logger).decode(String.self) {
+            for try await value in try await connection.query(PostgresQuery(unsafeSQL: Self.missingSQL), logger: self.logger).decode(
+                String.self)
+            {
                 missing = value
             }
             return missing

@@ -30,7 +30,10 @@ final class StoreLanes: Sendable {
     /// (at most one warning in 10 s when it flaps: a full volume fails writes while reads succeed), not
     /// once per refused login.
     private let outage = Mutex<
-        (current: (since: ContinuousClock.Instant, last: ContinuousClock.Instant, failures: Int, logged: Bool)?, warned: ContinuousClock.Instant?)
+        (
+            current: (since: ContinuousClock.Instant, last: ContinuousClock.Instant, failures: Int, logged: Bool)?,
+            warned: ContinuousClock.Instant?
+        )
     >((nil, nil))
 
     init(configuration: PostgresStateStore.Configuration, logger: Logger) {
@@ -112,7 +115,7 @@ final class StoreLanes: Sendable {
             do {
                 do {
                     try await run(work, on: lane)
-                } catch where Self.isSchemaDrift(error) {
+                } catch  where Self.isSchemaDrift(error) {
                     // The schema lost a part (a dropped procedure, table or column): repaired, at most once per
                     // interval across the lanes, and the work retried once on a new connection.
                     logger.error(
@@ -301,7 +304,8 @@ final class StoreLanes: Sendable {
         let tls = encrypted.map { $0 ? "yes" : "no" } ?? "unknown"
         let metadata: Logger.Metadata = ["host": "\(host)", "tls": "\(tls)", "sslmode": "\(configuration.sslMode.rawValue)"]
         if encrypted == false && configuration.sslMode != .disable {
-            logger.warning("PostgreSQL connection without TLS: the server offers none (sslmode=prefer fell back to plaintext)", metadata: metadata)
+            logger.warning(
+                "PostgreSQL connection without TLS: the server offers none (sslmode=prefer fell back to plaintext)", metadata: metadata)
         } else {
             logger.info("PostgreSQL connection", metadata: metadata)
         }

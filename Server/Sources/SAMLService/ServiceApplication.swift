@@ -56,7 +56,8 @@ public enum ServiceApplication {
                 guard configuration.allowPlaintextStore else {
                     throw SAMLError(
                         .configurationInvalid,
-                        "expected sslmode require, verify-ca or verify-full in the store URL for a host beyond loopback, found \(storeConfiguration.sslMode.rawValue) (set allowPlaintextStore to accept it)")
+                        "expected sslmode require, verify-ca or verify-full in the store URL for a host beyond loopback, found \(storeConfiguration.sslMode.rawValue) (set allowPlaintextStore to accept it)"
+                    )
                 }
                 logger.warning("\(message); allowed by allowPlaintextStore")
             }

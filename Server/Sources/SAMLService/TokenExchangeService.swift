@@ -129,8 +129,10 @@ public struct TokenExchangeService: Sendable {
         var identityProviders: [String: IdentityProvider] = [:]
         let started = configuration.clock.now()
         for (mvpd, pinned) in trustContents.pinned {
-            KeyExpiry.warn(pinned, mvpd: mvpd, pinned: true, allowExpired: configuration.allowExpiredCertificates, now: started, logger: logger)
-            identityProviders[mvpd] = KeyExpiry.usable(pinned, now: started, allowExpired: configuration.allowExpiredCertificates).identityProvider
+            KeyExpiry.warn(
+                pinned, mvpd: mvpd, pinned: true, allowExpired: configuration.allowExpiredCertificates, now: started, logger: logger)
+            identityProviders[mvpd] =
+                KeyExpiry.usable(pinned, now: started, allowExpired: configuration.allowExpiredCertificates).identityProvider
         }
         for (mvpd, source) in trustContents.sources {
             guard case .file = source.location else { continue }
@@ -182,7 +184,8 @@ public struct TokenExchangeService: Sendable {
             let rate = configuration.signaturesPerSecond ?? measured.rate
             signingBudget = SigningBudget(rate: rate)
             logger.info(
-                "request signing budget", metadata: ["signatures_per_second": "\(rate)", "measured_us": "\(measured.cost.nanoseconds / 1000)"])
+                "request signing budget",
+                metadata: ["signatures_per_second": "\(rate)", "measured_us": "\(measured.cost.nanoseconds / 1000)"])
         } else {
             signingBudget = nil
         }

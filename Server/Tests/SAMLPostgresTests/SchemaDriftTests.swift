@@ -140,6 +140,7 @@ extension PostgresStateStoreTests {
         try await Task.sleep(for: .milliseconds(50))
         try await a.store.removeExpired()
         #expect(try await a.store.firstValue(unsafeSQL: "SELECT count(*)::text FROM saml_profiles WHERE device = '\(expired)'") == "0")
-        #expect(try await a.store.firstValue(unsafeSQL: "SELECT count(*)::text FROM saml_profile_removals WHERE device = '\(expired)'") == "0")
+        #expect(
+            try await a.store.firstValue(unsafeSQL: "SELECT count(*)::text FROM saml_profile_removals WHERE device = '\(expired)'") == "0")
     }
 }

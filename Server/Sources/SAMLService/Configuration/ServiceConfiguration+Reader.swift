@@ -92,14 +92,16 @@ extension ServiceConfiguration {
         }
         if let value = settings.strings("bearerTokens") {
             guard !value.isEmpty || allowUnauthenticatedAPI else {
-                throw SAMLError(.configurationInvalid, "expected at least one token in bearerTokens, found none: remove the setting to go without")
+                throw SAMLError(
+                    .configurationInvalid, "expected at least one token in bearerTokens, found none: remove the setting to go without")
             }
             bearerTokens = value
         }
         if let value = try secret("adminTokensFile") { adminTokens = value }
         if let value = settings.strings("adminTokens") {
             guard !value.isEmpty else {
-                throw SAMLError(.configurationInvalid, "expected at least one token in adminTokens, found none: remove the setting to go without")
+                throw SAMLError(
+                    .configurationInvalid, "expected at least one token in adminTokens, found none: remove the setting to go without")
             }
             adminTokens = value
         }

@@ -44,7 +44,8 @@ extension ServiceConfiguration {
         if !allowingReadable, mode & 0o077 != 0 {
             throw SAMLError(
                 .configurationInvalid,
-                "expected the secret file for \(setting) at \(quoted(path)) readable by its owner only (mode 0600 or 0400), found mode 0\(String(mode, radix: 8)) owned by \(owner(status.st_uid)):group \(status.st_gid): chmod go= the file, or set allowReadableSecretFiles")
+                "expected the secret file for \(setting) at \(quoted(path)) readable by its owner only (mode 0600 or 0400), found mode 0\(String(mode, radix: 8)) owned by \(owner(status.st_uid)):group \(status.st_gid): chmod go= the file, or set allowReadableSecretFiles"
+            )
         }
         let data = try handle.readToEnd() ?? Data()
         var text = String(decoding: data, as: UTF8.self)

@@ -34,7 +34,8 @@ enum ServiceSettings {
         .init(key: "allowDevelopmentKeys", inFile: false), .init(key: "allowExpiredCertificates"),
         .init(key: "spEntityID"), .init(key: "destination"),
         // The store.
-        .init(key: "store"), .init(key: "allowPlaintextStore"), .init(key: "storePassword", isSecret: true), .init(key: "storePasswordFile"),
+        .init(key: "store"), .init(key: "allowPlaintextStore"), .init(key: "storePassword", isSecret: true),
+        .init(key: "storePasswordFile"),
         .init(key: "storeTimeoutSeconds"), .init(key: "storeStartupTimeoutSeconds"), .init(key: "storeConnections"),
         .init(key: "storeBatchWindowMilliseconds"), .init(key: "profileLookupsPerSecond"), .init(key: "profileLookupConcurrency"),
         .init(key: "profileDirectoryCapacity"),

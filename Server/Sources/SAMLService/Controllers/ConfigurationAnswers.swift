@@ -79,7 +79,8 @@ final class ConfigurationAnswers: Sendable {
         let deviceBytes = JSONValue.string(deviceMarker).bytes
         let timeBytes = Array(String(timeMarker).utf8)
         let built: Template
-        if let device = Self.only(deviceBytes, in: whole), let time = Self.only(timeBytes, in: whole), device.upperBound <= time.lowerBound {
+        if let device = Self.only(deviceBytes, in: whole), let time = Self.only(timeBytes, in: whole), device.upperBound <= time.lowerBound
+        {
             built = Template(
                 completes: completes,
                 split: Split(

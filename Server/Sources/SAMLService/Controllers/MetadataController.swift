@@ -49,7 +49,8 @@ extension TokenExchangeService {
     public func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
         if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
         let built = configurationAnswers.v2(
-            device: Self.deviceType(headers.deviceInfo), time: configuration.clock.now(), completesSSO: { trust.identityProvider(for: $0) != nil })
+            device: Self.deviceType(headers.deviceInfo), time: configuration.clock.now(),
+            completesSSO: { trust.identityProvider(for: $0) != nil })
         return ServiceAnswer(built, ifNoneMatch: headers.ifNoneMatch)
     }
 

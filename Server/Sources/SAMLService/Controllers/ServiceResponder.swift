@@ -50,7 +50,9 @@ struct ServiceResponder: Sendable {
             let authenticated = !Self.unauthenticatedPaths.contains(path)
             for method in all where !allowed.contains(method) {
                 router.on(RouterPath(path), method: method) { request, _ in
-                    if authenticated, let refusal = service.checkAuthorization(RequestHeaders(authorization: request.headers[.authorization])) {
+                    if authenticated,
+                        let refusal = service.checkAuthorization(RequestHeaders(authorization: request.headers[.authorization]))
+                    {
                         return Self.json(refusal.status, method == .head ? [] : refusal.body)
                     }
                     var error = EnhancedError(

@@ -55,7 +55,8 @@ enum KeyExpiry {
                 "mvpd": "\(mvpd)", "key": "\(label(key))", "not_after": "\(notAfter)", "source": "\(pinned ? "pinned" : "metadata")",
             ]
             if notAfter > now {
-                logger.warning("a trusted key's certificate ends within 14 days: rotate it (or its IdP's metadata) before then", metadata: metadata)
+                logger.warning(
+                    "a trusted key's certificate ends within 14 days: rotate it (or its IdP's metadata) before then", metadata: metadata)
             } else if pinned && !allowExpired {
                 logger.error(
                     "a pinned key's certificate has ended: it no longer verifies (set allowExpiredCertificates to keep it)",
