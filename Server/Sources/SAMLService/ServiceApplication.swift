@@ -80,7 +80,7 @@ public enum ServiceApplication {
             trustPath: configuration.trustPath, contents: service.trustContents, registry: service.trust, metrics: metrics,
             logger: logger, clock: configuration.clock, listensForHangUp: configuration.reloadsOnHangUp,
             allowsDevelopmentKeys: configuration.allowDevelopmentKeys, allowsExpiredCertificates: configuration.allowExpiredCertificates,
-            onReload: { service.reloadMVPDConfiguration() })
+            onReload: { service.reload() })
         services.append(maintainer)
         let memory = MemoryStores(
             state: store as? InMemoryStateStore, profiles: service.memoryProfiles,
@@ -91,7 +91,10 @@ public enum ServiceApplication {
         let responder = ServiceResponder(
             service: service, limit: configuration.maximumBodyBytes,
             admission: AdmissionControl(limit: configuration.maximumConcurrentVerifications, queue: configuration.verificationQueue))
-        let router = buildRouter(responder: responder, ready: ready, memory: memory, tracer: tracing?.tracer)
+        // With an admin listener, health and metrics are answered there only: the public listener serves the
+        // API alone (per-MVPD metrics and readiness details are not the Internet's business).
+        let router = buildRouter(
+            responder: responder, ready: ready, memory: memory, tracer: tracing?.tracer, health: configuration.adminPort == nil)
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: configuration.maximumHeaderBytes, maxHeaderListSize: configuration.maximumHeaderBytes,
             maxHeaderFieldCount: 100)
@@ -105,7 +108,7 @@ public enum ServiceApplication {
                 Application(
                     router: buildAdminRouter(
                         metrics: metrics, trust: service.trust, ready: ready, memory: memory, maintainer: maintainer,
-                        tokens: configuration.adminTokens.map { BearerToken.digest(Array($0.utf8)) }),
+                        credentials: configuration.adminTokens.isEmpty ? nil : service.credentials),
                     server: .http1(
                         configuration: http1(limits, ConnectionGuard.Registry(capacity: limits.maximumConnections), metrics, decoder)),
                     configuration: ApplicationConfiguration(
@@ -166,10 +169,11 @@ public enum ServiceApplication {
         try await ServiceGroup(configuration: group).run()
     }
 
-    /// The public routes: the API of ``TokenExchangeService`` and the health and metrics routes.
+    /// The public routes: the API of ``TokenExchangeService``, and the health and metrics routes unless
+    /// an admin listener has them (`health` false).
     static func buildRouter(
         responder: ServiceResponder, ready: @escaping @Sendable () async throws -> Void,
-        memory: MemoryStores = MemoryStores(state: nil, profiles: nil), tracer: (any Tracer)? = nil
+        memory: MemoryStores = MemoryStores(state: nil, profiles: nil), tracer: (any Tracer)? = nil, health: Bool = true
     ) -> Router<BasicRequestContext> {
         let service = responder.service
         let metrics = service.metrics
@@ -177,24 +181,25 @@ public enum ServiceApplication {
         if let tracer { router.add(middleware: RequestSpanMiddleware(tracer: tracer)) }
         router.add(middleware: ObservabilityMiddleware(metrics: metrics))
         responder.add(to: router)
-        addHealthRoutes(to: router, metrics: metrics, trust: service.trust, ready: ready, memory: memory)
+        if health { addHealthRoutes(to: router, metrics: metrics, trust: service.trust, ready: ready, memory: memory) }
         return router
     }
 
-    /// The admin listener's routes: health and metrics, and with admin tokens `POST /admin/reload` (the
-    /// trust file and the MVPD configuration read again, as on SIGHUP; 202, or 401 without a valid token).
+    /// The admin listener's routes: health and metrics, and with admin tokens at start `POST /admin/reload`
+    /// (the trust file, the MVPD configuration and the secret files read again, as on SIGHUP; 202, or 401
+    /// without a valid token, checked against the admin tokens as last read).
     static func buildAdminRouter(
         metrics: ServiceMetrics, trust: TrustRegistry, ready: @escaping @Sendable () async throws -> Void, memory: MemoryStores,
-        maintainer: TrustMaintainer, tokens: [[UInt8]]
+        maintainer: TrustMaintainer, credentials: Credentials?
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         addHealthRoutes(to: router, metrics: metrics, trust: trust, ready: ready, memory: memory)
-        if !tokens.isEmpty {
+        if let credentials {
             router.post("/admin/reload") { request, context in
                 guard let value = request.headers[.authorization], let token = BearerToken.credentials(in: value),
-                    BearerToken.matches(token, tokens)
+                    BearerToken.matches(token, credentials.admin)
                 else { return health(401, "unauthorized") }
-                context.logger.info("admin: reloading the trust file and the MVPD configuration")
+                context.logger.info("admin: reloading the trust file, the MVPD configuration and the secret files")
                 maintainer.reload()
                 return health(202, "reloading")
             }
@@ -229,7 +234,9 @@ public enum ServiceApplication {
                 return health(200, "ok", trust: degraded, store: store)
             } catch {
                 metrics.storeError(operation: "readiness")
-                context.logger.warning("not ready: the store does not answer")
+                context.logger.warning(
+                    "not ready: the store cannot serve a login",
+                    metadata: ["reason": "\((error as? SAMLError)?.message ?? String(reflecting: type(of: error)))"])
                 return health(503, "store unavailable", trust: degraded)
             }
         }

@@ -34,7 +34,7 @@ public struct TokenExchangeService: Sendable {
     let profileLookups: ProfileLookups
     /// The profile store when it is this process's memory (its occupancy is a gauge).
     let memoryProfiles: InMemoryProfileStore?
-    /// What the MVPD configuration file says, replaced as a whole by ``reloadMVPDConfiguration()``.
+    /// What the MVPD configuration file says, replaced as a whole by ``reload()``.
     private let current: Current
     /// The SP metadata last written, and when (``spMetadata(serviceProvider:)``).
     let spMetadataCache = SPMetadataCache()
@@ -50,6 +50,7 @@ public struct TokenExchangeService: Sendable {
         var metricLabels: Set<String>
         /// The answers built from the configuration alone.
         var answers: ConfigurationAnswers
+        var requests: RequestIDAuthority
     }
     public var mvpds: MVPDConfiguration { current.snapshot.withLock { $0.mvpds } }
     var exchange: TokenExchange { current.snapshot.withLock { $0.exchange } }
@@ -57,10 +58,13 @@ public struct TokenExchangeService: Sendable {
     let signingKey: SigningKey?
     /// The signatures a second anonymous callers may have (with a request-signing key).
     let signingBudget: SigningBudget?
-    /// MACs the IDs of the requests `sessions/sso` issues and checks those the responses answer.
-    let requests: RequestIDAuthority
+    /// MACs the IDs of the requests `sessions/sso` issues and checks those the responses answer (the
+    /// snapshot's: `requestKeysFile` is read again by ``reload()``).
+    var requests: RequestIDAuthority { current.snapshot.withLock { $0.requests } }
+    /// The API's and the admin listener's bearer tokens (read again by ``reload()``).
+    let credentials: Credentials
     /// SHA-256 of each configured bearer token (compared in constant time).
-    let bearerDigests: [[UInt8]]
+    var bearerDigests: [[UInt8]] { credentials.bearer }
     let metrics: ServiceMetrics
     let logger: Logger
     let tracer: (any Tracer)?
@@ -160,6 +164,7 @@ public struct TokenExchangeService: Sendable {
                 "MVPD accepts responses signed with legacy digests (SHA-1, SHA-224): weaker against collisions; remove allowLegacyDigests from its trust file entry once its IdP signs with SHA-256",
                 metadata: ["mvpd": "\(mvpd)"])
         }
+        let requests: RequestIDAuthority
         if configuration.requestKeys.isEmpty {
             guard configuration.store == "memory" else {
                 throw SAMLError(
@@ -171,7 +176,7 @@ public struct TokenExchangeService: Sendable {
         } else {
             requests = try RequestIDAuthority(keys: configuration.requestKeys)
         }
-        bearerDigests = configuration.bearerTokens.map { BearerToken.digest(Array($0.utf8)) }
+        credentials = Credentials(bearer: configuration.bearerTokens, admin: configuration.adminTokens)
         current = Current(Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests))
         if let keyPath = configuration.requestSigningKeyPath {
             signingKey = try SigningKey(
@@ -221,22 +226,55 @@ public struct TokenExchangeService: Sendable {
             requestor: MVPDConfiguration.Requestor(
                 id: configuration.serviceProvider, name: configuration.requestorName, domains: configuration.domains),
             featured: configuration.featuredMVPDs)
-        return Snapshot(mvpds: mvpds, exchange: exchange, metricLabels: Set(mvpds.mvpds.map(\.id)), answers: answers)
+        return Snapshot(mvpds: mvpds, exchange: exchange, metricLabels: Set(mvpds.mvpds.map(\.id)), answers: answers, requests: requests)
     }
 
-    /// Reads the MVPD configuration file again and swaps it in for new requests; a file that does not read
-    /// leaves the current one in place and says why in the log.
-    public func reloadMVPDConfiguration() {
+    /// What SIGHUP and `POST /admin/reload` read again besides the trust file: the MVPD configuration and
+    /// the secret files (`bearerTokensFile`, `adminTokensFile`, `requestKeysFile`), each with the checks
+    /// of the start (an empty or readable file is refused). Each part that does not read leaves the
+    /// current one in place and says why in the log; secrets given in the environment stay as they are.
+    public func reload() {
+        var mvpds = self.mvpds
         do {
-            let mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
-            let snapshot = Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests)
-            current.snapshot.withLock { $0 = snapshot }
+            mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
             logger.info("MVPD configuration reloaded", metadata: ["mvpds": "\(mvpds.mvpds.count)"])
         } catch {
             logger.error(
                 "the MVPD configuration does not read: the previous one stays in place",
                 metadata: ["path": "\(configuration.mvpdConfigurationPath)", "error": "\((error as? SAMLError)?.message ?? "\(error)")"])
         }
+        var requests = self.requests
+        let readable = configuration.allowReadableSecretFiles
+        func secret(_ setting: String, _ path: String?, allowEmpty: Bool = false) -> [String]? {
+            guard let path else { return nil }
+            do {
+                let entries =
+                    allowEmpty
+                    ? ServiceConfiguration.entries(try ServiceConfiguration.secretText(path, setting: setting, allowingReadable: readable))
+                    : try ServiceConfiguration.secret(path, setting: setting, allowingReadable: readable)
+                logger.info("secret file reloaded", metadata: ["setting": "\(setting)", "entries": "\(entries.count)"])
+                return entries
+            } catch {
+                logger.error(
+                    "a secret file does not read: the previous entries stay in place",
+                    metadata: ["setting": "\(setting)", "error": "\((error as? SAMLError)?.message ?? "\(error)")"])
+                return nil
+            }
+        }
+        if let entries = secret("requestKeysFile", configuration.requestKeysFilePath) {
+            do {
+                requests = try RequestIDAuthority(keys: try ServiceConfiguration.parseRequestKeys(entries))
+            } catch {
+                logger.error(
+                    "the request-ID keys do not read: the previous ones stay in place",
+                    metadata: ["error": "\((error as? SAMLError)?.message ?? "\(error)")"])
+            }
+        }
+        credentials.replace(
+            bearer: secret("bearerTokensFile", configuration.bearerTokensFilePath, allowEmpty: configuration.allowUnauthenticatedAPI),
+            admin: secret("adminTokensFile", configuration.adminTokensFilePath))
+        let snapshot = Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests)
+        current.snapshot.withLock { $0 = snapshot }
     }
 
     /// The value of an `mvpd` metric label: a configured MVPD's id, else `none`. Never a value of the

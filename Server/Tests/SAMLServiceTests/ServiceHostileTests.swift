@@ -431,6 +431,10 @@ struct ServiceHostileTests {
                 try await Service.send(adminPort, "/metrics", method: "GET").text.contains(
                     #"saml_overload_rejections_total{reason="connection-evicted"} 1"#))
             second.close()
+            // The public listener serves the API only: health and metrics are the admin listener's.
+            for path in ["/metrics", "/health", "/health/ready", "/health/live"] {
+                #expect(try await Service.send(port, path, method: "GET").status == 404, "\(path)")
+            }
         }
     }
 
@@ -448,7 +452,7 @@ struct ServiceHostileTests {
             #expect(try await Service.send(adminPort, "/health/ready", method: "GET").status == 200)
             let closed = held.filter { $0.isClosed(waiting: .milliseconds(20)) }.count
             #expect(closed >= cap * 2, "at most \(cap) connections stay open on the admin listener, found \(held.count - closed)")
-            #expect(try await Service.send(port, "/health/live", method: "GET").status == 200)
+            #expect(try await Service.send(port, "/api/v2/REF30/configuration", method: "GET").status == 200)
             held.forEach { $0.close() }
         }
     }

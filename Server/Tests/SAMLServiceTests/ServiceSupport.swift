@@ -111,13 +111,13 @@ enum Service {
     /// sessions/sso for `mvpd`, from `device` (an `AP-Device-Identifier` fingerprint value).
     static func session(
         _ port: Int, _ header: String?, body: String = "domainName=app.example&redirectUrl=https%3A%2F%2Fapp.example",
-        device: String = deviceValue
+        device: String = deviceValue, authorization: String = "token"
     )
         async throws -> HTTPConnection.Answer
     {
         var headers = [
             ("AP-Device-Identifier", "fingerprint \(device)"), ("Content-Type", "application/x-www-form-urlencoded"),
-            ("Authorization", "Bearer token"),
+            ("Authorization", "Bearer \(authorization)"),
         ]
         if let header { headers.append(("AP-Partner-Framework-Status", header)) }
         return try await send(port, "/api/v2/REF30/sessions/sso/Apple", headers: headers, body: Array(body.utf8))
@@ -135,9 +135,11 @@ enum Service {
     }
 
     /// The Token Exchange request a device sends for `response`.
-    static func exchange(_ response: String, _ status: PartnerFrameworkStatus, device: String = deviceValue) -> HTTPRequestParts {
+    static func exchange(_ response: String, _ status: PartnerFrameworkStatus, device: String = deviceValue, accessToken: String = "token")
+        -> HTTPRequestParts
+    {
         TokenExchangeRequest.v2(
-            samlAttributeQueryResponse: response, serviceProvider: "REF30", accessToken: "token", deviceIdentifier: device,
+            samlAttributeQueryResponse: response, serviceProvider: "REF30", accessToken: accessToken, deviceIdentifier: device,
             deviceInfo: Data(#"{"model":"AppleTV"}"#.utf8).base64EncodedString(), partnerFrameworkStatus: status)
     }
 

@@ -54,8 +54,14 @@ extension ServiceConfiguration {
         if let value = try settings.int("memoryStoreCapacity", in: 1...Int.max) { memoryStoreCapacity = value }
         if let value = try settings.int("memoryProfileCapacity", in: 1...Int.max) { memoryProfileCapacity = value }
 
-        if let value = try secret("requestKeysFile") { requestKeys = try Self.parseRequestKeys(value) }
-        if let value = settings.strings("requestKeys") { requestKeys = try Self.parseRequestKeys(value) }
+        if let value = try secret("requestKeysFile") {
+            requestKeys = try Self.parseRequestKeys(value)
+            requestKeysFilePath = path("requestKeysFile")
+        }
+        if let value = settings.strings("requestKeys") {
+            requestKeys = try Self.parseRequestKeys(value)
+            requestKeysFilePath = nil
+        }
         if let value = try settings.seconds("requestLifetimeSeconds") { requestLifetime = value }
         if let value = try settings.seconds("maximumAgeSeconds") { maximumAge = value }
         if let value = try settings.seconds("clockSkewSeconds", in: 0...3600) { clockSkew = value }
@@ -82,6 +88,8 @@ extension ServiceConfiguration {
         requestorName = settings.string("requestorName")
         if let value = settings.strings("domains") { domains = value }
 
+        bearerTokensFilePath = path("bearerTokensFile")
+        adminTokensFilePath = path("adminTokensFile")
         if let file = path("bearerTokensFile") {
             // An empty file is refused (it must not turn authentication off), unless the operator said that
             // the API is meant to go without.
@@ -96,6 +104,7 @@ extension ServiceConfiguration {
                     .configurationInvalid, "expected at least one token in bearerTokens, found none: remove the setting to go without")
             }
             bearerTokens = value
+            bearerTokensFilePath = nil
         }
         if let value = try secret("adminTokensFile") { adminTokens = value }
         if let value = settings.strings("adminTokens") {
@@ -104,6 +113,7 @@ extension ServiceConfiguration {
                     .configurationInvalid, "expected at least one token in adminTokens, found none: remove the setting to go without")
             }
             adminTokens = value
+            adminTokensFilePath = nil
         }
 
         if let value = try settings.int("maximumConnections", in: 1...Int.max) { maximumConnections = value }

@@ -93,6 +93,12 @@ public struct ServiceConfiguration: Sendable {
     /// When not empty, every `/api/` request must carry `Authorization: Bearer <one of these>` (401
     /// otherwise). Empty (default): the service trusts the gateway in front of it to authenticate apps.
     public var bearerTokens: [String] = []
+    /// The files the bearer tokens, the admin tokens and the request-ID keys were read from (nil when they
+    /// came from the environment or from code): read again on SIGHUP and `POST /admin/reload`
+    /// (``TokenExchangeService/reload()``), with the same checks as at start.
+    public var bearerTokensFilePath: String?
+    public var adminTokensFilePath: String?
+    public var requestKeysFilePath: String?
     /// Says that the API is meant to answer without bearer tokens (a gateway in front authenticates the
     /// apps): then an empty `bearerTokensFile` means none, and the start-up line that the API is open is a
     /// notice, not a warning. Default false: an empty token file is refused, no tokens at all is warned of.

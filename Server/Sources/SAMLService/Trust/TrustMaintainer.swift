@@ -136,7 +136,7 @@ public final class TrustMaintainer: Service, Sendable {
                 if self.listensForHangUp {
                     group.addTask {
                         for await _ in await UnixSignalsSequence(trapping: .sighup) {
-                            self.logger.info("SIGHUP: reloading the trust file and the MVPD configuration")
+                            self.logger.info("SIGHUP: reloading the trust file, the MVPD configuration and the secret files")
                             self.reload()
                         }
                     }

@@ -1,0 +1,106 @@
+import AppleSSO
+import Foundation
+import SAML
+import SAMLService
+import Testing
+
+@testable import SAMLLoad
+
+/// Bearer tokens, admin tokens and request-ID keys rotated without a restart: their files read again on
+/// `POST /admin/reload` (as on SIGHUP), old and new accepted during the overlap (issue 68).
+@Suite("Secret rotation")
+struct SecretRotationTests {
+    static func write(_ text: String, to path: String) throws {
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+    }
+
+    static func key(_ id: Int, _ byte: String) -> String { "\(id):" + String(repeating: byte, count: 32) }
+
+    @Test("tokens and request-ID keys rotate on reload: the new one works at once, the old one until it is removed")
+    func rotation() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rotation-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tokens = folder.appendingPathComponent("bearer-tokens").path
+        let admin = folder.appendingPathComponent("admin-tokens").path
+        let keys = folder.appendingPathComponent("request-keys").path
+        try Self.write("old-token\n", to: tokens)
+        try Self.write("admin-old\n", to: admin)
+        try Self.write(Self.key(1, "ab") + "\n", to: keys)
+        let adminPort = try await Service.freePort()
+        let file = folder.appendingPathComponent("service.json").path
+        try """
+        {"serviceProvider": "REF30", "mvpdConfiguration": "\(Service.vectors)/exchange/mvpd-configuration.json",
+         "trust": "\(Service.vectors)/exchange/trust.json", "port": 0, "adminPort": \(adminPort),
+         "bearerTokensFile": "bearer-tokens", "adminTokensFile": "admin-tokens", "requestKeysFile": "request-keys",
+         "userMetadataMapping": {"householdId": "householdID"}}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        var configuration = try await ServiceConfiguration.load(
+            contentsOf: file, environment: ["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS": "true"])
+        configuration.port = 0
+        try await Service.with(configuration) { port in
+            func api(_ token: String) async throws -> Int {
+                try await Service.send(port, "/api/v2/REF30/configuration", method: "GET", headers: [("Authorization", "Bearer \(token)")])
+                    .status
+            }
+            func reload(_ token: String) async throws -> Int {
+                try await Service.send(adminPort, "/admin/reload", headers: [("Authorization", "Bearer \(token)")]).status
+            }
+            func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+                for _ in 0..<100 {
+                    if try await condition() { return true }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return false
+            }
+            #expect(try await api("old-token") == 200)
+            #expect(try await api("new-token") == 401)
+            // A request issued under key 1, answered after the rotation.
+            let status = Service.pfs(Service.mvpdA.providerID)
+            let device = Service.newDevice()
+            let pending = try await Service.session(port, status.headerValue, device: device, authorization: "old-token")
+            let pendingID = try #require(pending.partnerRequestID)
+            let staleDevice = Service.newDevice()
+            let staleID = try #require(
+                try await Service.session(port, status.headerValue, device: staleDevice, authorization: "old-token").partnerRequestID)
+
+            // Overlap: both tokens, both keys (the new one first: it MACs new IDs).
+            try Self.write("old-token\nnew-token\n", to: tokens)
+            try Self.write("admin-old\nadmin-new\n", to: admin)
+            try Self.write(Self.key(2, "cd") + "\n" + Self.key(1, "ab") + "\n", to: keys)
+            #expect(try await reload("admin-old") == 202)
+            #expect(try await eventually { try await api("new-token") == 200 })
+            #expect(try await api("old-token") == 200)
+            let exchange = Service.exchange(
+                try Service.response(Service.mvpdA, to: pendingID), status, device: device, accessToken: "new-token")
+            #expect(try await Service.send(port, exchange).status == 201, "an ID of the old key still verifies during the overlap")
+
+            // The old ones removed: refused, without a restart.
+            try Self.write("new-token\n", to: tokens)
+            try Self.write("admin-new\n", to: admin)
+            try Self.write(Self.key(2, "cd") + "\n", to: keys)
+            let oldKeyDevice = Service.newDevice()
+            let oldKeyID = try #require(
+                try await Service.session(port, status.headerValue, device: oldKeyDevice, authorization: "new-token").partnerRequestID)
+            #expect(try await reload("admin-new") == 202)
+            #expect(try await eventually { try await api("old-token") == 401 })
+            #expect(try await api("new-token") == 200)
+            #expect(try await reload("admin-old") == 401)
+            // An ID made with key 2 verifies; one made with key 1, now removed, is refused. An empty token
+            // file at reload is refused, keeping the tokens in force.
+            let late = Service.exchange(
+                try Service.response(Service.mvpdA, to: oldKeyID), status, device: oldKeyDevice, accessToken: "new-token")
+            #expect(try await Service.send(port, late).status == 201)
+            let stale = Service.exchange(
+                try Service.response(Service.mvpdA, to: staleID), status, device: staleDevice, accessToken: "new-token")
+            let refused = try await Service.send(port, stale)
+            #expect(refused.status == 400 && refused.libraryCode?.hasPrefix("in-response-to.") == true, "\(refused.libraryCode ?? "")")
+            try Self.write("\n", to: tokens)
+            #expect(try await reload("admin-new") == 202)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await api("new-token") == 200)
+            #expect(try await api("anything") == 401)
+        }
+    }
+}
