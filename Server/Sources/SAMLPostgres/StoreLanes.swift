@@ -339,6 +339,9 @@ final class StoreLanes: Sendable {
     /// The kind of a failure for logs: PostgreSQL's code, or the error's type; never a message that could
     /// hold data.
     static func kind(_ error: any Error) -> String {
+        // The store's own errors (no server to connect to, the deadline) say what was expected and found,
+        // never the URL or the password.
+        if let error = error as? SAMLError { return "\(error.code.identifier): \(error.message)" }
         if let error = error as? PSQLError {
             return error.serverInfo?[.sqlState].map { "SQLSTATE \($0)" } ?? "\(error.code)"
         }

@@ -38,8 +38,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let configuration = try await ServiceConfiguration.load(contentsOf: path, arguments: settings)
         let level = configuration.logLevel
+        let json = configuration.logFormat == .json
         LoggingSystem.bootstrap { label in
-            var handler = DeferredMetadataLogHandler(wrapping: StreamLogHandler.standardError(label: label))
+            var handler = DeferredMetadataLogHandler(
+                wrapping: json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }

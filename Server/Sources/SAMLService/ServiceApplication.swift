@@ -122,6 +122,14 @@ public enum ServiceApplication {
             requestTimeout: configuration.requestTimeout, idleTimeout: configuration.idleTimeout)
         let registry = ConnectionGuard.Registry(capacity: configuration.maximumConnections)
         let storeKind = database == nil ? "memory" : "postgres"
+        // Which release runs, at start and as a metric (saml_build_info).
+        metrics.buildInfo(version: SAMLVersion.version, commit: SAMLVersion.commit, schema: database == nil ? "none" : "\(PostgresStateStore.schemaVersion)")
+        logger.info(
+            "saml-server starting",
+            metadata: [
+                "version": "\(SAMLVersion.version)", "commit": "\(SAMLVersion.commit)", "store": "\(storeKind)",
+                "schema": "\(database == nil ? "none" : "\(PostgresStateStore.schemaVersion)")",
+            ])
         var application = Application(
             router: router,
             server: .http1(configuration: http1(limits, registry, metrics, decoder)),
@@ -129,7 +137,12 @@ public enum ServiceApplication {
                 address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             services: services,
             onServerRunning: { channel in
-                logger.info("listening", metadata: ["address": "\(channel.localAddress?.description ?? "?")", "store": "\(storeKind)"])
+                logger.info(
+                    "listening",
+                    metadata: [
+                        "address": "\(channel.localAddress?.description ?? "?")", "store": "\(storeKind)", "version": "\(SAMLVersion.version)",
+                        "commit": "\(SAMLVersion.commit)",
+                    ])
                 await onRunning(channel.localAddress?.port ?? 0)
             },
             logger: logger
@@ -166,7 +179,15 @@ public enum ServiceApplication {
         var group = ServiceGroupConfiguration(services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
         group.maximumCancellationDuration = .seconds(5)
-        try await ServiceGroup(configuration: group).run()
+        do {
+            try await ServiceGroup(configuration: group).run()
+        } catch {
+            // A listener that cannot bind says so with its address (NIO's error names neither host nor port).
+            let listeners = "\(configuration.host):\(configuration.port)" + (configuration.adminPort.map { ", admin \(configuration.adminHost):\($0)" } ?? "")
+            logger.error("saml-server stopped on an error", metadata: ["error": "\(String(reflecting: error))", "listeners": "\(listeners)"])
+            throw error
+        }
+        logger.info("saml-server stopped")
     }
 
     /// The public routes: the API of ``TokenExchangeService``, and the health and metrics routes unless

@@ -130,6 +130,12 @@ public struct TokenExchangeService: Sendable {
         template.tracer = tracer
         trustContents = try TrustFile.read(contentsOf: configuration.trustPath)
         try DevelopmentKeys.check(trustContents, allowed: configuration.allowDevelopmentKeys)
+        // Allowed, they are shouted at every start: anyone can sign what these MVPDs' logins accept.
+        for mvpd in DevelopmentKeys.trusting(trustContents) {
+            logger.warning(
+                "development keys trusted (--allow-development-keys): their private keys are public, anyone can sign this MVPD's logins; never in production",
+                metadata: ["mvpd": "\(mvpd)"])
+        }
         var identityProviders: [String: IdentityProvider] = [:]
         let started = configuration.clock.now()
         for (mvpd, pinned) in trustContents.pinned {

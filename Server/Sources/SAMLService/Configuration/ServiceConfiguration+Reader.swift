@@ -129,6 +129,12 @@ extension ServiceConfiguration {
         if let value = try settings.seconds("shutdownTimeoutSeconds") { shutdownTimeout = value }
 
         if let value = settings.string("logLevel") { logLevel = try Self.level(value) }
+        if let value = settings.string("logFormat") {
+            guard let format = LogFormat(rawValue: value) else {
+                throw SAMLError(.configurationInvalid, "expected logFormat \"text\" or \"json\", found \(quoted(value))")
+            }
+            logFormat = format
+        }
         tracing = try Self.tracing(settings)
     }
 

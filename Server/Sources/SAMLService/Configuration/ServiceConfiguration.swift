@@ -142,6 +142,11 @@ public struct ServiceConfiguration: Sendable {
     public var domains: [String] = []
     /// Default `info`.
     public var logLevel: Logger.Level = .info
+    /// `text` (swift-log's stream format, the default) or `json` (one object per line, ``JSONLogHandler``).
+    public var logFormat: LogFormat = .text
+    public enum LogFormat: String, Sendable {
+        case text, json
+    }
     /// The one clock of the service: the instants requests are issued at, the partner-framework header's
     /// expiry, every verification (and the in-memory store's expiries). Tests pin it; a shared store
     /// still compares request expiries with the database's clock.

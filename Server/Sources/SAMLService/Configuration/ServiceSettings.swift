@@ -60,7 +60,7 @@ enum ServiceSettings {
         .init(key: "maximumConcurrentVerifications"), .init(key: "verificationQueue"),
         .init(key: "adminPort"), .init(key: "adminHost"), .init(key: "shutdownTimeoutSeconds"),
         // Logs and traces.
-        .init(key: "logLevel"),
+        .init(key: "logLevel"), .init(key: "logFormat"),
         .init(key: "tracing.endpoint"), .init(key: "tracing.protocol"), .init(key: "tracing.sampleRatio"),
         .init(key: "tracing.exportIntervalSeconds"),
     ]

@@ -14,6 +14,8 @@ import Synchronization
 /// - `saml_http_request_duration_seconds{endpoint, status}`: a histogram of the handling time.
 /// - `saml_store_duration_seconds{operation, mvpd}`: a histogram of the state store's answers: `consume`
 ///   (a login's one write, by its MVPD) and `profiles` (a device's profiles read, `mvpd="none"`).
+/// - `saml_build_info{version, commit, schema}`: 1, with the release's version and commit and the
+///   PostgreSQL schema version it runs (`none` with the in-memory store).
 /// - `saml_store_errors_total{operation}`: store failures (each one failed closed).
 /// - `saml_store_connections_total{tls}`: connections the PostgreSQL store opened, by whether they
 ///   negotiated TLS (`yes`, `no`, `unknown`); alert `SAMLStoreConnectionPlaintext` on `no`.
@@ -139,6 +141,12 @@ public struct ServiceMetrics: Sendable {
         for tls in ["yes", "no", "unknown"] {
             Counter(label: "saml_store_connections_total", dimensions: [("tls", tls)], factory: factory).increment(by: 0)
         }
+    }
+
+    /// `saml_build_info{version, commit, schema} 1`: which release (and store schema) an instance runs.
+    func buildInfo(version: String, commit: String, schema: String) {
+        Gauge(label: "saml_build_info", dimensions: [("version", version), ("commit", commit), ("schema", schema)], factory: factory)
+            .record(1)
     }
 
     func storeConnection(tls: String) {

@@ -59,6 +59,13 @@ enum DevelopmentKeys {
         )
     }
 
+    /// The MVPDs of `contents` that trust a development key (pinned, or as the metadata's signer), sorted.
+    static func trusting(_ contents: TrustFile.Contents) -> [String] {
+        let pinned = contents.pinned.filter { $0.value.keys.contains { fingerprints.contains($0.fingerprint) } }.map(\.key)
+        let signed = contents.sources.filter { $0.value.signers.contains { fingerprints.contains($0.fingerprint) } }.map(\.key)
+        return Set(pinned + signed).sorted()
+    }
+
     /// ``check(_:_:allowed:)`` over every key a trust file names: pinned IdPs' keys and metadata signers.
     static func check(_ contents: TrustFile.Contents, allowed: Bool) throws {
         for (mvpd, identityProvider) in contents.pinned.sorted(by: { $0.key < $1.key }) {
