@@ -52,6 +52,23 @@ struct OperatorAssetsTests {
         return name
     }
 
+    @Test("the process metrics: CPU, memory, descriptors and start time, in the exposition with their types")
+    func processMetrics() throws {
+        let text = String(decoding: ServiceMetrics().exposition(), as: UTF8.self)
+        var values: [String: Double] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("process_") {
+            let parts = line.split(separator: " ")
+            values[String(parts[0])] = Double(parts[1])
+        }
+        for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds"] {
+            #expect((values[name] ?? 0) > 0, "\(name): \(values[name].map { "\($0)" } ?? "absent")")
+            #expect(text.contains("# TYPE \(name) "))
+        }
+        let started = try #require(values["process_start_time_seconds"])
+        #expect(abs(started - Date().timeIntervalSince1970) < 86_400 * 7)
+        #expect(values["process_open_fds"]! < values["process_max_fds"]!)
+    }
+
     @Test("the dashboard's and the alerts' queries name metrics, and labels, that the service exports")
     func queriesNameExportedMetrics() async throws {
         let expressions = try Self.queries()

@@ -43,6 +43,8 @@ import Synchronization
 /// - `saml_trust_refresh_failures_total{mvpd, reason}`: refreshes that kept the previous trust:
 ///   `unreachable`, `http-status`, `too-large`, `backing-file`, or the library's code (`metadata.expired`,
 ///   `signature.invalid`, `metadata.valid-until-too-far`, ...).
+/// - `process_cpu_seconds_total`, `process_resident_memory_bytes`, `process_virtual_memory_bytes`,
+///   `process_open_fds`, `process_max_fds`, `process_start_time_seconds`: the process's, from `/proc`.
 /// `mvpd` label values come from the configuration only (the MVPD configuration and the trust file),
 /// never from a request: `none` when a request reached no configured MVPD. Their number is bounded by
 /// the configuration's, whatever the traffic.
@@ -222,8 +224,9 @@ public struct ServiceMetrics: Sendable {
     }
 
     /// The Prometheus text exposition.
+    /// The registry's metrics, then the process's (``ProcessMetrics``).
     public func exposition() -> [UInt8] {
-        registry.emitToBuffer()
+        registry.emitToBuffer() + ProcessMetrics.exposition()
     }
 }
 
