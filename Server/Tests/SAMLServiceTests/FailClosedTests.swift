@@ -64,7 +64,7 @@ struct FailClosedTests {
             ("bearerTokensFile", "token-secret-a"), ("adminTokensFile", "admin-secret"),
             ("requestKeysFile", "1:" + String(repeating: "ab", count: 32)), ("storePasswordFile", "password-secret"),
         ] {
-            for mode in [0o644, 0o640, 0o604, 0o660] {
+            for mode in [0o644, 0o604, 0o660, 0o620, 0o606, 0o650] {
                 try folder.write("secret", text, mode: mode)
                 let message = try #require(await Self.refusal(try folder.configuration(#""\#(setting)": "secret""#)), "\(setting) \(mode)")
                 #expect(message.contains(setting) && message.contains("mode 0\(String(mode, radix: 8))") && message.contains("uid "))
@@ -74,11 +74,31 @@ struct FailClosedTests {
             #expect(await Self.refusal(try folder.configuration(#""\#(setting)": "secret""#)) == nil, "\(setting) at 0600")
             try folder.write("secret", text, mode: 0o400)
             #expect(await Self.refusal(try folder.configuration(#""\#(setting)": "secret""#)) == nil, "\(setting) at 0400")
+            // Read by this process's own group (Kubernetes' fsGroup mounts 0440): accepted; by another group: not.
+            let secret = try folder.write("secret", text, mode: 0o440)
+            #expect(await Self.refusal(try folder.configuration(#""\#(setting)": "secret""#)) == nil, "\(setting) at 0440, own group")
+            if geteuid() == 0 {
+                #expect(chown(secret, 0, 4242) == 0)
+                let message = await Self.refusal(try folder.configuration(#""\#(setting)": "secret""#))
+                #expect(message?.contains("group 4242") == true, "\(setting) at 0440, another group: \(message ?? "accepted")")
+                #expect(chmod(secret, 0o600) == 0 && chown(secret, 4242, 0) == 0)
+                let foreign = await Self.refusal(try folder.configuration(#""\#(setting)": "secret""#))
+                #expect(foreign?.contains("owned by this process's user") == true, "\(setting) of another user: \(foreign ?? "accepted")")
+                #expect(chown(secret, 0, 0) == 0)
+            }
             try folder.write("secret", text, mode: 0o644)
             #expect(
                 await Self.refusal(try folder.configuration(#""\#(setting)": "secret", "allowReadableSecretFiles": true"#)) == nil,
                 "\(setting) allowed readable")
         }
+        // A FIFO at the path does not hang the start; an empty password file is refused.
+        let fifo = folder.url.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let kind = await Self.refusal(try folder.configuration(#""storePasswordFile": "fifo""#))
+        #expect(kind?.contains("regular") == true, "\(kind ?? "accepted")")
+        try folder.write("empty", "\n")
+        let empty = await Self.refusal(try folder.configuration(#""storePasswordFile": "empty""#))
+        #expect(empty?.contains("storePasswordFile") == true, "\(empty ?? "accepted")")
         // A file that is not there is told apart from one that does not read.
         let missing = try #require(await Self.refusal(try folder.configuration(#""bearerTokensFile": "absent""#)))
         #expect(missing.contains("bearerTokensFile") && missing.contains("found none"))

@@ -42,7 +42,13 @@ extension ServiceConfiguration {
 
         if let value = settings.string("store") { store = value }
         if let value = settings.bool("allowPlaintextStore") { allowPlaintextStore = value }
-        if let value = try secretText("storePasswordFile") { storePassword = value }
+        if let value = try secretText("storePasswordFile") {
+            guard !value.isEmpty else {
+                throw SAMLError(
+                    .configurationInvalid, "expected a password in storePasswordFile, found an empty file (a mount that did not happen?)")
+            }
+            storePassword = value
+        }
         if let value = settings.string("storePassword") { storePassword = value }
         if let value = try settings.seconds("storeTimeoutSeconds") { storeTimeout = value }
         if let value = try settings.seconds("storeStartupTimeoutSeconds") { storeStartupTimeout = value }

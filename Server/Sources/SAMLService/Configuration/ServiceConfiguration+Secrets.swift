@@ -19,12 +19,16 @@ extension ServiceConfiguration {
     }
 
     /// The text of the secret file `setting` names, without its final line break. Refused when it does
-    /// not open (saying whether it is missing or unreadable by this process) and, unless
-    /// `allowingReadable` (``ServiceConfiguration/allowReadableSecretFiles``), when its group or others
-    /// may read or write it: a secret another account can read is no longer a secret (the request-ID keys
-    /// mint request IDs for any device). The message names the mode and the file's owner, never its text.
+    /// not open (saying whether it is missing or unreadable by this process), when it is not a regular
+    /// file, when it belongs to another user than this process's or root, and, unless `allowingReadable`
+    /// (``ServiceConfiguration/allowReadableSecretFiles``), when anyone else may read or write it: others
+    /// at all, or a group other than this process's own (a secret another account can read is no longer a
+    /// secret: the request-ID keys mint request IDs for any device). Read by this process's own group is
+    /// accepted, as Kubernetes mounts a Secret with `fsGroup` (mode 0440, group the pod's). The message
+    /// names the mode and the owner, never the text.
     static func secretText(_ path: String, setting: String, allowingReadable: Bool) throws -> String {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking: a FIFO at the path must not hang the start (it is refused below).
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             let reason = errno
             let found =
@@ -41,16 +45,36 @@ extension ServiceConfiguration {
             throw SAMLError(.configurationInvalid, "expected a regular secret file for \(setting) at \(quoted(path)), found another kind")
         }
         let mode = status.st_mode & 0o7777
-        if !allowingReadable, mode & 0o077 != 0 {
-            throw SAMLError(
-                .configurationInvalid,
-                "expected the secret file for \(setting) at \(quoted(path)) readable by its owner only (mode 0600 or 0400), found mode 0\(String(mode, radix: 8)) owned by \(owner(status.st_uid)):group \(status.st_gid): chmod go= the file, or set allowReadableSecretFiles"
-            )
+        let described = "mode 0\(String(mode, radix: 8)) owned by \(owner(status.st_uid)):group \(status.st_gid)"
+        if !allowingReadable {
+            guard status.st_uid == geteuid() || status.st_uid == 0 else {
+                throw SAMLError(
+                    .configurationInvalid,
+                    "expected the secret file for \(setting) at \(quoted(path)) owned by this process's user (uid \(geteuid())) or root, found \(described)"
+                )
+            }
+            let groupReadIsOurs = mode & 0o040 == 0 || isOwnGroup(status.st_gid)
+            guard mode & 0o037 == 0, groupReadIsOurs else {
+                throw SAMLError(
+                    .configurationInvalid,
+                    "expected the secret file for \(setting) at \(quoted(path)) readable by its owner only (mode 0600 or 0400; 0440 with this process's group), found \(described): chmod go= the file, or set allowReadableSecretFiles"
+                )
+            }
         }
         let data = try handle.readToEnd() ?? Data()
         var text = String(decoding: data, as: UTF8.self)
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
         return text
+    }
+
+    /// Whether `gid` is this process's group or one of its supplementary groups.
+    private static func isOwnGroup(_ gid: gid_t) -> Bool {
+        if gid == getegid() { return true }
+        let count = getgroups(0, nil)
+        guard count > 0 else { return false }
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        let found = getgroups(count, &groups)
+        return found > 0 && groups.prefix(Int(found)).contains(gid)
     }
 
     /// A user's name and uid (`uid 1000` alone when the system has no name for it).
