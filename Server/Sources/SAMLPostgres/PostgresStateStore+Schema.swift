@@ -44,7 +44,18 @@ extension PostgresStateStore {
             // procedure) and 6 (the directory's removals and triggers) are each additive (the code of any
             // of them runs beside the others), and all created by ensureSchema, which also repairs
             // whatever part of them went missing.
-            try await Self.ensureSchema(on: connection, replayTable: true, logger: self.logger)
+            // A DDL statement waits for its table's lock behind any reader (a pg_dump): bounded, and then
+            // retried as a store that does not answer yet.
+            try await connection.query("SET LOCAL lock_timeout = '2s'", logger: self.logger)
+            // A schema that recorded saml_consumed and lost it is not given an empty one: that would accept
+            // again the assertions the lost table held (docs/service.md, "Failures").
+            if current >= 2, try await Self.parts(on: connection, logger: self.logger).missing.contains("table saml_consumed") {
+                throw SAMLError(
+                    .configurationInvalid,
+                    "expected saml_consumed in a schema that recorded version \(current), found it missing: restore it, or create it empty once maximumAgeSeconds + clockSkewSeconds have passed since it was lost (docs/service.md, \"Failures\")"
+                )
+            }
+            try await Self.ensureSchema(on: connection, replayTable: current < 2, logger: self.logger)
             if current < Self.schemaVersion {
                 try await connection.query(
                     PostgresQuery(
@@ -57,159 +68,6 @@ extension PostgresStateStore {
         }
         prepared.store(true, ordering: .releasing)
     }
-
-    /// What every login needs, created where it is missing, in the caller's transaction (idempotent;
-    /// nothing is replaced): the group commit's procedure (GroupCommit; never replaced: a change to it
-    /// takes a new name), `saml_profiles` with its `saved_xid` column, default, indexes and trigger, the
-    /// removals table the profile directory follows (schema 6), and, when `replayTable`, `saml_consumed`
-    /// and its index.
-    ///
-    /// **Drift.** A schema that records its version but lost a part (a DBA's clean-up, `pg_restore
-    /// --clean`, a dump restored without routines, a down-migration) is repaired here: by ``prepare()`` at
-    /// start-up, and at run time by the lanes when a batch fails for an undefined function, table or column
-    /// (then the batch is retried once) and by ``checkHealth()``, at most once per ``repairInterval``. At run
-    /// time `saml_consumed` is never recreated (`replayTable` false): an empty replay table would accept
-    /// again the assertions the lost one recorded, so logins fail closed and readiness names the table
-    /// until an operator restores it or restarts an instance after `maximumAgeSeconds` +
-    /// `clockSkewSeconds` (docs/service.md, "Failures"). A column dropped from `saml_consumed`, or a column
-    /// of another type, is not repaired either: readiness names it.
-    static func ensureSchema(on connection: PostgresConnection, replayTable: Bool, logger: Logger) async throws {
-        if replayTable {
-            try await connection.query(
-                """
-                CREATE TABLE IF NOT EXISTS saml_consumed (
-                    issuer text NOT NULL, assertion_id text NOT NULL, request_id text UNIQUE,
-                    expires_at timestamptz NOT NULL, PRIMARY KEY (issuer, assertion_id))
-                """, logger: logger)
-            try await connection.query("CREATE INDEX IF NOT EXISTS saml_consumed_expiry ON saml_consumed (expires_at)", logger: logger)
-        }
-        try await connection.query(
-            """
-            CREATE TABLE IF NOT EXISTS saml_profiles (
-                service_provider text NOT NULL, device text NOT NULL, mvpd text NOT NULL, profile text NOT NULL,
-                expires_at timestamptz NOT NULL, PRIMARY KEY (service_provider, device, mvpd))
-            """, logger: logger)
-        try await connection.query("CREATE INDEX IF NOT EXISTS saml_profiles_expiry ON saml_profiles (expires_at)", logger: logger)
-        // The transaction that wrote each profile, which the profile directory follows (ProfileDirectory).
-        // The column and its default are instant: rows written before keep NULL, which only the directory's
-        // load reads. The index is built under this transaction's lock and deadline: on a table of more
-        // than a few hundred thousand profiles, create it beforehand (docs/service.md).
-        try await connection.query("ALTER TABLE saml_profiles ADD COLUMN IF NOT EXISTS saved_xid bigint", logger: logger)
-        var hasDefault = false
-        for try await found in try await connection.query(
-            "SELECT atthasdef FROM pg_attribute WHERE attrelid = 'saml_profiles'::regclass AND attname = 'saved_xid'", logger: logger
-        ).decode(Bool.self) {
-            hasDefault = found
-        }
-        if !hasDefault {
-            try await connection.query(
-                "ALTER TABLE saml_profiles ALTER COLUMN saved_xid SET DEFAULT (pg_current_xact_id()::text::bigint)", logger: logger)
-        }
-        try await connection.query("CREATE INDEX IF NOT EXISTS saml_profiles_saved ON saml_profiles (saved_xid)", logger: logger)
-        // Schema 6: whoever changes a profile (another instance, an operator, a retention job), the
-        // directory sees it. An update gets its transaction as `saved_xid`; the deletion of a live profile
-        // leaves a row in `saml_profile_removals` (a statement trigger: one insert per statement, and
-        // none for the expired profiles the clean-up removes), kept an hour.
-        try await connection.query(
-            """
-            CREATE TABLE IF NOT EXISTS saml_profile_removals (
-                service_provider text NOT NULL, device text NOT NULL, mvpd text NOT NULL,
-                removed_xid bigint NOT NULL DEFAULT (pg_current_xact_id()::text::bigint), removed_at timestamptz NOT NULL DEFAULT now())
-            """, logger: logger)
-        try await connection.query(
-            "CREATE INDEX IF NOT EXISTS saml_profile_removals_xid ON saml_profile_removals (removed_xid)", logger: logger)
-        try await connection.query(
-            "CREATE INDEX IF NOT EXISTS saml_profile_removals_at ON saml_profile_removals (removed_at)", logger: logger)
-        for (name, sql) in [("swift_saml_profile_touched_v6", Self.touchedSQL), ("swift_saml_profile_removed_v6", Self.removedSQL)] {
-            var exists = false
-            for try await found in try await connection.query(
-                PostgresQuery(unsafeSQL: "SELECT to_regproc('\(name)') IS NOT NULL"), logger: logger
-            ).decode(Bool.self) {
-                exists = found
-            }
-            if !exists { try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
-        }
-        for (trigger, sql) in [
-            (
-                "swift_saml_profile_touched",
-                "CREATE TRIGGER swift_saml_profile_touched BEFORE UPDATE ON saml_profiles FOR EACH ROW EXECUTE FUNCTION swift_saml_profile_touched_v6()"
-            ),
-            (
-                "swift_saml_profile_removed",
-                "CREATE TRIGGER swift_saml_profile_removed AFTER DELETE ON saml_profiles REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION swift_saml_profile_removed_v6()"
-            ),
-        ] {
-            var exists = false
-            for try await found in try await connection.query(
-                PostgresQuery(
-                    unsafeSQL:
-                        "SELECT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'saml_profiles'::regclass AND tgname = '\(trigger)' AND NOT tgisinternal)"
-                ), logger: logger
-            ).decode(Bool.self) {
-                exists = found
-            }
-            if !exists { try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger) }
-        }
-        var procedure = false
-        for try await found in try await connection.query(
-            "SELECT to_regproc('swift_saml_group_commit_v5') IS NOT NULL", logger: logger
-        ).decode(Bool.self) {
-            procedure = found
-        }
-        if !procedure {
-            try await connection.query(PostgresQuery(unsafeSQL: GroupCommit.procedureSQL), logger: logger)
-        }
-    }
-
-    /// ``ensureSchema(on:replayTable:logger:)`` at run time, in its own transaction under the schema's
-    /// advisory lock (instances repairing at once take turns), never recreating `saml_consumed`.
-    static func repairSchema(on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("BEGIN", logger: logger)
-        try await connection.query("SELECT pg_advisory_xact_lock(7320161)", logger: logger)
-        try await ensureSchema(on: connection, replayTable: false, logger: logger)
-        try await connection.query("COMMIT", logger: logger)
-        logger.notice("schema repaired (what a login needs and could be recreated: procedure, profile tables, triggers)")
-    }
-
-    static let touchedSQL = """
-        CREATE OR REPLACE FUNCTION swift_saml_profile_touched_v6() RETURNS trigger LANGUAGE plpgsql AS $f$
-        BEGIN
-            NEW.saved_xid := pg_current_xact_id()::text::bigint;
-            RETURN NEW;
-        END
-        $f$
-        """
-
-    static let removedSQL = """
-        CREATE OR REPLACE FUNCTION swift_saml_profile_removed_v6() RETURNS trigger LANGUAGE plpgsql AS $f$
-        BEGIN
-            INSERT INTO saml_profile_removals (service_provider, device, mvpd)
-                SELECT service_provider, device, mvpd FROM gone WHERE expires_at > now();
-            RETURN NULL;
-        END
-        $f$
-        """
-
-    /// What a login needs that the schema lacks now, named (empty: nothing), from the catalog: the
-    /// procedure, the tables and their columns. One statement, for readiness.
-    static let missingSQL = """
-        SELECT concat_ws(', ',
-            CASE WHEN to_regproc('swift_saml_group_commit_v5') IS NULL THEN 'procedure swift_saml_group_commit_v5' END,
-            (SELECT string_agg(t, ', ') FROM unnest(ARRAY['saml_consumed', 'saml_profiles', 'saml_profile_removals']) t
-                WHERE to_regclass(t) IS NULL),
-            (SELECT string_agg('trigger ' || g, ', ') FROM unnest(ARRAY['swift_saml_profile_touched', 'swift_saml_profile_removed']) g
-                WHERE to_regclass('saml_profiles') IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_trigger
-                    WHERE tgrelid = to_regclass('saml_profiles') AND tgname = g AND NOT tgisinternal)),
-            (SELECT string_agg('function ' || f, ', ') FROM unnest(ARRAY['swift_saml_profile_touched_v6', 'swift_saml_profile_removed_v6']) f
-                WHERE to_regproc(f) IS NULL),
-            (SELECT string_agg(n.t || '.' || n.c, ', ') FROM (VALUES
-                ('saml_consumed', 'issuer'), ('saml_consumed', 'assertion_id'), ('saml_consumed', 'request_id'),
-                ('saml_consumed', 'expires_at'), ('saml_profiles', 'service_provider'), ('saml_profiles', 'device'),
-                ('saml_profiles', 'mvpd'), ('saml_profiles', 'profile'), ('saml_profiles', 'expires_at'),
-                ('saml_profiles', 'saved_xid')) AS n(t, c)
-                WHERE to_regclass(n.t) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_attribute a
-                    WHERE a.attrelid = to_regclass(n.t) AND a.attname = n.c AND a.attnum > 0 AND NOT a.attisdropped)))
-        """
 
     /// ``prepare()``, retried while the database does not answer (it may start after this process, as
     /// in a deployment that starts both at once): waits 0.25 s after the first failure, doubling up to

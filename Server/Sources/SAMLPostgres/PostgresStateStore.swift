@@ -131,6 +131,7 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
             throw SAMLError(.storeUnavailable, "expected an outcome from the PostgreSQL store, found another answer: refused, not accepted")
         }
         if outcome == .accepted || outcome == .replayed { recentlyUsed.insert(assertion) }
+        if outcome == .accepted, let profile { noteSaved(profile) }
         return outcome
     }
 
@@ -138,6 +139,11 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
     /// saved with the other writes of the moment in one transaction.
     public func save(_ profile: StoredProfile) async throws {
         _ = try await perform("save a profile", .save(profile), servesRequest: true)
+        noteSaved(profile)
+    }
+
+    private func noteSaved(_ profile: StoredProfile) {
+        directory?.noteSaved(serviceProvider: profile.serviceProvider, device: profile.device, mvpd: profile.mvpd, notAfter: profile.notAfter)
     }
 
     /// From the profile directory's memory (``ProfileDirectory``): whether `device` has a profile for
@@ -204,33 +210,27 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
         guard prepared.load(ordering: .acquiring) else {
             throw SAMLError(.storeUnavailable, "expected the schema prepared, found prepare() not finished yet")
         }
-        var missing = try await missingSchema()
-        if !missing.isEmpty, lanes.mayRepair() {
-            logger.error("schema drift: parts a login needs are missing; repairing", metadata: ["missing": "\(missing)"])
+        var missing = try await missingParts()
+        if !missing.missing.isEmpty, lanes.mayRepair() {
+            logger.error("schema drift: parts a login needs are missing; repairing what can be", metadata: ["missing": "\(missing.description)"])
             try await withConnection("repair the schema") { connection in
                 try await Self.repairSchema(on: connection, logger: self.logger)
             }
-            missing = try await missingSchema()
+            missing = try await missingParts()
         }
-        guard missing.isEmpty else {
-            throw SAMLError(.storeUnavailable, "expected the schema a login needs, found missing: \(missing)")
+        guard missing.missing.isEmpty else {
+            throw SAMLError(.storeUnavailable, "expected the schema a login needs, found missing: \(missing.description)")
         }
-        if let failing = lanes.failingRequests {
+        if let failing = lanes.failingWrites {
             throw SAMLError(
-                .storeUnavailable, "expected logins to reach PostgreSQL, found every one failing for \(failing) (last: its failure)")
+                .storeUnavailable, "expected logins to be recorded in PostgreSQL, found every one failing for \(failing)")
         }
     }
 
-    /// What a login needs that the schema lacks (empty: nothing).
-    private func missingSchema() async throws -> String {
+    /// What a login needs that the schema lacks.
+    private func missingParts() async throws -> Parts {
         try await withConnection("check the schema") { connection in
-            var missing = ""
-            for try await value in try await connection.query(PostgresQuery(unsafeSQL: Self.missingSQL), logger: self.logger).decode(
-                String.self)
-            {
-                missing = value
-            }
-            return missing
+            try await Self.parts(on: connection, logger: self.logger)
         }
     }
 
@@ -291,9 +291,19 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
                     SELECT count(*) FROM gone
                     """, logger: self.logger)
                 for try await value in profiles.decode(Int64.self) { removed += Int(value) }
-                // The removals the profile directories follow, kept an hour (ProfileDirectory.removalsKept).
-                try await connection.query(
-                    "DELETE FROM saml_profile_removals WHERE removed_at < now() - interval '1 hour'", logger: self.logger)
+                // The removals the profile directories follow, kept an hour (ProfileDirectory.removalsKept),
+                // in batches as the rest.
+                for _ in 0..<10 {
+                    try Task.checkCancellation()
+                    let rows = try await connection.query(
+                        """
+                        WITH gone AS (DELETE FROM saml_profile_removals WHERE ctid IN (SELECT ctid FROM saml_profile_removals WHERE removed_at < now() - interval '1 hour' LIMIT 10000) RETURNING 1)
+                        SELECT count(*) FROM gone
+                        """, logger: self.logger)
+                    var count: Int64 = 0
+                    for try await value in rows.decode(Int64.self) { count = value }
+                    if count < 10_000 { break }
+                }
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(7320162)", logger: self.logger)
                 throw error

@@ -95,7 +95,8 @@ extension PostgresStateStore {
 
         static func isLoopback(_ host: String) -> Bool {
             let lowered = host.lowercased()
-            if lowered == "localhost" || lowered.hasSuffix(".localhost") || lowered == "::1" { return true }
+            // Not `*.localhost`: the C library's resolver sends it to DNS like any other name.
+            if lowered == "localhost" || lowered == "::1" { return true }
             let octets = lowered.split(separator: ".", omittingEmptySubsequences: false)
             return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
         }

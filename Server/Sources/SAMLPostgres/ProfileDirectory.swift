@@ -106,6 +106,16 @@ final class ProfileDirectory: Sendable {
         }
     }
 
+    /// A profile this instance has just recorded (its commit confirmed): answered from memory at once,
+    /// instead of "no profile" until the next read finds it; the reads correct it as the database changes.
+    func noteSaved(serviceProvider: String, device: String, mvpd: String, notAfter: SAMLInstant) {
+        let key = Self.key(serviceProvider, device, mvpd)
+        state.withLock { state in
+            guard !state.overflowed, state.cursor != nil, state.entries.count < capacity else { return }
+            state.entries[key] = notAfter.millisecondsSinceEpoch
+        }
+    }
+
     /// Entries held (expired ones included until the next sweep).
     var count: Int { state.withLock { $0.entries.count } }
 
@@ -165,8 +175,11 @@ final class ProfileDirectory: Sendable {
         }
         // Another server (a promoted standby, a restart: its transaction numbers may repeat ones already
         // passed), or too much changed at once (a long outage): load everything again.
-        if page.cursor.server != cursor.server || page.cursor.xmax < cursor.xmax || page.rows.count > changesLimit {
-            logger.info("profile directory loading again", metadata: ["changed_server": "\(page.cursor.server != cursor.server)"])
+        // A TRUNCATE of the profiles leaves the empty key among the removals (schema 6): everything again.
+        let truncated = page.rows.contains { $0.expiry == 0 && $0.serviceProvider.isEmpty && $0.device.isEmpty && $0.mvpd.isEmpty }
+        if page.cursor.server != cursor.server || page.cursor.xmax < cursor.xmax || page.rows.count > changesLimit || truncated {
+            logger.info(
+                "profile directory loading again", metadata: ["changed_server": "\(page.cursor.server != cursor.server)", "truncated": "\(truncated)"])
             state.withLock { $0.cursor = nil }
             return try await load(store)
         }

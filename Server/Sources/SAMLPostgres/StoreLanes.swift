@@ -112,18 +112,24 @@ final class StoreLanes: Sendable {
             lane.started(operations)
             let serves = operations.contains(where: \.servesRequest)
             var failed: SAMLError?
+            let isBatch: Bool
+            if case .batch = work { isBatch = true } else { isBatch = false }
             do {
                 do {
                     try await run(work, on: lane)
-                } catch  where Self.isSchemaDrift(error) {
-                    // The schema lost a part (a dropped procedure, table or column): repaired, at most once per
-                    // interval across the lanes, and the work retried once on a new connection.
+                } catch where Self.isSchemaDrift(error) && isBatch && mayRepair() {
+                    // The schema lost a part (a dropped procedure, table or column): repaired by this lane
+                    // (one repair per interval across the lanes), and the batch retried once on a new
+                    // connection. Past the interval's repair, the same drift fails fast: nothing to retry.
                     logger.error(
                         "schema drift: a store operation found a part of the schema missing; preparing it again and retrying once",
                         metadata: ["failure": "\(Self.kind(error))"])
                     await lane.drop()
                     let live = try await lane.current { try await self.connect(on: lane.executor.eventLoop) }
-                    if mayRepair() { try await PostgresStateStore.repairSchema(on: live, logger: logger) }
+                    try await PostgresStateStore.repairSchema(on: live, logger: logger)
+                    // Only with time left: a retry the deadline cuts short could commit after its 503.
+                    guard operations.contains(where: { !$0.isFinished && $0.deadline - ContinuousClock.now > configuration.timeout / 2 })
+                    else { throw error }
                     try await run(work, on: lane)
                 }
             } catch {
@@ -133,9 +139,11 @@ final class StoreLanes: Sendable {
                 failed = failure
                 logger.debug("store work failed: connection closed", metadata: ["lane": "\(number)", "code": "\(failure.code)"])
                 if serves { failing(Self.kind(error), operations: operations.count) }
+                if isBatch { writes.withLock { $0 = $0 ?? (ContinuousClock.now, ContinuousClock.now); $0?.last = ContinuousClock.now } }
                 await lane.drop()
                 operations.forEach { $0.finish(.failure(failure)) }
             }
+            if failed == nil, isBatch { writes.withLock { $0 = nil } }
             lane.finished()
             if case .batch = work { queue.batchFinished() }
             if failed == nil, serves { answered() }
@@ -177,15 +185,18 @@ final class StoreLanes: Sendable {
         return state == "42883" || state == "42P01" || state == "42703"
     }
 
-    /// How long the operations requests wait for have all been failing, when the last of them failed
-    /// within the last 10 s and none succeeded since (readiness then fails: nothing would be served); nil
-    /// otherwise. An instance without traffic becomes ready again 10 s after its last failure, so that
-    /// the balancer tries it again.
-    var failingRequests: Duration? {
+    /// Since when the batches (the logins' writes) have all failed, and when the last one did.
+    private let writes = Mutex<(since: ContinuousClock.Instant, last: ContinuousClock.Instant)?>(nil)
+
+    /// How long the logins' writes have all been failing, when the last failed within the last 10 s and
+    /// none succeeded since (readiness then fails: no login would be recorded); nil otherwise. Reads do
+    /// not count (a full volume fails writes while reads succeed). An instance without traffic becomes
+    /// ready again 10 s after its last failure, so that the balancer tries it again.
+    var failingWrites: Duration? {
         let now = ContinuousClock.now
-        return outage.withLock { outage in
-            guard let current = outage.current, now - current.last < .seconds(10) else { return nil }
-            return now - current.since
+        return writes.withLock { writes in
+            guard let writes, now - writes.last < .seconds(10) else { return nil }
+            return now - writes.since
         }
     }
 

@@ -185,6 +185,13 @@ public struct TokenExchangeService: Sendable {
         credentials = Credentials(bearer: configuration.bearerTokens, admin: configuration.adminTokens)
         current = Current(Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests))
         if let keyPath = configuration.requestSigningKeyPath {
+            // A private key others may read is shouted (not refused: the repository's development keys
+            // are checked out world-readable).
+            if let mode = (try? FileManager.default.attributesOfItem(atPath: keyPath))?[.posixPermissions] as? Int, mode & 0o077 != 0 {
+                logger.warning(
+                    "the request-signing key is readable by other accounts: chmod 0600 it",
+                    metadata: ["path": "\(keyPath)", "mode": "0\(String(mode, radix: 8))"])
+            }
             signingKey = try SigningKey(
                 privateKeyPEM: try Self.read(keyPath), certificatePEM: try configuration.requestSigningCertificatePath.map(Self.read))
         } else {

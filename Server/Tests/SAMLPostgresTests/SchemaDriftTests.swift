@@ -37,15 +37,17 @@ extension PostgresStateStoreTests {
         // Each repair is at most once per 10 s per instance: a fresh instance for each drift.
         for drift in [
             "DROP PROCEDURE swift_saml_group_commit_v5", "DROP TRIGGER swift_saml_profile_removed ON saml_profiles",
-            "ALTER TABLE saml_profiles DROP COLUMN saved_xid CASCADE",
+            "ALTER TABLE saml_profiles DROP COLUMN saved_xid CASCADE", "ALTER TABLE saml_profiles DISABLE TRIGGER swift_saml_profile_removed",
+            "DROP TRIGGER swift_saml_profile_truncated ON saml_profiles",
         ] {
             let a = try await Self.instance()
             defer { a.task.cancel() }
             _ = try await a.store.firstValue(unsafeSQL: drift)
             #expect(await Self.health(a.store) == nil, "\(drift)")
-            let missing = try await a.store.firstValue(
-                unsafeSQL: "SELECT count(*)::text FROM pg_trigger WHERE tgrelid = 'saml_profiles'::regclass AND NOT tgisinternal")
-            #expect(missing == "2", "\(drift)")
+            let triggers = try await a.store.firstValue(
+                unsafeSQL:
+                    "SELECT count(*)::text FROM pg_trigger WHERE tgrelid = 'saml_profiles'::regclass AND NOT tgisinternal AND tgenabled = 'A'")
+            #expect(triggers == "3", "\(drift)")
             #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) == .accepted)
         }
     }
@@ -66,6 +68,13 @@ extension PostgresStateStoreTests {
         #expect(outcome == "store.unavailable")
         let health = await Self.health(a.store)
         #expect(health?.hasPrefix("store.unavailable") == true && health?.contains("saml_consumed") == true, "\(health ?? "healthy")")
+        // Nor at a start: prepare() refuses, naming it.
+        do {
+            try await a.store.prepare()
+            Issue.record("prepare() accepted a schema that lost its replay table")
+        } catch let error as SAMLError {
+            #expect(error.code == .configurationInvalid && error.message.contains("saml_consumed"), "\(error.message)")
+        }
         #expect(try await a.store.firstValue(unsafeSQL: "SELECT coalesce(to_regclass('saml_consumed')::text, 'none')") == "none")
         // The operator puts it back: logins again, no restart.
         _ = try await a.store.firstValue(unsafeSQL: "ALTER TABLE \(kept) RENAME TO saml_consumed")
@@ -86,6 +95,8 @@ extension PostgresStateStoreTests {
                 request: Self.request(), assertion: Self.assertion(issuer: "https://refused.example.com"), now: .now())
         }
         #expect(refused == "store.unavailable")
+        // Reads that succeed meanwhile (a device's profiles) do not make it ready: no login is recorded.
+        _ = try await a.store.profiles(serviceProvider: "REF30", device: "reader-\(UUID().uuidString)", now: .now())
         let health = await Self.health(a.store)
         #expect(health?.contains("every one failing") == true, "\(health ?? "healthy")")
         #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) == .accepted)
@@ -134,6 +145,22 @@ extension PostgresStateStoreTests {
         try await a.store.save(Self.profile(again))
         try await Task.sleep(for: .seconds(1))
         #expect(Self.presence(b.store, again) == true)
+        // A change of key leaves the old key removed; a TRUNCATE makes every directory load again.
+        let moved = "drift-\(UUID().uuidString)", movedTo = "drift-\(UUID().uuidString)"
+        try await a.store.save(Self.profile(moved))
+        #expect(await Self.within(.seconds(2)) { Self.presence(b.store, moved) == true } != nil)
+        _ = try await a.store.firstValue(unsafeSQL: "UPDATE saml_profiles SET device = '\(movedTo)' WHERE device = '\(moved)' RETURNING 'x'")
+        #expect(await Self.within(.seconds(2)) { Self.presence(b.store, moved) == false && Self.presence(b.store, movedTo) == true } != nil)
+        let kept = "drift-\(UUID().uuidString)"
+        try await a.store.save(Self.profile(kept))
+        #expect(await Self.within(.seconds(2)) { Self.presence(b.store, kept) == true } != nil)
+        let copy = "kept_profiles_\(UInt32.random(in: 0...UInt32.max))"
+        _ = try await a.store.firstValue(unsafeSQL: "CREATE TABLE \(copy) AS SELECT * FROM saml_profiles")
+        _ = try await a.store.firstValue(unsafeSQL: "TRUNCATE saml_profiles")
+        #expect(await Self.within(.seconds(3)) { Self.presence(b.store, kept) == false } != nil, "truncated")
+        _ = try await a.store.firstValue(unsafeSQL: "INSERT INTO saml_profiles SELECT * FROM \(copy)")
+        _ = try await a.store.firstValue(unsafeSQL: "DROP TABLE \(copy)")
+        #expect(await Self.within(.seconds(3)) { Self.presence(b.store, kept) == true } != nil, "restored")
         // The clean-up of expired profiles leaves no removals behind (the trigger records live ones only).
         let expired = "drift-expired-\(UUID().uuidString)"
         try await a.store.save(Self.profile(expired, lifetime: .milliseconds(1)))

@@ -132,6 +132,7 @@ struct FailClosedTests {
             ("postgres://saml@127.0.0.1/saml", []), ("postgres://saml@localhost/saml?sslmode=disable", []),
             ("postgres://saml@[::1]:5433/saml", []), ("postgres://saml@db.example.com/saml?sslmode=require", []),
             ("postgres://saml@127.0.0.1.evil.example/saml", ["127.0.0.1.evil.example"]),
+            ("postgres://saml@db.localhost/saml", ["db.localhost"]),
         ] {
             #expect(try PostgresStateStore.Configuration(url: url).hostsWithoutRequiredTLS == exposed, "\(url)")
         }
@@ -179,6 +180,10 @@ struct FailClosedTests {
         #expect(DeviceIdentifier.key(bytes: Array("fingerprint abc".utf8)) == "fingerprint abc")
         #expect(DeviceIdentifier.key(bytes: Array("fingerprint ".utf8) + [0xFF, 0x41]) == nil)
         #expect(DeviceIdentifier.key(bytes: Array("fingerprint ".utf8) + [0xC3]) == nil)
+        // What SwiftNIO and swift-http-types make of invalid bytes and controls: refused, never merged.
+        #expect(DeviceIdentifier.key(bytes: Array("fingerprint a\u{FFFD}b".utf8)) == nil)
+        #expect(DeviceIdentifier.key(bytes: Array("fingerprint a b".utf8)) == nil)
+        #expect(DeviceIdentifier.key(bytes: Array("fingerprint a\tb".utf8)) == nil)
 
         // Over HTTP: device A signs in; B, A's identifier in NFD, is not A; invalid UTF-8 is refused.
         try await Service.with { port in
@@ -200,6 +205,19 @@ struct FailClosedTests {
             let mine = try await Service.send(
                 port, "/api/v2/REF30/profiles", method: "GET", headers: [("AP-Device-Identifier", "fingerprint \(deviceA)")])
             #expect((Service.json(mine)["profiles"] as? [String: Any])?.count == 1)
+        }
+        // Over a real connection: the raw bytes 0xFF and 0xFE (each decoded to U+FFFD by SwiftNIO) are refused.
+        try await Service.with { port in
+            for byte: UInt8 in [0xFF, 0xFE, 0x01] {
+                let connection = try RawConnection(port: port)
+                defer { connection.close() }
+                let body = Array("domainName=app.example".utf8)
+                var request = Array("POST /api/v2/REF30/sessions/sso/Apple HTTP/1.1\r\nHost: x\r\nAP-Device-Identifier: fingerprint ab".utf8)
+                request += [byte] + Array("cd\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+                try connection.write(bytes: request)
+                let statuses = try HTTPConnectionTests.statuses(connection, count: 1)
+                #expect(statuses == [400], "byte \(byte): \(statuses)")
+            }
         }
         let application = try ServiceApplication.buildApplication(configuration: Service.configuration(), logger: Service.quiet)
         try await application.test(.router) { client in

@@ -506,7 +506,12 @@ final class RawConnection: Sendable {
     }
 
     func write(_ text: String) throws {
-        let sent = Array(text.utf8).withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        try write(bytes: Array(text.utf8))
+    }
+
+    /// Exactly these bytes (a header value that is not UTF-8, for one).
+    func write(bytes: [UInt8]) throws {
+        let sent = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard sent > 0 else { throw POSIXError(.EPIPE) }
     }
 

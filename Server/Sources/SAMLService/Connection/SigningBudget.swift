@@ -57,6 +57,7 @@ final class SigningBudget: Sendable {
         }
         let cost = costs.sorted()[costs.count / 2]
         let seconds = max(1e-6, Double(cost.components.seconds) + Double(cost.components.attoseconds) / 1e18)
-        return (max(10, Int(share / seconds)), cost)
+        // A floor: a start on a busy node measures a slow key, and the rate would stay that low.
+        return (max(100, Int(share / seconds)), cost)
     }
 }

@@ -85,7 +85,12 @@ final class ConfigurationAnswers: Sendable {
                 completes: completes,
                 split: Split(
                     head: Array(whole[..<device.lowerBound]), middle: Array(whole[device.upperBound..<time.lowerBound]),
-                    tail: Array(whole[time.upperBound...]), digest: BearerToken.digest(whole)))
+                    tail: Array(whole[time.upperBound...]),
+                    // Of the parts around the two values, not of the whole (whose marker is random): the same
+                    // configuration and trust give the same tag on every instance and after every rebuild.
+                    digest: BearerToken.digest(
+                        Array(whole[..<device.lowerBound]) + [0] + Array(whole[device.upperBound..<time.lowerBound]) + [0]
+                            + Array(whole[time.upperBound...]))))
         } else {
             built = Template(completes: completes, split: nil)
         }

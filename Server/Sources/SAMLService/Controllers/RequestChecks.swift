@@ -79,6 +79,11 @@ extension TokenExchangeService {
 /// every byte outside printable ASCII, and `%` itself, as `%XX`: one key per byte sequence, and a key in
 /// which no two strings of different bytes compare equal. Not valid UTF-8, or the header more than once:
 /// no key (`invalid_header_device_identifier`).
+///
+/// Over HTTP/1.1 the bytes arrive already decoded by SwiftNIO, which replaces invalid UTF-8 with U+FFFD,
+/// and by swift-http-types, which replaces control characters with spaces: two identifiers that differ
+/// only there would meet again. So the value after `fingerprint ` (Base64 or hexadecimal, in Adobe's
+/// format) may hold neither U+FFFD nor a space or tab: such an identifier is refused, never merged.
 enum DeviceIdentifier {
     static func key(_ fields: [HTTPField]) -> String? {
         guard fields.count == 1 else { return nil }
@@ -86,7 +91,9 @@ enum DeviceIdentifier {
     }
 
     static func key(bytes: some Collection<UInt8>) -> String? {
-        guard String(validating: bytes, as: UTF8.self) != nil else { return nil }
+        guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        let value = text.utf8.starts(with: prefix) ? Array(text.utf8.dropFirst(prefix.count)) : Array(text.utf8)
+        guard !value.contains(0x20), !value.contains(0x09), !text.unicodeScalars.contains("\u{FFFD}") else { return nil }
         guard bytes.contains(where: needsEscape) else { return String(decoding: bytes, as: UTF8.self) }
         let hex = Array("0123456789ABCDEF".utf8)
         var key: [UInt8] = []
@@ -100,6 +107,8 @@ enum DeviceIdentifier {
         }
         return String(decoding: key, as: UTF8.self)
     }
+
+    private static let prefix = Array("fingerprint ".utf8)
 
     private static func needsEscape(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte > 0x7E || byte == UInt8(ascii: "%")

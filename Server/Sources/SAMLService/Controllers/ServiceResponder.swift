@@ -155,7 +155,11 @@ struct ServiceResponder: Sendable {
         var response = Self.json(result.status, result.body)
         if let contentType = result.contentType { response.headers[.contentType] = contentType }
         if result.status == 503 { response.headers[.retryAfter] = "1" }
-        if let etag = result.etag { response.headers[.eTag] = etag }
+        if let etag = result.etag {
+            response.headers[.eTag] = etag
+            // v2's configuration names the device type it read from X-Device-Info.
+            response.headers[.vary] = "X-Device-Info"
+        }
         return response
     }
 

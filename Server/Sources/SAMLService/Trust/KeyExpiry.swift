@@ -50,7 +50,16 @@ enum KeyExpiry {
         _ identityProvider: IdentityProvider, mvpd: String, pinned: Bool, allowExpired: Bool, now: SAMLInstant, logger: Logger
     ) {
         for key in identityProvider.keys {
-            guard let notAfter = notAfter(key), notAfter <= now + warningWindow else { continue }
+            guard let notAfter = notAfter(key) else {
+                // A certificate whose dates this cannot read (OpenSSL took it): its end is not enforced.
+                if pinned, key.certificateDER != nil {
+                    logger.error(
+                        "a pinned certificate's notAfter does not read: its expiry is neither enforced nor exported; pin a well-formed certificate",
+                        metadata: ["mvpd": "\(mvpd)", "key": "\(label(key))"])
+                }
+                continue
+            }
+            guard notAfter <= now + warningWindow else { continue }
             let metadata: Logger.Metadata = [
                 "mvpd": "\(mvpd)", "key": "\(label(key))", "not_after": "\(notAfter)", "source": "\(pinned ? "pinned" : "metadata")",
             ]

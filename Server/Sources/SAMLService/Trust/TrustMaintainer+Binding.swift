@@ -139,12 +139,14 @@ extension TrustMaintainer {
             logger.notice("MVPD removed from the trust file: its responses are refused", metadata: ["mvpd": "\(mvpd)"])
         }
         let now = clock.now()
-        for (mvpd, pinned) in contents.pinned {
-            KeyExpiry.warn(pinned, mvpd: mvpd, pinned: true, allowExpired: allowsExpiredCertificates, now: now, logger: logger)
-            do {
-                try applyPinned(mvpd, pinned, now: now)
-            } catch {
-                logger.error("pinned keys not applied", metadata: ["mvpd": "\(mvpd)", "error": "\(Self.failure(error).message)"])
+        applyingPinned.withLock { _ in
+            for (mvpd, pinned) in contents.pinned {
+                KeyExpiry.warn(pinned, mvpd: mvpd, pinned: true, allowExpired: allowsExpiredCertificates, now: now, logger: logger)
+                do {
+                    try applyPinned(mvpd, pinned, now: now)
+                } catch {
+                    logger.error("pinned keys not applied", metadata: ["mvpd": "\(mvpd)", "error": "\(Self.failure(error).message)"])
+                }
             }
         }
         for mvpd in contents.sources.keys { registry.markUnavailable(mvpd) }
@@ -175,15 +177,19 @@ extension TrustMaintainer {
                 expiries.append(.init(mvpd: mvpd, source: isPinned ? "pinned" : "metadata", key: KeyExpiry.label(key), notAfter: notAfter))
             }
         }
-        for (mvpd, identityProvider) in pinned where !allowsExpiredCertificates {
-            let expired = KeyExpiry.usable(identityProvider, now: now, allowExpired: false).expired.map { "\(mvpd) \($0.fingerprint)" }
-            let new = expired.filter { !ended.contains($0) }
-            guard !new.isEmpty else { continue }
-            ended.formUnion(new)
-            logger.error(
-                "a pinned key's certificate has ended: it no longer verifies (set allowExpiredCertificates to keep it)",
-                metadata: ["mvpd": "\(mvpd)", "keys": "\(new.count)"])
-            try? applyPinned(mvpd, identityProvider, now: now)
+        // Under the reload's lock, from the contents as they are now (a reload may have replaced them).
+        applyingPinned.withLock { _ in
+            let current = state.withLock { $0.contents.pinned }
+            for (mvpd, identityProvider) in current where !allowsExpiredCertificates {
+                let expired = KeyExpiry.usable(identityProvider, now: now, allowExpired: false).expired.map { "\(mvpd) \($0.fingerprint)" }
+                let new = expired.filter { !ended.contains($0) }
+                guard !new.isEmpty else { continue }
+                ended.formUnion(new)
+                logger.error(
+                    "a pinned key's certificate has ended: it no longer verifies (set allowExpiredCertificates to keep it)",
+                    metadata: ["mvpd": "\(mvpd)", "keys": "\(new.count)"])
+                try? applyPinned(mvpd, identityProvider, now: now)
+            }
         }
         metrics.keyExpiries(expiries)
     }

@@ -58,6 +58,9 @@ public final class TrustMaintainer: Service, Sendable {
     /// when ``run()`` ends.
     let client = Mutex<HTTPClient?>(nil)
     let state: Mutex<State>
+    /// Held while pinned keys are put in the registry (a reload, an expiry), so that an expiry applied
+    /// from the contents before a reload never overwrites what the reload applied.
+    let applyingPinned = Mutex(())
 
     struct State {
         var contents: TrustFile.Contents
