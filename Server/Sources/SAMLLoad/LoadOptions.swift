@@ -49,6 +49,9 @@ public struct LoadOptions: Sendable {
     public var targets: [(host: String, port: Int)]
     public var serviceProvider: String
     public var mvpds: [LoadMVPD]
+    /// The bearer token a production-shaped service asks of every API call (`bearerTokensFile`): sent as
+    /// `Authorization: Bearer` on `sessions/sso` and the exchanges (v1's too). Nil: none.
+    public var bearerToken: String?
     /// The audience the service requires (the SP entity ID).
     public var audience = "https://saml.sp.auth.adobe.com"
     /// Requests prepared (and sent, unless ``duration`` ends the run first).

@@ -192,7 +192,7 @@ extension LoadHarness {
             headers: [
                 ("AP-Partner-Framework-Status", asked.headerValue), ("AP-Device-Identifier", "fingerprint \(choice.device)"),
                 ("Content-Type", "application/x-www-form-urlencoded"),
-            ],
+            ] + (options.bearerToken.map { [("Authorization", "Bearer \($0)")] } ?? []),
             body: Array("domainName=load.example&redirectUrl=https%3A%2F%2Fload.example%2Fdone".utf8))
         guard session.status == 200, let requestID = session.partnerRequestID else {
             throw LoadError.unexpectedSession(session.status, session.text.prefix(300).description)
@@ -214,7 +214,7 @@ extension LoadHarness {
             // Another subscriber's household, after signing: the assertion's digest no longer matches.
             response = response.replacingOccurrences(of: "hh-\(choice.salt)<", with: "hh-\(choice.salt + 1)<")
         }
-        let request: HTTPRequestParts
+        var request: HTTPRequestParts
         if kind == .v1Crossover {
             request = TokenExchangeRequest.v1(
                 samlAttributeQueryResponse: response, requestor: options.serviceProvider, deviceID: choice.device, mvpd: askedFor.id,
@@ -222,9 +222,13 @@ extension LoadHarness {
         } else {
             let posted = PartnerFrameworkStatus(accessStatus: .granted, providerID: postedAs.providerID, expirationMilliseconds: expiry)
             request = TokenExchangeRequest.v2(
-                samlAttributeQueryResponse: response, serviceProvider: options.serviceProvider, accessToken: "load-harness",
+                samlAttributeQueryResponse: response, serviceProvider: options.serviceProvider,
+                accessToken: options.bearerToken ?? "load-harness",
                 deviceIdentifier: kind == .wrongDevice ? choice.otherDevice : choice.device,
                 deviceInfo: Data(#"{"model":"load"}"#.utf8).base64EncodedString(), partnerFrameworkStatus: posted)
+        }
+        if let token = options.bearerToken, request.header("Authorization") == nil {
+            request.headers.append(HTTPHeader("Authorization", "Bearer \(token)"))
         }
         var item = Item(kind: kind, request: request, mvpd: postedAs.id, assertion: index, profile: expectedProfile(postedAs, template))
         item.issuer = signer.issuer

@@ -24,29 +24,30 @@ extension PostgresStateStore {
     }
 
     /// The parts and how each is found; the order of ``creation`` creates each after what it needs.
-    static let partQueries: [(name: String, present: String)] = [
-        ("table saml_consumed", "to_regclass('saml_consumed') IS NOT NULL"),
-        ("index saml_consumed_expiry", "to_regclass('saml_consumed_expiry') IS NOT NULL"),
-        ("table saml_profiles", "to_regclass('saml_profiles') IS NOT NULL"),
-        ("index saml_profiles_expiry", "to_regclass('saml_profiles_expiry') IS NOT NULL"),
-        ("column saml_profiles.saved_xid", column("saml_profiles", "saved_xid")),
-        (
-            "default of saml_profiles.saved_xid",
-            // Missing only once the column is there (a pass creates the column, the next its default).
-            "NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('saml_profiles') AND attname = 'saved_xid' AND NOT attisdropped) OR EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('saml_profiles') AND attname = 'saved_xid' AND atthasdef)"
-        ),
-        ("index saml_profiles_saved", "to_regclass('saml_profiles_saved') IS NOT NULL"),
-        ("table saml_profile_removals", "to_regclass('saml_profile_removals') IS NOT NULL"),
-        ("index saml_profile_removals_xid", "to_regclass('saml_profile_removals_xid') IS NOT NULL"),
-        ("index saml_profile_removals_at", "to_regclass('saml_profile_removals_at') IS NOT NULL"),
-        ("function swift_saml_profile_touched_v6", "to_regproc('swift_saml_profile_touched_v6') IS NOT NULL"),
-        ("function swift_saml_profile_removed_v6", "to_regproc('swift_saml_profile_removed_v6') IS NOT NULL"),
-        ("function swift_saml_profile_truncated_v6", "to_regproc('swift_saml_profile_truncated_v6') IS NOT NULL"),
-        ("trigger swift_saml_profile_touched", trigger("swift_saml_profile_touched")),
-        ("trigger swift_saml_profile_removed", trigger("swift_saml_profile_removed")),
-        ("trigger swift_saml_profile_truncated", trigger("swift_saml_profile_truncated")),
-        ("procedure swift_saml_group_commit_v5", "to_regproc('swift_saml_group_commit_v5') IS NOT NULL"),
-    ] + requiredColumns.map { ("column \($0.table).\($0.column)", column($0.table, $0.column)) }
+    static let partQueries: [(name: String, present: String)] =
+        [
+            ("table saml_consumed", "to_regclass('saml_consumed') IS NOT NULL"),
+            ("index saml_consumed_expiry", "to_regclass('saml_consumed_expiry') IS NOT NULL"),
+            ("table saml_profiles", "to_regclass('saml_profiles') IS NOT NULL"),
+            ("index saml_profiles_expiry", "to_regclass('saml_profiles_expiry') IS NOT NULL"),
+            ("column saml_profiles.saved_xid", column("saml_profiles", "saved_xid")),
+            (
+                "default of saml_profiles.saved_xid",
+                // Missing only once the column is there (a pass creates the column, the next its default).
+                "NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('saml_profiles') AND attname = 'saved_xid' AND NOT attisdropped) OR EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('saml_profiles') AND attname = 'saved_xid' AND atthasdef)"
+            ),
+            ("index saml_profiles_saved", "to_regclass('saml_profiles_saved') IS NOT NULL"),
+            ("table saml_profile_removals", "to_regclass('saml_profile_removals') IS NOT NULL"),
+            ("index saml_profile_removals_xid", "to_regclass('saml_profile_removals_xid') IS NOT NULL"),
+            ("index saml_profile_removals_at", "to_regclass('saml_profile_removals_at') IS NOT NULL"),
+            ("function swift_saml_profile_touched_v6", "to_regproc('swift_saml_profile_touched_v6') IS NOT NULL"),
+            ("function swift_saml_profile_removed_v6", "to_regproc('swift_saml_profile_removed_v6') IS NOT NULL"),
+            ("function swift_saml_profile_truncated_v6", "to_regproc('swift_saml_profile_truncated_v6') IS NOT NULL"),
+            ("trigger swift_saml_profile_touched", trigger("swift_saml_profile_touched")),
+            ("trigger swift_saml_profile_removed", trigger("swift_saml_profile_removed")),
+            ("trigger swift_saml_profile_truncated", trigger("swift_saml_profile_truncated")),
+            ("procedure swift_saml_group_commit_v5", "to_regproc('swift_saml_group_commit_v5') IS NOT NULL"),
+        ] + requiredColumns.map { ("column \($0.table).\($0.column)", column($0.table, $0.column)) }
 
     /// The columns a login reads and writes, which drift may drop (reported; only `saved_xid` is added back).
     static let requiredColumns: [(table: String, column: String)] = [
@@ -149,7 +150,10 @@ extension PostgresStateStore {
                 """
             ]
         ),
-        ("index saml_profile_removals_xid", ["CREATE INDEX IF NOT EXISTS saml_profile_removals_xid ON saml_profile_removals (removed_xid)"]),
+        (
+            "index saml_profile_removals_xid",
+            ["CREATE INDEX IF NOT EXISTS saml_profile_removals_xid ON saml_profile_removals (removed_xid)"]
+        ),
         ("index saml_profile_removals_at", ["CREATE INDEX IF NOT EXISTS saml_profile_removals_at ON saml_profile_removals (removed_at)"]),
         (
             "function swift_saml_profile_touched_v6",

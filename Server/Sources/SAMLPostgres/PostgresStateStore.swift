@@ -143,7 +143,8 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
     }
 
     private func noteSaved(_ profile: StoredProfile) {
-        directory?.noteSaved(serviceProvider: profile.serviceProvider, device: profile.device, mvpd: profile.mvpd, notAfter: profile.notAfter)
+        directory?.noteSaved(
+            serviceProvider: profile.serviceProvider, device: profile.device, mvpd: profile.mvpd, notAfter: profile.notAfter)
     }
 
     /// From the profile directory's memory (``ProfileDirectory``): whether `device` has a profile for
@@ -212,7 +213,8 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
         }
         var missing = try await missingParts()
         if !missing.missing.isEmpty, lanes.mayRepair() {
-            logger.error("schema drift: parts a login needs are missing; repairing what can be", metadata: ["missing": "\(missing.description)"])
+            logger.error(
+                "schema drift: parts a login needs are missing; repairing what can be", metadata: ["missing": "\(missing.description)"])
             try await withConnection("repair the schema") { connection in
                 try await Self.repairSchema(on: connection, logger: self.logger)
             }

@@ -179,7 +179,8 @@ final class ProfileDirectory: Sendable {
         let truncated = page.rows.contains { $0.expiry == 0 && $0.serviceProvider.isEmpty && $0.device.isEmpty && $0.mvpd.isEmpty }
         if page.cursor.server != cursor.server || page.cursor.xmax < cursor.xmax || page.rows.count > changesLimit || truncated {
             logger.info(
-                "profile directory loading again", metadata: ["changed_server": "\(page.cursor.server != cursor.server)", "truncated": "\(truncated)"])
+                "profile directory loading again",
+                metadata: ["changed_server": "\(page.cursor.server != cursor.server)", "truncated": "\(truncated)"])
             state.withLock { $0.cursor = nil }
             return try await load(store)
         }

@@ -117,7 +117,7 @@ final class StoreLanes: Sendable {
             do {
                 do {
                     try await run(work, on: lane)
-                } catch where Self.isSchemaDrift(error) && isBatch && mayRepair() {
+                } catch  where Self.isSchemaDrift(error) && isBatch && mayRepair() {
                     // The schema lost a part (a dropped procedure, table or column): repaired by this lane
                     // (one repair per interval across the lanes), and the batch retried once on a new
                     // connection. Past the interval's repair, the same drift fails fast: nothing to retry.
@@ -139,7 +139,11 @@ final class StoreLanes: Sendable {
                 failed = failure
                 logger.debug("store work failed: connection closed", metadata: ["lane": "\(number)", "code": "\(failure.code)"])
                 if serves { failing(Self.kind(error), operations: operations.count) }
-                if isBatch { writes.withLock { $0 = $0 ?? (ContinuousClock.now, ContinuousClock.now); $0?.last = ContinuousClock.now } }
+                if isBatch {
+                    writes.withLock {
+                        $0 = $0 ?? (ContinuousClock.now, ContinuousClock.now); $0?.last = ContinuousClock.now
+                    }
+                }
                 await lane.drop()
                 operations.forEach { $0.finish(.failure(failure)) }
             }

@@ -24,6 +24,10 @@ struct LoadCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("target"), help: "A service instance, host:port. Repeatable.") var targets: [String] = ["127.0.0.1:8080"]
     @Option(help: "The service provider id.") var serviceProvider = "REF30"
+    @Option(
+        help:
+            "A file holding the service's bearer token (its first line), for a service with bearerTokensFile; or SAML_LOAD_BEARER_TOKEN. Never on the command line."
+    ) var bearerTokenFile: String?
     @Option(help: "The TestVectors folder (for the MVPDs' keys).") var vectors = "TestVectors"
     @Option(
         help:
@@ -94,6 +98,14 @@ struct LoadCommand: AsyncParsableCommand {
         options.seed = seed
         options.settle = !noSettle
         options.tolerateUnavailable = tolerateUnavailable
+        if let bearerTokenFile {
+            guard let text = try? String(contentsOfFile: bearerTokenFile, encoding: .utf8),
+                let first = text.split(whereSeparator: \.isNewline).first.map({ $0.trimmingCharacters(in: .whitespaces) }), !first.isEmpty
+            else { throw ValidationError("expected a token in --bearer-token-file, found none") }
+            options.bearerToken = first
+        } else if let token = ProcessInfo.processInfo.environment["SAML_LOAD_BEARER_TOKEN"], !token.isEmpty {
+            options.bearerToken = token
+        }
         let result = try await LoadHarness.run(options) { FileHandle.standardError.write(Data("\($0)\n".utf8)) }
         if json {
             FileHandle.standardOutput.write(

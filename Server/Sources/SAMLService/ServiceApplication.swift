@@ -123,7 +123,9 @@ public enum ServiceApplication {
         let registry = ConnectionGuard.Registry(capacity: configuration.maximumConnections)
         let storeKind = database == nil ? "memory" : "postgres"
         // Which release runs, at start and as a metric (saml_build_info).
-        metrics.buildInfo(version: SAMLVersion.version, commit: SAMLVersion.commit, schema: database == nil ? "none" : "\(PostgresStateStore.schemaVersion)")
+        metrics.buildInfo(
+            version: SAMLVersion.version, commit: SAMLVersion.commit,
+            schema: database == nil ? "none" : "\(PostgresStateStore.schemaVersion)")
         logger.info(
             "saml-server starting",
             metadata: [
@@ -140,7 +142,8 @@ public enum ServiceApplication {
                 logger.info(
                     "listening",
                     metadata: [
-                        "address": "\(channel.localAddress?.description ?? "?")", "store": "\(storeKind)", "version": "\(SAMLVersion.version)",
+                        "address": "\(channel.localAddress?.description ?? "?")", "store": "\(storeKind)",
+                        "version": "\(SAMLVersion.version)",
                         "commit": "\(SAMLVersion.commit)",
                     ])
                 await onRunning(channel.localAddress?.port ?? 0)
@@ -183,8 +186,11 @@ public enum ServiceApplication {
             try await ServiceGroup(configuration: group).run()
         } catch {
             // A listener that cannot bind says so with its address (NIO's error names neither host nor port).
-            let listeners = "\(configuration.host):\(configuration.port)" + (configuration.adminPort.map { ", admin \(configuration.adminHost):\($0)" } ?? "")
-            logger.error("saml-server stopped on an error", metadata: ["error": "\(String(reflecting: error))", "listeners": "\(listeners)"])
+            let listeners =
+                "\(configuration.host):\(configuration.port)"
+                + (configuration.adminPort.map { ", admin \(configuration.adminHost):\($0)" } ?? "")
+            logger.error(
+                "saml-server stopped on an error", metadata: ["error": "\(String(reflecting: error))", "listeners": "\(listeners)"])
             throw error
         }
         logger.info("saml-server stopped")

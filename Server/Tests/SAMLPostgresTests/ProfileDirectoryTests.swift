@@ -150,10 +150,15 @@ extension PostgresStateStoreTests {
         // the restart the directory loaded everything again, so a row numbered far behind its horizon
         // (as such a server would write it) is there.
         let repeated = "repeated-\(UUID().uuidString)"
+        // (Schema 6's trigger gives every insert its own transaction: it is set aside for this one row.)
         try await a.store.firstValue(
             unsafeSQL: """
-                INSERT INTO saml_profiles (service_provider, device, mvpd, profile, expires_at, saved_xid)
-                VALUES ('REF30', '\(repeated)', 'MVPD-A', '{}', now() + interval '1 hour', 1) RETURNING 'x'
+                DO $d$ BEGIN
+                    ALTER TABLE saml_profiles DISABLE TRIGGER swift_saml_profile_touched;
+                    INSERT INTO saml_profiles (service_provider, device, mvpd, profile, expires_at, saved_xid)
+                    VALUES ('REF30', '\(repeated)', 'MVPD-A', '{}', now() + interval '1 hour', 1);
+                    ALTER TABLE saml_profiles ENABLE ALWAYS TRIGGER swift_saml_profile_touched;
+                END $d$
                 """)
         #expect(await Self.within(.seconds(2)) { Self.presence(b.store, repeated) == true } == nil)
         try Self.pgctl("stop")

@@ -37,7 +37,8 @@ extension PostgresStateStoreTests {
         // Each repair is at most once per 10 s per instance: a fresh instance for each drift.
         for drift in [
             "DROP PROCEDURE swift_saml_group_commit_v5", "DROP TRIGGER swift_saml_profile_removed ON saml_profiles",
-            "ALTER TABLE saml_profiles DROP COLUMN saved_xid CASCADE", "ALTER TABLE saml_profiles DISABLE TRIGGER swift_saml_profile_removed",
+            "ALTER TABLE saml_profiles DROP COLUMN saved_xid CASCADE",
+            "ALTER TABLE saml_profiles DISABLE TRIGGER swift_saml_profile_removed",
             "DROP TRIGGER swift_saml_profile_truncated ON saml_profiles",
         ] {
             let a = try await Self.instance()
@@ -46,7 +47,8 @@ extension PostgresStateStoreTests {
             #expect(await Self.health(a.store) == nil, "\(drift)")
             let triggers = try await a.store.firstValue(
                 unsafeSQL:
-                    "SELECT count(*)::text FROM pg_trigger WHERE tgrelid = 'saml_profiles'::regclass AND NOT tgisinternal AND tgenabled = 'A'")
+                    "SELECT count(*)::text FROM pg_trigger WHERE tgrelid = 'saml_profiles'::regclass AND NOT tgisinternal AND tgenabled = 'A'"
+            )
             #expect(triggers == "3", "\(drift)")
             #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) == .accepted)
         }
@@ -149,7 +151,8 @@ extension PostgresStateStoreTests {
         let moved = "drift-\(UUID().uuidString)", movedTo = "drift-\(UUID().uuidString)"
         try await a.store.save(Self.profile(moved))
         #expect(await Self.within(.seconds(2)) { Self.presence(b.store, moved) == true } != nil)
-        _ = try await a.store.firstValue(unsafeSQL: "UPDATE saml_profiles SET device = '\(movedTo)' WHERE device = '\(moved)' RETURNING 'x'")
+        _ = try await a.store.firstValue(
+            unsafeSQL: "UPDATE saml_profiles SET device = '\(movedTo)' WHERE device = '\(moved)' RETURNING 'x'")
         #expect(await Self.within(.seconds(2)) { Self.presence(b.store, moved) == false && Self.presence(b.store, movedTo) == true } != nil)
         let kept = "drift-\(UUID().uuidString)"
         try await a.store.save(Self.profile(kept))

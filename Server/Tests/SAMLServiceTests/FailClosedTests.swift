@@ -212,8 +212,11 @@ struct FailClosedTests {
                 let connection = try RawConnection(port: port)
                 defer { connection.close() }
                 let body = Array("domainName=app.example".utf8)
-                var request = Array("POST /api/v2/REF30/sessions/sso/Apple HTTP/1.1\r\nHost: x\r\nAP-Device-Identifier: fingerprint ab".utf8)
-                request += [byte] + Array("cd\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+                var request = Array(
+                    "POST /api/v2/REF30/sessions/sso/Apple HTTP/1.1\r\nHost: x\r\nAP-Device-Identifier: fingerprint ab".utf8)
+                request +=
+                    [byte] + Array("cd\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
+                    + body
                 try connection.write(bytes: request)
                 let statuses = try HTTPConnectionTests.statuses(connection, count: 1)
                 #expect(statuses == [400], "byte \(byte): \(statuses)")

@@ -332,6 +332,27 @@ struct LoadHarnessTests {
         #expect(LoadReportPage.escape("a&b<c>\"d'e") == "a&amp;b&lt;c&gt;&quot;d&#39;e")
     }
 
+    @Test("against a service with bearer tokens: the harness sends its token everywhere, and passes; without it, nothing works")
+    func bearerToken() async throws {
+        var configuration = Service.configuration()
+        configuration.bearerTokens = ["harness-token"]
+        let (with, without) = try await Service.with(configuration) { port in
+            var options = LoadOptions(targets: [("127.0.0.1", port)], serviceProvider: "REF30", mvpds: Service.mvpds)
+            options.requests = 100
+            options.connections = 2
+            options.bearerToken = "harness-token"
+            let with = try await LoadHarness.run(options)
+            options.bearerToken = nil
+            options.requests = 10
+            options.settle = false
+            let without = try? await LoadHarness.run(options)
+            return (with, without)
+        }
+        #expect(with.passed, "\(with.table)")
+        #expect(with.answered == 100)
+        #expect(without?.passed != true)
+    }
+
     @Test("a real run: the timeline counts every request sent, the HDR percentiles are ordered, the page and JSON are written")
     func reportOfARun() async throws {
         let report = try await Service.with { port in

@@ -17,7 +17,9 @@ public struct JSONLogHandler: LogHandler {
     private let descriptor: Int32
 
     /// - Parameter descriptor: where the lines go (standard error by default).
-    public init(label: String, descriptor: Int32 = STDERR_FILENO, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
+    public init(
+        label: String, descriptor: Int32 = STDERR_FILENO, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
+    ) {
         self.label = label
         self.descriptor = descriptor
         self.metadataProvider = metadataProvider

@@ -28,7 +28,9 @@ enum ProcessMetrics {
             let seconds = Double(uptime.split(separator: " ").first ?? "")
         {
             let boot = Date().timeIntervalSince1970 - seconds
-            add("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.", (boot + started / ticks).rounded())
+            add(
+                "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.",
+                (boot + started / ticks).rounded())
         }
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count).map(Double.init)
         add("process_open_fds", "gauge", "Number of open file descriptors.", descriptors)
