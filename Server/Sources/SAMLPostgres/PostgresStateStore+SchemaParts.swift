@@ -155,97 +155,76 @@ extension PostgresStateStore {
             ["CREATE INDEX IF NOT EXISTS saml_profile_removals_xid ON saml_profile_removals (removed_xid)"]
         ),
         ("index saml_profile_removals_at", ["CREATE INDEX IF NOT EXISTS saml_profile_removals_at ON saml_profile_removals (removed_at)"]),
-        (
-            "function swift_saml_profile_touched_v6",
-            [
-                """
-                CREATE OR REPLACE FUNCTION swift_saml_profile_touched_v6() RETURNS trigger LANGUAGE plpgsql
-                SET search_path FROM CURRENT AS $f$
-                BEGIN
-                    NEW.saved_xid := pg_current_xact_id()::text::bigint;
-                    IF TG_OP = 'UPDATE' AND OLD.expires_at > now()
-                        AND (OLD.service_provider, OLD.device, OLD.mvpd) IS DISTINCT FROM (NEW.service_provider, NEW.device, NEW.mvpd) THEN
-                        INSERT INTO saml_profile_removals (service_provider, device, mvpd) VALUES (OLD.service_provider, OLD.device, OLD.mvpd);
-                    END IF;
-                    RETURN NEW;
-                END
-                $f$
-                """
-            ]
+        function(
+            "swift_saml_profile_touched_v6",
+            """
+                NEW.saved_xid := pg_current_xact_id()::text::bigint;
+                IF TG_OP = 'UPDATE' AND OLD.expires_at > now()
+                    AND (OLD.service_provider, OLD.device, OLD.mvpd) IS DISTINCT FROM (NEW.service_provider, NEW.device, NEW.mvpd) THEN
+                    INSERT INTO saml_profile_removals (service_provider, device, mvpd) VALUES (OLD.service_provider, OLD.device, OLD.mvpd);
+                END IF;
+                RETURN NEW;
+            """),
+        function(
+            "swift_saml_profile_removed_v6",
+            """
+                INSERT INTO saml_profile_removals (service_provider, device, mvpd)
+                    SELECT service_provider, device, mvpd FROM gone WHERE expires_at > now();
+                RETURN NULL;
+            """),
+        function(
+            "swift_saml_profile_truncated_v6",
+            """
+                INSERT INTO saml_profile_removals (service_provider, device, mvpd) VALUES ('', '', '');
+                RETURN NULL;
+            """),
+        triggerCreation(
+            "swift_saml_profile_touched",
+            "BEFORE INSERT OR UPDATE ON saml_profiles FOR EACH ROW EXECUTE FUNCTION swift_saml_profile_touched_v6()"),
+        triggerCreation(
+            "swift_saml_profile_removed",
+            "AFTER DELETE ON saml_profiles REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION swift_saml_profile_removed_v6()"
         ),
-        (
-            "function swift_saml_profile_removed_v6",
-            [
-                """
-                CREATE OR REPLACE FUNCTION swift_saml_profile_removed_v6() RETURNS trigger LANGUAGE plpgsql
-                SET search_path FROM CURRENT AS $f$
-                BEGIN
-                    INSERT INTO saml_profile_removals (service_provider, device, mvpd)
-                        SELECT service_provider, device, mvpd FROM gone WHERE expires_at > now();
-                    RETURN NULL;
-                END
-                $f$
-                """
-            ]
-        ),
-        (
-            "function swift_saml_profile_truncated_v6",
-            [
-                """
-                CREATE OR REPLACE FUNCTION swift_saml_profile_truncated_v6() RETURNS trigger LANGUAGE plpgsql
-                SET search_path FROM CURRENT AS $f$
-                BEGIN
-                    INSERT INTO saml_profile_removals (service_provider, device, mvpd) VALUES ('', '', '');
-                    RETURN NULL;
-                END
-                $f$
-                """
-            ]
-        ),
-        (
-            "trigger swift_saml_profile_touched",
-            [
-                """
-                DO $d$ BEGIN
-                    IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'saml_profiles'::regclass AND tgname = 'swift_saml_profile_touched') THEN
-                        CREATE TRIGGER swift_saml_profile_touched BEFORE INSERT OR UPDATE ON saml_profiles
-                            FOR EACH ROW EXECUTE FUNCTION swift_saml_profile_touched_v6();
-                    END IF;
-                    ALTER TABLE saml_profiles ENABLE ALWAYS TRIGGER swift_saml_profile_touched;
-                END $d$
-                """
-            ]
-        ),
-        (
-            "trigger swift_saml_profile_removed",
-            [
-                """
-                DO $d$ BEGIN
-                    IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'saml_profiles'::regclass AND tgname = 'swift_saml_profile_removed') THEN
-                        CREATE TRIGGER swift_saml_profile_removed AFTER DELETE ON saml_profiles REFERENCING OLD TABLE AS gone
-                            FOR EACH STATEMENT EXECUTE FUNCTION swift_saml_profile_removed_v6();
-                    END IF;
-                    ALTER TABLE saml_profiles ENABLE ALWAYS TRIGGER swift_saml_profile_removed;
-                END $d$
-                """
-            ]
-        ),
-        (
-            "trigger swift_saml_profile_truncated",
-            [
-                """
-                DO $d$ BEGIN
-                    IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'saml_profiles'::regclass AND tgname = 'swift_saml_profile_truncated') THEN
-                        CREATE TRIGGER swift_saml_profile_truncated AFTER TRUNCATE ON saml_profiles
-                            FOR EACH STATEMENT EXECUTE FUNCTION swift_saml_profile_truncated_v6();
-                    END IF;
-                    ALTER TABLE saml_profiles ENABLE ALWAYS TRIGGER swift_saml_profile_truncated;
-                END $d$
-                """
-            ]
-        ),
+        triggerCreation(
+            "swift_saml_profile_truncated",
+            "AFTER TRUNCATE ON saml_profiles FOR EACH STATEMENT EXECUTE FUNCTION swift_saml_profile_truncated_v6()"),
         ("procedure swift_saml_group_commit_v5", [GroupCommit.procedureSQL]),
     ]
+
+    /// A trigger function's part: `body` between `BEGIN` and `END`, run with the `search_path` of the
+    /// schema's creation (a DBA's session with another one still finds the store's tables).
+    private static func function(_ name: String, _ body: String) -> (part: String, statements: [String]) {
+        (
+            "function \(name)",
+            [
+                """
+                CREATE OR REPLACE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $f$
+                BEGIN
+                \(body)
+                END
+                $f$
+                """
+            ]
+        )
+    }
+
+    /// A trigger's part: created when absent, then enabled always (fires under `session_replication_role =
+    /// replica`); a disabled one is enabled again.
+    private static func triggerCreation(_ name: String, _ definition: String) -> (part: String, statements: [String]) {
+        (
+            "trigger \(name)",
+            [
+                """
+                DO $d$ BEGIN
+                    IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = 'saml_profiles'::regclass AND tgname = '\(name)') THEN
+                        CREATE TRIGGER \(name) \(definition);
+                    END IF;
+                    ALTER TABLE saml_profiles ENABLE ALWAYS TRIGGER \(name);
+                END $d$
+                """
+            ]
+        )
+    }
 
     /// ``ensureSchema(on:replayTable:logger:)`` while running, in its own transaction under the schema's
     /// advisory lock (instances repairing at once take turns) and `lock_timeout`, never recreating
