@@ -60,10 +60,11 @@ extension PostgresStateStoreTests {
         defer { a.task.cancel() }
         let kept = "saml_consumed_kept_\(UInt32.random(in: 0...UInt32.max))"
         _ = try await a.store.firstValue(unsafeSQL: "ALTER TABLE saml_consumed RENAME TO \(kept)")
+        // Put back, whatever happens below (only while it is still away: never drop the live table).
+        var restored = false
         defer {
-            Task {
-                _ = try? await a.store.firstValue(unsafeSQL: "DROP TABLE IF EXISTS saml_consumed")
-                _ = try? await a.store.firstValue(unsafeSQL: "ALTER TABLE \(kept) RENAME TO saml_consumed")
+            if !restored {
+                Task { _ = try? await a.store.firstValue(unsafeSQL: "ALTER TABLE IF EXISTS \(kept) RENAME TO saml_consumed") }
             }
         }
         let outcome = await Self.outcome { try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) }
@@ -80,6 +81,7 @@ extension PostgresStateStoreTests {
         #expect(try await a.store.firstValue(unsafeSQL: "SELECT coalesce(to_regclass('saml_consumed')::text, 'none')") == "none")
         // The operator puts it back: logins again, no restart.
         _ = try await a.store.firstValue(unsafeSQL: "ALTER TABLE \(kept) RENAME TO saml_consumed")
+        restored = true
         #expect(try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now()) == .accepted)
         #expect(await Self.health(a.store) == nil)
     }
