@@ -261,10 +261,7 @@ public struct TokenExchangeService: Sendable {
         func secret(_ setting: String, _ path: String?, allowEmpty: Bool = false) -> [String]? {
             guard let path else { return nil }
             do {
-                let entries =
-                    allowEmpty
-                    ? ServiceConfiguration.entries(try ServiceConfiguration.secretText(path, setting: setting, allowingReadable: readable))
-                    : try ServiceConfiguration.secret(path, setting: setting, allowingReadable: readable)
+                let entries = try ServiceConfiguration.secret(path, setting: setting, allowingReadable: readable, allowingEmpty: allowEmpty)
                 logger.info("secret file reloaded", metadata: ["setting": "\(setting)", "entries": "\(entries.count)"])
                 return entries
             } catch {

@@ -99,10 +99,8 @@ extension ServiceConfiguration {
         if let file = path("bearerTokensFile") {
             // An empty file is refused (it must not turn authentication off), unless the operator said that
             // the API is meant to go without.
-            bearerTokens =
-                allowUnauthenticatedAPI
-                ? Self.entries(try Self.secretText(file, setting: "bearerTokensFile", allowingReadable: readable))
-                : try Self.secret(file, setting: "bearerTokensFile", allowingReadable: readable)
+            bearerTokens = try Self.secret(
+                file, setting: "bearerTokensFile", allowingReadable: readable, allowingEmpty: allowUnauthenticatedAPI)
         }
         if let value = settings.strings("bearerTokens") {
             guard !value.isEmpty || allowUnauthenticatedAPI else {

@@ -7,10 +7,11 @@ import SAML
 /// keys as `<id>:<hex>`; and the log level's names.
 extension ServiceConfiguration {
     /// The non-empty lines (or comma-separated entries) of the secret file `setting` names, trimmed; a
-    /// file with none is refused: an empty token file must not turn authentication off (issue 66).
-    static func secret(_ path: String, setting: String, allowingReadable: Bool) throws -> [String] {
+    /// file with none is refused (an empty token file must not turn authentication off, issue 66) unless
+    /// `allowingEmpty` (`bearerTokensFile` with ``ServiceConfiguration/allowUnauthenticatedAPI``).
+    static func secret(_ path: String, setting: String, allowingReadable: Bool, allowingEmpty: Bool = false) throws -> [String] {
         let entries = entries(try secretText(path, setting: setting, allowingReadable: allowingReadable))
-        guard !entries.isEmpty else {
+        guard !entries.isEmpty || allowingEmpty else {
             throw SAMLError(
                 .configurationInvalid,
                 "expected at least one entry in \(setting) (\(quoted(path))), found an empty file: remove the setting to go without it")
