@@ -26,7 +26,7 @@ import SAML
 /// `backingFile` (by default `<MVPD>.metadata.xml` beside the trust file), which is read at start-up when
 /// the URL does not answer. `issuer` with `certificates` pins PEM keys for an IdP without metadata.
 /// `allowLegacyDigests` (`false` by default, any entry) accepts this MVPD's responses signed with the
-/// legacy digests, SHA-1 and SHA-224 (``SAML/AlgorithmPolicy/allowingSHA1``), and only this MVPD's:
+/// legacy digests, SHA-1 and SHA-224 (`AlgorithmPolicy.allowingSHA1` in SAML), and only this MVPD's:
 /// for an IdP that cannot yet do better, with a deadline (docs/security.md, "Legacy digests"); every
 /// such acceptance is logged and counted.
 /// Unknown members are refused (a misspelt option must not silently weaken a check).

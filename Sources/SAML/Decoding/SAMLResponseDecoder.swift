@@ -20,7 +20,7 @@
 ///    document, spaces are skipped as the whitespace of an encoder's wrapping instead. Any other byte
 ///    outside the alphabet, data after padding, or a length that no encoding can have is an error.
 /// 6. With ``Content/xml`` (the default) the result must be UTF-8, start with `<` and end with `>`. A
-///    UTF-16 document (raw, or in Base64) is transcoded to UTF-8 first (``UTF16Transcoding``).
+///    UTF-16 document (raw, or in Base64) is transcoded to UTF-8 first (`UTF16Transcoding`).
 public struct SAMLResponseDecoder: Sendable {
     /// What to do with a value that was URL-encoded twice.
     public enum DoubleEncodingPolicy: Sendable, Hashable {

@@ -10,7 +10,7 @@ internal import CSAMLShim
 ///
 /// Options: no entity substitution (`XML_PARSE_NOENT` is off), no DTD loading or attribute defaulting,
 /// no network (`XML_PARSE_NONET`), no `XML_PARSE_HUGE`, no error printing; read as UTF-8 (a UTF-16
-/// document transcoded first, ``UTF16Transcoding``), with the
+/// document transcoded first, `UTF16Transcoding`), with the
 /// calling thread's parser context (`saml_shim_parse_document`, parser.c). Before libxml2 sees a byte,
 /// ``XMLPreScan`` enforces the caps of ``XMLParserLimits`` in one linear pass and refuses any DOCTYPE and
 /// any entity reference. Every failure is a ``SAMLError`` naming the line (and column, for libxml2's)
