@@ -170,6 +170,16 @@ public struct LoadReport: Sendable {
                 out += "| \(answer.answer) | \(answer.count) | \(answer.asExpected) | \(answer.unavailable) | \(answer.wrong) |\n"
             }
         }
+        let instances = self.instances
+        if instances.count > 1 || instances.contains(where: { $0.unavailable > 0 }) {
+            out += "\n| instance | accepted | refused as expected | unavailable | wrong | first answer | last answer | unanswered from |\n"
+            out += "|---|---:|---:|---:|---:|---:|---:|---:|\n"
+            func at(_ v: Double?) -> String { v.map(s) ?? "-" }
+            for instance in instances {
+                out += "| \(instance.target) | \(instance.accepted) | \(instance.refused) | \(instance.unavailable) | \(instance.wrong) | "
+                out += "\(at(instance.firstAnswer)) | \(at(instance.lastAnswer)) | \(at(instance.unavailableAfterLastAnswer)) |\n"
+            }
+        }
         out += "\n"
         if notSent > 0 {
             out += "not sent: \(notSent) prepared requests\(deadlineReached ? " (the duration was over)" : "")\n"
@@ -204,6 +214,13 @@ public struct LoadReport: Sendable {
             "answers": answers.map {
                 ["answer": $0.answer, "count": $0.count, "as_expected": $0.asExpected, "unavailable": $0.unavailable, "wrong": $0.wrong]
                     as [String: Any]
+            },
+            "instances": instances.map {
+                [
+                    "target": $0.target, "accepted": $0.accepted, "refused_as_expected": $0.refused, "unavailable": $0.unavailable,
+                    "wrong": $0.wrong, "first_answer_s": optional($0.firstAnswer), "last_answer_s": optional($0.lastAnswer),
+                    "unanswered_from_s": optional($0.unavailableAfterLastAnswer),
+                ] as [String: Any]
             },
             "outage_seconds": ms(outageSeconds), "outage_start_s": optional(outageStart),
             "outage_unavailable": availability.outageUnavailable, "outage_recovered": availability.outageRecovered,

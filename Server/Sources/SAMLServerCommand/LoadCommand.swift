@@ -14,8 +14,9 @@ struct LoadCommand: AsyncParsableCommand {
         abstract:
             "Load a Token Exchange service with fresh signed responses, replays, tampered ones and the attacker's mismatches; audit every answer.",
         discussion: """
-            Plays the devices (one per response) and the MVPDs of the bundled TestVectors/exchange/ (MVPD-A, \
-            MVPD-B with the test keys). Before the timed phase it obtains a SAML request from sessions/sso \
+            Plays the devices (one per response) and the MVPDs: those of the bundled TestVectors/exchange/ \
+            (MVPD-A, MVPD-B with the test keys), or with --mvpds and --service-config the operator's own, \
+            signed with a test IdP key the service's trust holds. Before the timed phase it obtains a SAML request from sessions/sso \
             for each response and signs the MVPD's answer to it. The report gives the latency percentiles \
             (HDR histogram), a timeline of the answers by class and the longest stretch without an acceptance; \
             --report writes it as an HTML page. Exit status 1 when any answer is wrong, an assertion is \
@@ -23,7 +24,7 @@ struct LoadCommand: AsyncParsableCommand {
             """)
 
     @Option(name: .customLong("target"), help: "A service instance, host:port. Repeatable.") var targets: [String] = ["127.0.0.1:8080"]
-    @Option(help: "The service provider id.") var serviceProvider = "REF30"
+    @Option(help: "The service provider id (default: the service configuration's serviceProvider, else REF30).") var serviceProvider: String?
     @Option(
         help:
             "A file holding the service's bearer token (its first line), for a service with bearerTokensFile; or SAML_LOAD_BEARER_TOKEN. Never on the command line."
@@ -31,8 +32,12 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "The TestVectors folder (for the MVPDs' keys).") var vectors = "TestVectors"
     @Option(
         help:
-            "The service's configuration, for each MVPD's requiredMetadataFields and the userMetadataMapping the profiles must show (default: <vectors>/exchange/service.json)."
+            "The service's configuration, for its serviceProvider and spEntityID, each MVPD's platformMappingId and requiredMetadataFields and the userMetadataMapping the profiles must show (default: <vectors>/exchange/service.json)."
     ) var serviceConfig: String?
+    @Option(
+        help:
+            "The MVPDs to play instead of the bundled ones: a JSON file {\"mvpds\": [{\"id\", \"issuer\", \"signingKey\", \"signingCertificate\"}]} (paths relative to it; the key pair one the service's trust holds). Needs --service-config."
+    ) var mvpds: String?
     @Option(help: "Requests prepared and sent.") var requests = 2000
     @Option(help: "At most this many seconds of timed phase (then a grace of --grace seconds for answers in flight).") var duration: Double?
     @Option(help: "Seconds answers in flight may take after --duration.") var grace = 2.0
@@ -78,8 +83,17 @@ struct LoadCommand: AsyncParsableCommand {
             }
             return (String(target[..<colon]), port)
         }
-        let mvpds = try LoadMVPD.bundled(vectors: vectors, serviceConfiguration: serviceConfig)
-        var options = LoadOptions(targets: try targets.map(parse), serviceProvider: serviceProvider, mvpds: mvpds)
+        let facts = try LoadServiceFacts(serviceConfiguration: serviceConfig ?? "\(vectors)/exchange/service.json")
+        let played: [LoadMVPD]
+        if let mvpds {
+            guard serviceConfig != nil else { throw ValidationError("--mvpds needs --service-config (the service's MVPD configuration)") }
+            played = try LoadMVPD.configured(file: mvpds, facts: facts)
+        } else {
+            played = try LoadMVPD.bundled(vectors: vectors, serviceConfiguration: serviceConfig)
+        }
+        var options = LoadOptions(
+            targets: try targets.map(parse), serviceProvider: serviceProvider ?? facts.serviceProvider ?? "REF30", mvpds: played)
+        if let audience = facts.audience { options.audience = audience }
         options.requests = requests
         options.duration = duration.map { .milliseconds(Int64($0 * 1000)) }
         options.grace = .milliseconds(Int64(grace * 1000))
