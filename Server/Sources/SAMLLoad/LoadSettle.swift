@@ -121,7 +121,8 @@ extension LoadHarness {
         return phase
     }
 
-    /// `GET /health` answers 200, after at most `attempts` connection attempts and 5 s.
+    /// `GET /health` answers 200, or 404 (the public listener of an instance with `adminPort`, which
+    /// serves the API alone), after at most `attempts` connection attempts and 5 s.
     static func answersHealth(_ target: LoadTarget, attempts: Int) async -> Bool {
         let clock = ContinuousClock()
         let limit = clock.now + .seconds(5)
@@ -129,7 +130,7 @@ extension LoadHarness {
             let status = try? await HTTPConnection.with(host: target.host, port: target.port) { connection in
                 try await connection.send(method: .GET, path: "/health").status
             }
-            if status == 200 { return true }
+            if status == 200 || status == 404 { return true }
             if attempt == attempts || clock.now + backoff(attempt) > limit { break }
             try? await Task.sleep(for: backoff(attempt))
         }

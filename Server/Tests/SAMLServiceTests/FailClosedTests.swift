@@ -464,4 +464,32 @@ struct FailClosedTests {
             }
         }
     }
+
+    @Test("the last pinned key of an MVPD whose certificate ends while running stops verifying: the MVPD is refused")
+    func pinnedCertificateEndsWhileRunning() throws {
+        let folder = try Folder()
+        let now = Date()
+        let ending = try folder.write("ending.pem", try Self.certificate(notBefore: now - 86_400, notAfter: now + 3_600), mode: 0o644)
+        let trust = try folder.write(
+            "trust.json", #"{"MVPD-B": {"issuer": "https://idp.mvpd-b.example.com", "certificates": ["\#(ending)"]}}"#, mode: 0o644)
+        let contents = try TrustFile.read(contentsOf: trust)
+        let pinned = try #require(contents.pinned["MVPD-B"])
+        let registry = try TrustRegistry(["MVPD-B": pinned], template: .template(audience: .equals("x"), destination: .skip, replay: .skip))
+        let clock = ServiceRouterTests.MovableClock(.now())
+        let maintainer = TrustMaintainer(
+            trustPath: trust, contents: contents, registry: registry, metrics: ServiceMetrics(), logger: Service.quiet, clock: clock,
+            listensForHangUp: false)
+        var ended: Set<String> = []
+        maintainer.enforceKeyExpiry(now: clock.now(), ended: &ended)
+        #expect(registry.status["MVPD-B"] == .trusted(validUntil: nil) && ended.isEmpty)
+        // Two hours on: the certificate has ended, and the key it pinned with it.
+        clock.advance(.seconds(7_200))
+        maintainer.enforceKeyExpiry(now: clock.now(), ended: &ended)
+        #expect(registry.status["MVPD-B"] == .unavailable && ended.count == 1)
+        #expect(registry.identityProvider(for: "MVPD-B") == nil)
+        // A reload then finds it ended too, and keeps it refused.
+        maintainer.applyTrustFile()
+        maintainer.enforceKeyExpiry(now: clock.now(), ended: &ended)
+        #expect(registry.status["MVPD-B"] == .unavailable)
+    }
 }

@@ -433,3 +433,79 @@ struct LoadHarnessTests {
         #expect(strict.wrongAnswers.contains { $0.contains("found 503 service_unavailable") }, "\(strict.table)")
     }
 }
+
+/// The operator's own MVPDs (`--mvpds`) and the report per instance.
+@Suite("Load harness: operator MVPDs and instances")
+struct LoadOperatorTests {
+    static func request(_ at: Double, _ target: String?, _ answerClass: LoadAnswerClass) -> LoadReport.Request {
+        LoadReport.Request(
+            index: 0, kind: "fresh", target: target, at: at, latency: answerClass == .unavailable ? nil : 900, answerTime: nil,
+            answerClass: answerClass, answer: "")
+    }
+
+    @Test("each instance's answers counted, and when the one that died stopped answering")
+    func instances() {
+        let requests = [
+            Self.request(0.1, "a:1", .accepted), Self.request(0.2, "b:2", .accepted), Self.request(0.3, "a:1", .refused),
+            Self.request(0.4, "b:2", .unavailable), Self.request(0.5, "b:2", .accepted), Self.request(0.9, "a:1", .wrong),
+            Self.request(1.0, "b:2", .unavailable), Self.request(1.4, "b:2", .unavailable), Self.request(1.5, nil, .unavailable),
+        ]
+        // Given out of order: the instants order them.
+        let instances = LoadInstance.tally(requests.reversed(), targets: ["a:1", "b:2", "c:3"])
+        #expect(instances.map(\.target) == ["a:1", "b:2", "c:3"])
+        let (a, b, c) = (instances[0], instances[1], instances[2])
+        #expect(a.accepted == 1 && a.refused == 1 && a.wrong == 1 && a.unavailable == 0 && a.completed == 3)
+        #expect(a.firstAnswer == 0.1 && a.lastAnswer == 0.9 && a.unavailableAfterLastAnswer == nil)
+        // b answered again after its first failure, so it stopped at 0.5 and has gone unanswered since 1.0.
+        #expect(b.accepted == 2 && b.unavailable == 3 && b.firstAnswer == 0.2 && b.lastAnswer == 0.5)
+        #expect(b.unavailableAfterLastAnswer == 1.0)
+        #expect(c.completed == 0 && c.firstAnswer == nil && c.lastAnswer == nil)
+
+        var report = LoadHarnessTests.syntheticReport
+        report.parameters.targets = ["a:1", "b:2"]
+        report.requests = requests
+        #expect(report.table.contains("| b:2 | 2 | 0 | 3 | 0 |"), "\(report.table)")
+        let json = report.jsonObject["instances"] as? [[String: Any]]
+        #expect(json?.count == 2 && json?[1]["unanswered_from_s"] as? Double == 1.0)
+    }
+
+    /// A folder with the harness's MVPD list beside the bundled service configuration's keys.
+    static func mvpds(_ entries: String) throws -> (file: String, facts: LoadServiceFacts) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("load-mvpds-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("mvpds.json").path
+        try Data(entries.replacingOccurrences(of: "KEYS", with: "\(Service.vectors)/keys").utf8).write(to: URL(fileURLWithPath: file))
+        return (file, try LoadServiceFacts(serviceConfiguration: "\(Service.vectors)/exchange/service.json"))
+    }
+
+    @Test("an operator's MVPD: its provider id, fields and mapping from the service's configuration, its key from the list")
+    func configured() throws {
+        let (file, facts) = try Self.mvpds(
+            #"{"mvpds": [{"id": "MVPD-B", "issuer": "https://idp.operator.example", "signingKey": "KEYS/ecdsa-p256.key.pem", "signingCertificate": "KEYS/ecdsa-p256.cert.pem"}]}"#
+        )
+        #expect(facts.serviceProvider == "REF30")
+        let mvpds = try LoadMVPD.configured(file: file, facts: facts)
+        #expect(mvpds.map(\.id) == ["MVPD-B"] && mvpds[0].providerID == "ProviderB" && mvpds[0].issuer == "https://idp.operator.example")
+        #expect(mvpds[0].profileFields == ["NameID", "uid"])
+        // The harness signs with the key pair it was given: its certificate is the signature's KeyInfo.
+        let response = String(
+            decoding: try mvpds[0].identityProvider.response(.init(), issuedAt: .now(), placement: .assertion), as: UTF8.self)
+        let certificate = try String(contentsOfFile: "\(Service.vectors)/keys/ecdsa-p256.cert.pem", encoding: .utf8)
+            .split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        #expect(response.contains(certificate))
+    }
+
+    @Test(
+        "a list the service could not play is refused, naming what it expected",
+        arguments: [
+            #"{"mvpds": []}"#, #"[]"#, "not json",
+            #"{"mvpds": [{"id": "MVPD-Z", "issuer": "x", "signingKey": "KEYS/rsa-2048.key.pem", "signingCertificate": "KEYS/rsa-2048.cert.pem"}]}"#,
+            #"{"mvpds": [{"id": "MVPD-A", "signingKey": "KEYS/rsa-2048.key.pem", "signingCertificate": "KEYS/rsa-2048.cert.pem"}]}"#,
+            #"{"mvpds": [{"id": "MVPD-A", "issuer": "x", "signingKey": "KEYS/absent.key.pem", "signingCertificate": "KEYS/rsa-2048.cert.pem"}]}"#,
+        ])
+    func refused(_ entries: String) throws {
+        let (file, facts) = try Self.mvpds(entries)
+        let error = #expect(throws: SAMLError.self) { _ = try LoadMVPD.configured(file: file, facts: facts) }
+        #expect(error?.code == .configurationInvalid && error?.message.hasPrefix("expected") == true, "\(String(describing: error))")
+    }
+}

@@ -51,13 +51,15 @@ struct MetadataFetchHostileTests {
         }
     }
 
-    @Test("an older document, still valid and signed, is not swapped back in over the one in force")
-    func noRollback() async throws {
+    @Test(
+        "an older document, still valid and signed, is not swapped back in over the one in force, with or without an entityID",
+        arguments: [nil, Service.mvpdA.issuer])
+    func noRollback(entityID: String?) async throws {
         let published = Trust.Published()
         let older = try Trust.metadata([Trust.certificateA], validFor: .seconds(86_400))
         published.publish(try Trust.metadata([Trust.certificateB], validFor: .seconds(2 * 86_400)))
         try await Trust.withMetadataServer(published) { metadataPort in
-            let trust = try Trust.trustFile(url: "http://127.0.0.1:\(metadataPort)/idp-a.xml")
+            let trust = try Trust.trustFile(url: "http://127.0.0.1:\(metadataPort)/idp-a.xml", entityID: entityID)
             let metrics = ServiceMetrics()
             try await Service.with(Trust.configuration(trust: trust), metrics: metrics) { port in
                 let check1 = try await Trust.login(port, Trust.mvpdANextKey).status == 201

@@ -103,4 +103,72 @@ struct SecretRotationTests {
             #expect(try await api("anything") == 401)
         }
     }
+
+    @Test("a reload applies the trust file's rules as now written, and a trust file that does not read still lets tokens rotate")
+    func trustReload() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-reload-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tokens = folder.appendingPathComponent("bearer-tokens").path
+        let admin = folder.appendingPathComponent("admin-tokens").path
+        let trust = folder.appendingPathComponent("trust.json").path
+        try Self.write("old-token\n", to: tokens)
+        try Self.write("admin\n", to: admin)
+        func trustFile(signer: String) -> String {
+            """
+            {"MVPD-A": {"metadata": "\(Service.vectors)/metadata/idp-a-signed.xml", "signer": "\(Service.vectors)/keys/\(signer).cert.pem"},
+             "MVPD-B": {"issuer": "https://idp.mvpd-b.example.com", "certificates": ["\(Service.vectors)/keys/ecdsa-p256.cert.pem"]}}
+            """
+        }
+        try trustFile(signer: "metadata-signer-rsa-2048").write(toFile: trust, atomically: true, encoding: .utf8)
+        let adminPort = try await Service.freePort()
+        let file = folder.appendingPathComponent("service.json").path
+        try """
+        {"serviceProvider": "REF30", "mvpdConfiguration": "\(Service.vectors)/exchange/mvpd-configuration.json",
+         "trust": "trust.json", "port": 0, "adminPort": \(adminPort), "bearerTokensFile": "bearer-tokens", "adminTokensFile": "admin-tokens",
+         "requestKeys": ["\(Self.key(1, "ab"))"], "userMetadataMapping": {"householdId": "householdID"}}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        var configuration = try await ServiceConfiguration.load(
+            contentsOf: file, environment: ["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS": "true"])
+        configuration.port = 0
+        try await Service.with(configuration) { port in
+            func login(_ mvpd: LoadMVPD, _ token: String) async throws -> Int {
+                let status = Service.pfs(mvpd.providerID)
+                let device = Service.newDevice()
+                // No request at all (an MVPD without trust is offered none) is a refusal too.
+                guard let id = try await Service.session(port, status.headerValue, device: device, authorization: token).partnerRequestID
+                else { return 0 }
+                return try await Service.send(port, Service.exchange(try Service.response(mvpd, to: id), status, device: device, accessToken: token))
+                    .status
+            }
+            func reload() async throws -> Int {
+                try await Service.send(adminPort, "/admin/reload", headers: [("Authorization", "Bearer admin")]).status
+            }
+            func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+                for _ in 0..<100 {
+                    if try await condition() { return true }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return false
+            }
+            #expect(try await login(Service.mvpdA, "old-token") == 201)
+            // The metadata's signer replaced by one that did not sign it: MVPD-A is refused from the reload on
+            // (its document is read again under the new rule), MVPD-B untouched.
+            try trustFile(signer: "attacker-rsa-2048").write(toFile: trust, atomically: true, encoding: .utf8)
+            #expect(try await reload() == 202)
+            #expect(try await eventually { try await login(Service.mvpdA, "old-token") != 201 })
+            #expect(try await login(Service.mvpdB, "old-token") == 201)
+            // Back to the right signer: accepted again.
+            try trustFile(signer: "metadata-signer-rsa-2048").write(toFile: trust, atomically: true, encoding: .utf8)
+            #expect(try await reload() == 202)
+            #expect(try await eventually { try await login(Service.mvpdA, "old-token") == 201 })
+            // A trust file that does not read keeps the trust in force, and the token rotation goes through.
+            try "{not json".write(toFile: trust, atomically: true, encoding: .utf8)
+            try Self.write("new-token\n", to: tokens)
+            #expect(try await reload() == 202)
+            #expect(try await eventually { try await login(Service.mvpdB, "new-token") == 201 })
+            #expect(try await login(Service.mvpdA, "new-token") == 201)
+            #expect(try await Service.send(port, "/api/v2/REF30/configuration", method: "GET", headers: [("Authorization", "Bearer old-token")]).status == 401)
+        }
+    }
 }

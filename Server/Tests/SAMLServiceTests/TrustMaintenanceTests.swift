@@ -65,13 +65,13 @@ struct TrustMaintenanceTests {
     }
 
     /// A trust file in a fresh directory: MVPD-A from `url` (refreshed every 0.2-0.3 s), MVPD-B pinned.
-    static func trustFile(url: String, backingFile: String? = nil, includeB: Bool = true) throws -> String {
+    static func trustFile(url: String, backingFile: String? = nil, entityID: String? = nil, includeB: Bool = true) throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trust-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var entries = [
             "\"MVPD-A\": {\"metadataURL\": \"\(url)\", \"signer\": \"\(vectors)/keys/metadata-signer-rsa-2048.cert.pem\", "
                 + "\"minimumRefreshSeconds\": 0.2, \"maximumRefreshSeconds\": 0.3"
-                + (backingFile.map { ", \"backingFile\": \"\($0)\"" } ?? "") + "}"
+                + (backingFile.map { ", \"backingFile\": \"\($0)\"" } ?? "") + (entityID.map { ", \"entityID\": \"\($0)\"" } ?? "") + "}"
         ]
         if includeB {
             entries.append(

@@ -174,6 +174,13 @@ public final class TrustRegistry: Sendable {
         }
     }
 
+    /// Refuses `mvpd`'s responses from now on (``SAMLError/Code/trustUnavailable``), whatever it trusted
+    /// before: for an MVPD whose last key may no longer verify (a pinned certificate that has ended).
+    /// ``markUnavailable(_:)`` leaves a trusted IdP in place; this does not.
+    public func withdraw(_ mvpd: String) {
+        verifiers.withLock { $0[mvpd] = .unavailable }
+    }
+
     /// The MVPD ids with an identity provider, sorted.
     public var mvpds: [String] { verifiers.withLock { Array($0.keys) }.sorted() }
 

@@ -59,12 +59,13 @@ extension TrustMaintainer {
     // MARK: Entity binding
 
     /// Refuses a URL document that names another entity than the one the source is bound to, or whose
-    /// `validUntil` is earlier than the latest accepted from it. A source with an `entityID` of its own is
-    /// bound by the reader already (it reads that entity or nothing).
+    /// `validUntil` is earlier than the latest accepted from it (a rollback: an older document, still
+    /// signed, replayed by whoever serves the URL). A source with an `entityID` of its own has its entity
+    /// checked by the reader (it reads that entity or nothing) and its rollback here, as any other.
     func checkBinding(_ mvpd: String, _ metadata: IdentityProviderMetadata, _ source: MetadataSource) throws {
-        guard case .url = source.location, source.entityID == nil else { return }
-        guard let binding = state.withLock({ $0.bindings[mvpd] }), binding.source == source.description else { return }
-        guard metadata.entityID == binding.entityID else {
+        guard case .url = source.location else { return }
+        guard let binding = state.withLock({ $0.bindings[mvpd] }), binding.source == Self.bindingKey(source) else { return }
+        guard source.entityID != nil || metadata.entityID == binding.entityID else {
             throw Failure(
                 reason: "entity-changed",
                 message:
@@ -79,13 +80,20 @@ extension TrustMaintainer {
         }
     }
 
-    /// Binds a URL source without an `entityID` of its own to `metadata`'s entity and `validUntil`.
+    /// Binds a URL source to `metadata`'s entity and `validUntil`.
     func bind(_ mvpd: String, _ metadata: IdentityProviderMetadata, _ source: MetadataSource) {
-        guard case .url = source.location, source.entityID == nil else { return }
+        guard case .url = source.location else { return }
         state.withLock { state in
-            let floor = [state.bindings[mvpd]?.validUntil, metadata.validUntil].compactMap { $0 }.max()
-            state.bindings[mvpd] = Binding(source: source.description, entityID: metadata.entityID, validUntil: floor)
+            let previous = state.bindings[mvpd].flatMap { $0.source == Self.bindingKey(source) ? $0.validUntil : nil }
+            let floor = [previous, metadata.validUntil].compactMap { $0 }.max()
+            state.bindings[mvpd] = Binding(source: Self.bindingKey(source), entityID: metadata.entityID, validUntil: floor)
         }
+    }
+
+    /// What a binding holds for: the URL and the entity the trust file names (another of either, written
+    /// in the trust file, starts a new binding).
+    static func bindingKey(_ source: MetadataSource) -> String {
+        "\(source.description) \(source.entityID ?? "")"
     }
 
     /// At start-up, the backing copy of a URL source (the last document accepted before) binds the source
@@ -123,13 +131,18 @@ extension TrustMaintainer {
             logger.error(
                 "the trust file does not read: the previous trust stays in place",
                 metadata: ["path": "\(trustPath)", "error": "\(Self.failure(error).message)"])
+            // The MVPD configuration and the secret files are reloaded all the same: a rotation of a
+            // token must not wait for a trust file fixed.
+            onReload()
             return
         }
         let previous = state.withLock { state in
             defer {
                 state.contents = contents
-                // A source that changed starts from nothing cached (no conditional request, a fresh swap).
-                state.cached = state.cached.filter { contents.sources[$0.key] != nil }
+                // Every source is read again under the rules as now written (a signer, an entityID or
+                // allowLegacyDigests changed): no conditional request, no digest to skip the swap. Only the
+                // keys seen are kept, for the rollover's log line.
+                state.cached = state.cached.compactMapValues { Cached(fingerprints: $0.fingerprints) }.filter { contents.sources[$0.key] != nil }
                 state.bindings = state.bindings.filter { contents.sources[$0.key] != nil }
             }
             return state.contents
@@ -155,12 +168,13 @@ extension TrustMaintainer {
     }
 
     /// Puts `pinned` in the registry without the keys whose certificate has ended at `now` (unless
-    /// expired certificates are allowed); none left: the MVPD is refused (`trust.unavailable`).
+    /// expired certificates are allowed); none left: the MVPD is refused (`trust.unavailable`), the keys
+    /// it trusted until now withdrawn with them.
     func applyPinned(_ mvpd: String, _ pinned: IdentityProvider, now: SAMLInstant) throws {
         if let usable = KeyExpiry.usable(pinned, now: now, allowExpired: allowsExpiredCertificates).identityProvider {
             try registry.update(usable, for: mvpd)
         } else {
-            registry.markUnavailable(mvpd)
+            registry.withdraw(mvpd)
         }
     }
 

@@ -186,9 +186,12 @@ public final class TrustMaintainer: Service, Sendable {
         // is fetched again at once, with the whole fetch deadline.
         let now = immediately || registry.identityProvider(for: mvpd) == nil
         var delay = now ? .zero : jittered(state.withLock { $0.cached[mvpd]?.interval } ?? source.minimumRefresh)
+        // `immediately` is the round after a reload: its first read answers to the rules as now written.
+        var afterReload = immediately
         while !Task.isCancelled {
             do { try await Task.sleep(for: delay) } catch { return }
-            delay = await refresh(mvpd, source, initial: false)
+            delay = await refresh(mvpd, source, initial: false, afterReload: afterReload)
+            afterReload = false
         }
     }
 
@@ -228,8 +231,14 @@ public final class TrustMaintainer: Service, Sendable {
         var message: String
     }
 
-    /// Reads `source` once and swaps what it accepts in; returns when to read it next.
-    func refresh(_ mvpd: String, _ source: MetadataSource, initial: Bool) async -> Duration {
+    /// The failures of the transport, not of the document: the previous trust stays through them.
+    static let transportFailures: Set<String> = ["unreachable", "timeout", "http-status", "too-large", "backing-file"]
+
+    /// Reads `source` once and swaps what it accepts in; returns when to read it next. The first read
+    /// after a reload (`afterReload`) that gets a document the trust file's rules refuse (another
+    /// signer, entity or algorithm named there) withdraws the MVPD's trust: it was accepted under rules
+    /// the operator has just replaced. One that gets no document keeps it, as any refresh does.
+    func refresh(_ mvpd: String, _ source: MetadataSource, initial: Bool, afterReload: Bool = false) async -> Duration {
         do {
             let document: [UInt8]?
             switch source.location {
@@ -271,6 +280,12 @@ public final class TrustMaintainer: Service, Sendable {
                 level: level, "metadata refresh failed: the previous trust stays (until its own validUntil)",
                 metadata: ["mvpd": "\(mvpd)", "source": "\(source)", "reason": "\(failure.reason)", "error": "\(failure.message)"])
             if initial { startFromBackingCopy(mvpd, source) }
+            if afterReload, !Self.transportFailures.contains(failure.reason) {
+                registry.withdraw(mvpd)
+                logger.error(
+                    "the trust file as reloaded refuses the MVPD's metadata: its responses are refused (trust.unavailable) until a document it accepts",
+                    metadata: ["mvpd": "\(mvpd)", "source": "\(source)", "reason": "\(failure.reason)"])
+            }
             return jittered(source.minimumRefresh)
         }
     }
