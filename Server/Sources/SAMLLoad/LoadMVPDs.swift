@@ -14,7 +14,9 @@ public struct LoadServiceFacts: Sendable {
 
     /// Reads `path` (a service configuration) and the MVPD configuration it names (relative to it).
     public init(serviceConfiguration path: String) throws {
-        guard let service = (try? JSONSerialization.jsonObject(with: Data(try Self.read(path, what: "a service configuration")))) as? [String: Any]
+        guard
+            let service = (try? JSONSerialization.jsonObject(with: Data(try Self.read(path, what: "a service configuration"))))
+                as? [String: Any]
         else {
             throw SAMLError(.configurationInvalid, "expected a JSON object in \(path), found something else")
         }
@@ -85,15 +87,19 @@ extension LoadMVPD {
             }
             let id = try field("id")
             guard let mvpd = facts.mvpd(id) else {
-                throw SAMLError(.configurationInvalid, "expected MVPD \(id) (entry \(index + 1) of \(file)) in the service's MVPD configuration, found none")
+                throw SAMLError(
+                    .configurationInvalid,
+                    "expected MVPD \(id) (entry \(index + 1) of \(file)) in the service's MVPD configuration, found none")
             }
             guard let provider = mvpd.platformMappingId else {
-                throw SAMLError(.configurationInvalid, "expected a platformMappingId for MVPD \(id) in the service's MVPD configuration, found none")
+                throw SAMLError(
+                    .configurationInvalid, "expected a platformMappingId for MVPD \(id) in the service's MVPD configuration, found none")
             }
             return LoadMVPD(
                 id: id, providerID: provider, issuer: try field("issuer"),
                 identityProvider: try MockIdentityProvider(
-                    privateKeyPEM: try LoadServiceFacts.read(LoadServiceFacts.resolve(try field("signingKey"), beside: file), what: "a signing key"),
+                    privateKeyPEM: try LoadServiceFacts.read(
+                        LoadServiceFacts.resolve(try field("signingKey"), beside: file), what: "a signing key"),
                     certificatePEM: try LoadServiceFacts.read(
                         LoadServiceFacts.resolve(try field("signingCertificate"), beside: file), what: "a signing certificate")),
                 profileFields: mvpd.requiredMetadataFields, mapping: facts.mapping)

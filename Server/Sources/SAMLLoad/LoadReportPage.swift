@@ -130,7 +130,8 @@ struct LoadReportPage {
         page += "<tr><th>instance</th><th>accepted</th><th>refused as expected</th><th>unavailable</th><th>wrong</th>"
         page += "<th>first answer</th><th>last answer</th><th>unanswered from</th></tr>\n"
         for instance in report.instances {
-            page += "<tr><th>\(e(instance.target))</th><td>\(instance.accepted)</td><td>\(instance.refused)</td><td>\(instance.unavailable)</td>"
+            page +=
+                "<tr><th>\(e(instance.target))</th><td>\(instance.accepted)</td><td>\(instance.refused)</td><td>\(instance.unavailable)</td>"
             page += "<td\(instance.wrong > 0 ? " class=\"bad\"" : "")>\(instance.wrong)</td><td>\(Self.seconds(instance.firstAnswer))</td>"
             page += "<td>\(Self.seconds(instance.lastAnswer))</td><td>\(Self.seconds(instance.unavailableAfterLastAnswer))</td></tr>\n"
         }

@@ -24,7 +24,8 @@ struct LoadCommand: AsyncParsableCommand {
             """)
 
     @Option(name: .customLong("target"), help: "A service instance, host:port. Repeatable.") var targets: [String] = ["127.0.0.1:8080"]
-    @Option(help: "The service provider id (default: the service configuration's serviceProvider, else REF30).") var serviceProvider: String?
+    @Option(help: "The service provider id (default: the service configuration's serviceProvider, else REF30).") var serviceProvider:
+        String?
     @Option(
         help:
             "A file holding the service's bearer token (its first line), for a service with bearerTokensFile; or SAML_LOAD_BEARER_TOKEN. Never on the command line."

@@ -138,8 +138,10 @@ struct SecretRotationTests {
                 // No request at all (an MVPD without trust is offered none) is a refusal too.
                 guard let id = try await Service.session(port, status.headerValue, device: device, authorization: token).partnerRequestID
                 else { return 0 }
-                return try await Service.send(port, Service.exchange(try Service.response(mvpd, to: id), status, device: device, accessToken: token))
-                    .status
+                return try await Service.send(
+                    port, Service.exchange(try Service.response(mvpd, to: id), status, device: device, accessToken: token)
+                )
+                .status
             }
             func reload() async throws -> Int {
                 try await Service.send(adminPort, "/admin/reload", headers: [("Authorization", "Bearer admin")]).status
@@ -168,7 +170,9 @@ struct SecretRotationTests {
             #expect(try await reload() == 202)
             #expect(try await eventually { try await login(Service.mvpdB, "new-token") == 201 })
             #expect(try await login(Service.mvpdA, "new-token") == 201)
-            #expect(try await Service.send(port, "/api/v2/REF30/configuration", method: "GET", headers: [("Authorization", "Bearer old-token")]).status == 401)
+            #expect(
+                try await Service.send(port, "/api/v2/REF30/configuration", method: "GET", headers: [("Authorization", "Bearer old-token")])
+                    .status == 401)
         }
     }
 }

@@ -142,7 +142,9 @@ extension TrustMaintainer {
                 // Every source is read again under the rules as now written (a signer, an entityID or
                 // allowLegacyDigests changed): no conditional request, no digest to skip the swap. Only the
                 // keys seen are kept, for the rollover's log line.
-                state.cached = state.cached.compactMapValues { Cached(fingerprints: $0.fingerprints) }.filter { contents.sources[$0.key] != nil }
+                state.cached = state.cached.compactMapValues { Cached(fingerprints: $0.fingerprints) }.filter {
+                    contents.sources[$0.key] != nil
+                }
                 state.bindings = state.bindings.filter { contents.sources[$0.key] != nil }
             }
             return state.contents
