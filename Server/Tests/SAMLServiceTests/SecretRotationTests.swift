@@ -17,6 +17,19 @@ struct SecretRotationTests {
 
     static func key(_ id: Int, _ byte: String) -> String { "\(id):" + String(repeating: byte, count: 32) }
 
+    static func reload(_ adminPort: Int, _ token: String) async throws -> Int {
+        try await Service.send(adminPort, "/admin/reload", headers: [("Authorization", "Bearer \(token)")]).status
+    }
+
+    /// `condition` within 5 s (a reload is carried out within 200 ms).
+    static func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
+        for _ in 0..<100 {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
     @Test("tokens and request-ID keys rotate on reload: the new one works at once, the old one until it is removed")
     func rotation() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rotation-\(UUID().uuidString)")
@@ -44,16 +57,7 @@ struct SecretRotationTests {
                 try await Service.send(port, "/api/v2/REF30/configuration", method: "GET", headers: [("Authorization", "Bearer \(token)")])
                     .status
             }
-            func reload(_ token: String) async throws -> Int {
-                try await Service.send(adminPort, "/admin/reload", headers: [("Authorization", "Bearer \(token)")]).status
-            }
-            func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-                for _ in 0..<100 {
-                    if try await condition() { return true }
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-                return false
-            }
+            func reload(_ token: String) async throws -> Int { try await Self.reload(adminPort, token) }
             #expect(try await api("old-token") == 200)
             #expect(try await api("new-token") == 401)
             // A request issued under key 1, answered after the rotation.
@@ -70,7 +74,7 @@ struct SecretRotationTests {
             try Self.write("admin-old\nadmin-new\n", to: admin)
             try Self.write(Self.key(2, "cd") + "\n" + Self.key(1, "ab") + "\n", to: keys)
             #expect(try await reload("admin-old") == 202)
-            #expect(try await eventually { try await api("new-token") == 200 })
+            #expect(try await Self.eventually { try await api("new-token") == 200 })
             #expect(try await api("old-token") == 200)
             let exchange = Service.exchange(
                 try Service.response(Service.mvpdA, to: pendingID), status, device: device, accessToken: "new-token")
@@ -84,7 +88,7 @@ struct SecretRotationTests {
             let oldKeyID = try #require(
                 try await Service.session(port, status.headerValue, device: oldKeyDevice, authorization: "new-token").partnerRequestID)
             #expect(try await reload("admin-new") == 202)
-            #expect(try await eventually { try await api("old-token") == 401 })
+            #expect(try await Self.eventually { try await api("old-token") == 401 })
             #expect(try await api("new-token") == 200)
             #expect(try await reload("admin-old") == 401)
             // An ID made with key 2 verifies; one made with key 1, now removed, is refused. An empty token
@@ -106,14 +110,10 @@ struct SecretRotationTests {
 
     @Test("a reload applies the trust file's rules as now written, and a trust file that does not read still lets tokens rotate")
     func trustReload() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-reload-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let tokens = folder.appendingPathComponent("bearer-tokens").path
-        let admin = folder.appendingPathComponent("admin-tokens").path
-        let trust = folder.appendingPathComponent("trust.json").path
-        try Self.write("old-token\n", to: tokens)
-        try Self.write("admin\n", to: admin)
+        let folder = try FailClosedTests.Folder()
+        let tokens = try folder.write("bearer-tokens", "old-token\n")
+        try folder.write("admin-tokens", "admin\n")
+        let trust = folder.url.appendingPathComponent("trust.json").path
         func trustFile(signer: String) -> String {
             """
             {"MVPD-A": {"metadata": "\(Service.vectors)/metadata/idp-a-signed.xml", "signer": "\(Service.vectors)/keys/\(signer).cert.pem"},
@@ -122,7 +122,7 @@ struct SecretRotationTests {
         }
         try trustFile(signer: "metadata-signer-rsa-2048").write(toFile: trust, atomically: true, encoding: .utf8)
         let adminPort = try await Service.freePort()
-        let file = folder.appendingPathComponent("service.json").path
+        let file = folder.url.appendingPathComponent("service.json").path
         try """
         {"serviceProvider": "REF30", "mvpdConfiguration": "\(Service.vectors)/exchange/mvpd-configuration.json",
          "trust": "trust.json", "port": 0, "adminPort": \(adminPort), "bearerTokensFile": "bearer-tokens", "adminTokensFile": "admin-tokens",
@@ -143,32 +143,23 @@ struct SecretRotationTests {
                 )
                 .status
             }
-            func reload() async throws -> Int {
-                try await Service.send(adminPort, "/admin/reload", headers: [("Authorization", "Bearer admin")]).status
-            }
-            func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-                for _ in 0..<100 {
-                    if try await condition() { return true }
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-                return false
-            }
+            func reload() async throws -> Int { try await Self.reload(adminPort, "admin") }
             #expect(try await login(Service.mvpdA, "old-token") == 201)
             // The metadata's signer replaced by one that did not sign it: MVPD-A is refused from the reload on
             // (its document is read again under the new rule), MVPD-B untouched.
             try trustFile(signer: "attacker-rsa-2048").write(toFile: trust, atomically: true, encoding: .utf8)
             #expect(try await reload() == 202)
-            #expect(try await eventually { try await login(Service.mvpdA, "old-token") != 201 })
+            #expect(try await Self.eventually { try await login(Service.mvpdA, "old-token") != 201 })
             #expect(try await login(Service.mvpdB, "old-token") == 201)
             // Back to the right signer: accepted again.
             try trustFile(signer: "metadata-signer-rsa-2048").write(toFile: trust, atomically: true, encoding: .utf8)
             #expect(try await reload() == 202)
-            #expect(try await eventually { try await login(Service.mvpdA, "old-token") == 201 })
+            #expect(try await Self.eventually { try await login(Service.mvpdA, "old-token") == 201 })
             // A trust file that does not read keeps the trust in force, and the token rotation goes through.
             try "{not json".write(toFile: trust, atomically: true, encoding: .utf8)
             try Self.write("new-token\n", to: tokens)
             #expect(try await reload() == 202)
-            #expect(try await eventually { try await login(Service.mvpdB, "new-token") == 201 })
+            #expect(try await Self.eventually { try await login(Service.mvpdB, "new-token") == 201 })
             #expect(try await login(Service.mvpdA, "new-token") == 201)
             #expect(
                 try await Service.send(port, "/api/v2/REF30/configuration", method: "GET", headers: [("Authorization", "Bearer old-token")])
