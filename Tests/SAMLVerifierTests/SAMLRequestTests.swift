@@ -115,6 +115,23 @@ struct SAMLRequestTests {
         #expect(pseudonyms.count == 2, "a fresh pseudonym for every request, not derived from the (here equal) IDs")
     }
 
+    @Test("values are escaped by Unicode scalar: no grapheme hides a markup character, no forbidden character goes out")
+    func escapingByScalar() throws {
+        #expect(XMLEscaping.escape("<\u{200D}b>") == "&lt;\u{200D}b&gt;")
+        #expect(XMLEscaping.escape("\"\u{301} x=\"1") == "&quot;\u{301} x=&quot;1")
+        #expect(XMLEscaping.escape("&\u{20DD}") == "&amp;\u{20DD}")
+        #expect(XMLEscaping.escape("a\u{1}b\u{FFFE}c\u{0}") == "a\u{FFFD}b\u{FFFD}c\u{FFFD}")
+        #expect(XMLEscaping.escape("x\ty\nz\r") == "x&#9;y&#10;z&#13;")
+        #expect(XMLEscaping.escape("é 日本 🇫🇷") == "é 日本 🇫🇷")
+        // In a request, the attribute values and texts that hold them stay values.
+        let hostile = "https://idp.example/\"\u{301} evil=\"1<\u{200D}x>\u{1}"
+        let text = Self.text(
+            try SAMLRequest(.attributeQuery(attributes: [hostile], subject: hostile), issuer: hostile, destination: hostile))
+        let escaped = "https://idp.example/&quot;\u{301} evil=&quot;1&lt;\u{200D}x&gt;\u{FFFD}"
+        #expect(text.components(separatedBy: escaped).count - 1 == 4, "Destination, Issuer, NameID and the attribute's Name")
+        #expect(!text.unicodeScalars.contains { $0.value == 1 } && !text.contains("\"\u{301}"))
+    }
+
     @Test("every request validates against the OASIS SAML 2.0 protocol schema (xmllint)", .enabled(if: RequestInterop.enabled))
     func schema() throws {
         try RequestInterop.requireAvailable()

@@ -26,21 +26,24 @@ struct LoadReportPage {
         }
     }
 
-    /// `text` safe inside an element or a quoted attribute.
+    /// `text` safe inside an element or a quoted attribute: by Unicode scalar (a `Character` such as `"`
+    /// followed by a combining mark is not equal to `"`, and would end the attribute unescaped); control
+    /// characters other than tab and line feed become U+FFFD.
     static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": out.append(contentsOf: "&#39;".unicodeScalars)
+            case "\t", "\n": out.append(scalar)
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value): out.append("\u{FFFD}")
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 
     static func number(_ value: Double, _ decimals: Int = 0) -> String { String(format: "%.\(decimals)f", value) }

@@ -307,6 +307,13 @@ struct LoadHarnessTests {
         return report
     }
 
+    @Test("the page's escaping works by Unicode scalar: a quote or a bracket followed by a combining mark is escaped")
+    func pageEscaping() {
+        #expect(LoadReportPage.escape("\"\u{301} onmouseover=alert(1) x=\"") == "&quot;\u{301} onmouseover=alert(1) x=&quot;")
+        #expect(LoadReportPage.escape("<\u{200D}script>'") == "&lt;\u{200D}script&gt;&#39;")
+        #expect(LoadReportPage.escape("a\u{1}\u{85}b\tc\n") == "a\u{FFFD}\u{FFFD}b\tc\n")
+    }
+
     @Test("the HTML page: self-contained, with its charts, and every text from the network escaped")
     func reportPage() throws {
         let report = Self.syntheticReport

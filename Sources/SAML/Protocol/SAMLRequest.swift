@@ -109,17 +109,26 @@ public struct SAMLRequest: Sendable, Hashable {
 
 /// Escaping for values written into XML text or into double-quoted attribute values.
 package enum XMLEscaping {
+    /// By Unicode scalar, not by `Character`: a grapheme such as `<` followed by U+200D, or `"` followed by
+    /// a combining mark, is not equal to `<` or `"` and would go out unescaped. Tab, line feed and carriage
+    /// return are written as character references (an attribute value keeps them; a parser would turn
+    /// them into spaces); every other character XML 1.0 forbids (the C0 controls, U+FFFE, U+FFFF) becomes
+    /// U+FFFD, so that the document stays well-formed whatever the value.
     package static func escape(_ value: String) -> String {
-        var out = ""
-        for character in value {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
+        var out = String.UnicodeScalarView()
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "\t": out.append(contentsOf: "&#9;".unicodeScalars)
+            case "\n": out.append(contentsOf: "&#10;".unicodeScalars)
+            case "\r": out.append(contentsOf: "&#13;".unicodeScalars)
+            case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF: out.append("\u{FFFD}")
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 }
