@@ -52,7 +52,7 @@ extension PostgresStateStore {
             if current >= 2, try await Self.parts(on: connection, logger: self.logger).missing.contains("table saml_consumed") {
                 throw SAMLError(
                     .configurationInvalid,
-                    "expected saml_consumed in a schema that recorded version \(current), found it missing: restore it, or create it empty once maximumAgeSeconds + clockSkewSeconds have passed since it was lost (docs/service.md, \"Failures\")"
+                    "expected saml_consumed in a schema that recorded version \(current), found it missing: restore it, or create it empty once maximumAgeSeconds + 2 x clockSkewSeconds have passed since its last acceptance (docs/service.md, \"Failures\")"
                 )
             }
             try await Self.ensureSchema(on: connection, replayTable: current < 2, logger: self.logger)

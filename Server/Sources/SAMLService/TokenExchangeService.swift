@@ -160,6 +160,9 @@ public struct TokenExchangeService: Sendable {
             }
         }
         trust = try TrustRegistry(identityProviders, template: template)
+        // A pinned MVPD whose every key has ended is configured, not unknown: trust.unavailable (503), as
+        // when its last key ends while running.
+        for mvpd in trustContents.pinned.keys where identityProviders[mvpd] == nil { trust.markUnavailable(mvpd) }
         // An opt-in that weakens a check is shouted at every start, with what ends it.
         let legacy =
             trustContents.pinned.filter { $0.value.algorithms == .allowingSHA1 }.map(\.key)

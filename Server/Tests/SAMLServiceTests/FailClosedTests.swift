@@ -452,7 +452,8 @@ struct FailClosedTests {
                 if allowed {
                     #expect(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
                 } else {
-                    #expect(answer.status != 201)
+                    // Configured, with no key left: unavailable (503), not an unknown MVPD (500).
+                    #expect(answer.status == 503 && answer.libraryCode == "trust.unavailable", "\(answer.status) \(answer.libraryCode ?? "")")
                 }
                 // The validity loop publishes every trusted key's end at its first pass.
                 var exposition = ""
