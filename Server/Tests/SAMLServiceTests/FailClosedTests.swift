@@ -453,7 +453,8 @@ struct FailClosedTests {
                     #expect(answer.status == 201, "\(String(decoding: answer.body, as: UTF8.self))")
                 } else {
                     // Configured, with no key left: unavailable (503), not an unknown MVPD (500).
-                    #expect(answer.status == 503 && answer.libraryCode == "trust.unavailable", "\(answer.status) \(answer.libraryCode ?? "")")
+                    #expect(
+                        answer.status == 503 && answer.libraryCode == "trust.unavailable", "\(answer.status) \(answer.libraryCode ?? "")")
                 }
                 // The validity loop publishes every trusted key's end at its first pass.
                 var exposition = ""
