@@ -46,10 +46,10 @@ public struct LoadServiceFacts: Sendable {
 extension LoadMVPD {
     /// The two MVPDs of the bundled `TestVectors/exchange/` (MVPD-A: RSA-2048, its IdP from signed
     /// metadata; MVPD-B: ECDSA P-256, a pinned certificate), with the test keys of `TestVectors/keys/`,
-    /// their `requiredMetadataFields` and the `userMetadataMapping` of `serviceConfiguration` (default:
-    /// `TestVectors/exchange/service.json`).
-    public static func bundled(vectors: String, serviceConfiguration: String? = nil) throws -> [LoadMVPD] {
-        let facts = try LoadServiceFacts(serviceConfiguration: serviceConfiguration ?? "\(vectors)/exchange/service.json")
+    /// their `requiredMetadataFields` and the `userMetadataMapping` of the service's configuration
+    /// (`facts`; default: those of `TestVectors/exchange/service.json`).
+    public static func bundled(vectors: String, facts: LoadServiceFacts? = nil) throws -> [LoadMVPD] {
+        let facts = try facts ?? LoadServiceFacts(serviceConfiguration: "\(vectors)/exchange/service.json")
         func mvpd(_ id: String, _ provider: String, _ issuer: String, key: String) throws -> LoadMVPD {
             LoadMVPD(
                 id: id, providerID: provider, issuer: issuer,

@@ -90,7 +90,7 @@ struct LoadCommand: AsyncParsableCommand {
             guard serviceConfig != nil else { throw ValidationError("--mvpds needs --service-config (the service's MVPD configuration)") }
             played = try LoadMVPD.configured(file: mvpds, facts: facts)
         } else {
-            played = try LoadMVPD.bundled(vectors: vectors, serviceConfiguration: serviceConfig)
+            played = try LoadMVPD.bundled(vectors: vectors, facts: facts)
         }
         var options = LoadOptions(
             targets: try targets.map(parse), serviceProvider: serviceProvider ?? facts.serviceProvider ?? "REF30", mvpds: played)
