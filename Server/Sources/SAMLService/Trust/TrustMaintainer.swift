@@ -275,17 +275,17 @@ public final class TrustMaintainer: Service, Sendable {
             metrics.trustRefreshFailed(mvpd: mvpd, reason: failure.reason)
             // A document that passed the signature but names another entity, or goes back to an older one,
             // is what a compromised or misused signer looks like: an operator must see it.
-            let level: Logger.Level = ["entity-changed", "rollback", "development-key"].contains(failure.reason) ? .error : .warning
+            let withdrawn = afterReload && !Self.transportFailures.contains(failure.reason)
+            if withdrawn { registry.withdraw(mvpd) }
+            let level: Logger.Level =
+                withdrawn || ["entity-changed", "rollback", "development-key"].contains(failure.reason) ? .error : .warning
             logger.log(
-                level: level, "metadata refresh failed: the previous trust stays (until its own validUntil)",
+                level: level,
+                withdrawn
+                    ? "metadata refresh failed: the trust file as reloaded refuses the MVPD's metadata, its responses are refused (trust.unavailable) until a document it accepts"
+                    : "metadata refresh failed: the previous trust stays (until its own validUntil)",
                 metadata: ["mvpd": "\(mvpd)", "source": "\(source)", "reason": "\(failure.reason)", "error": "\(failure.message)"])
             if initial { startFromBackingCopy(mvpd, source) }
-            if afterReload, !Self.transportFailures.contains(failure.reason) {
-                registry.withdraw(mvpd)
-                logger.error(
-                    "the trust file as reloaded refuses the MVPD's metadata: its responses are refused (trust.unavailable) until a document it accepts",
-                    metadata: ["mvpd": "\(mvpd)", "source": "\(source)", "reason": "\(failure.reason)"])
-            }
             return jittered(source.minimumRefresh)
         }
     }
