@@ -88,13 +88,12 @@ public enum ServiceApplication {
         if memory.state != nil {
             logger.info("in-memory store", metadata: memory.sizing.mapValues { .string($0) })
         }
-        let responder = ServiceResponder(
-            service: service, limit: configuration.maximumBodyBytes,
-            admission: AdmissionControl(limit: configuration.maximumConcurrentVerifications, queue: configuration.verificationQueue))
         // With an admin listener, health and metrics are answered there only: the public listener serves the
         // API alone (per-MVPD metrics and readiness details are not the Internet's business).
         let router = buildRouter(
-            responder: responder, ready: ready, memory: memory, tracer: tracing?.tracer, health: configuration.adminPort == nil)
+            service: service,
+            admission: AdmissionControl(limit: configuration.maximumConcurrentVerifications, queue: configuration.verificationQueue),
+            ready: ready, memory: memory, tracer: tracing?.tracer, health: configuration.adminPort == nil)
         let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
             maxHeaderFieldSize: configuration.maximumHeaderBytes, maxHeaderListSize: configuration.maximumHeaderBytes,
             maxHeaderFieldCount: 100)
@@ -196,18 +195,23 @@ public enum ServiceApplication {
         logger.info("saml-server stopped")
     }
 
-    /// The public routes: the API of ``TokenExchangeService``, and the health and metrics routes unless
-    /// an admin listener has them (`health` false).
+    /// The public routes: the API of ``TokenExchangeService`` (one controller per API family, each in its
+    /// file under `Controllers/` with its endpoints, through ``ServiceRoutes``), and the health and metrics
+    /// routes unless an admin listener has them (`health` false).
     static func buildRouter(
-        responder: ServiceResponder, ready: @escaping @Sendable () async throws -> Void,
+        service: TokenExchangeService, admission: AdmissionControl, ready: @escaping @Sendable () async throws -> Void,
         memory: MemoryStores = MemoryStores(state: nil, profiles: nil), tracer: (any Tracer)? = nil, health: Bool = true
-    ) -> Router<BasicRequestContext> {
-        let service = responder.service
+    ) -> Router<ServiceRequestContext> {
         let metrics = service.metrics
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: ServiceRequestContext.self)
         if let tracer { router.add(middleware: RequestSpanMiddleware(tracer: tracer)) }
         router.add(middleware: ObservabilityMiddleware(metrics: metrics))
-        responder.add(to: router)
+        let routes = ServiceRoutes(router: router, service: service, limit: service.configuration.maximumBodyBytes, admission: admission)
+        SessionsController(service: service).addRoutes(to: routes)
+        ProfilesController(service: service).addRoutes(to: routes)
+        LegacyV1Controller(service: service).addRoutes(to: routes)
+        MetadataController(service: service).addRoutes(to: routes)
+        routes.addMethodNotAllowed()
         if health { addHealthRoutes(to: router, metrics: metrics, trust: service.trust, ready: ready, memory: memory) }
         return router
     }
@@ -239,8 +243,8 @@ public enum ServiceApplication {
     /// body (`"trust": {"MVPD": "expired"}`) but does not take the instance out of rotation: every instance
     /// shares that trust, and the others' MVPDs work. An in-memory store at 90% of its capacity is reported
     /// too (`"store": {"assertions": "near-full"}`).
-    private static func addHealthRoutes(
-        to router: Router<BasicRequestContext>, metrics: ServiceMetrics, trust: TrustRegistry,
+    private static func addHealthRoutes<Context: RequestContext>(
+        to router: Router<Context>, metrics: ServiceMetrics, trust: TrustRegistry,
         ready: @escaping @Sendable () async throws -> Void, memory: MemoryStores
     ) {
         router.get("/health") { _, _ in health(200, "ok") }
@@ -279,7 +283,7 @@ public enum ServiceApplication {
         var object: [String: JSONValue] = ["status": .string(text)]
         if !trust.isEmpty { object["trust"] = .object(trust) }
         if !store.isEmpty { object["store"] = .object(store.mapValues { .string($0) }) }
-        return ServiceResponder.json(status, JSONValue.object(object).bytes)
+        return ServiceAnswer.json(status, JSONValue.object(object).bytes)
     }
 }
 
@@ -295,8 +299,7 @@ public protocol StoreHealthCheck: Sendable {
 extension PostgresStateStore: StoreHealthCheck {}
 
 /// Times every request into `saml_http_request_duration_seconds` by route.
-struct ObservabilityMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+struct ObservabilityMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServiceMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

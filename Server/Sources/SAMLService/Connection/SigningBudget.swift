@@ -1,3 +1,4 @@
+import AppleSSO
 import Foundation
 import SAML
 import Synchronization
@@ -14,6 +15,10 @@ import Synchronization
 final class SigningBudget: Sendable {
     /// Thrown instead of signing once the budget is spent.
     struct Spent: Error {}
+
+    /// Its answer: the same `503` as a full admission queue.
+    static let spent = EnhancedError(
+        status: 503, code: "service_unavailable", message: "The service is busy; retry later.", details: nil, action: "retry")
 
     /// Signatures a second; the bucket holds one second's worth.
     let rate: Int

@@ -13,7 +13,7 @@ extension TokenExchangeService {
     /// `validUntil` 7 days ahead, `cacheDuration` 6 hours), signed with the request-signing key when there
     /// is one. Public, as SP metadata is (no bearer token); made at most once an hour whatever the traffic,
     /// so that a caller cannot make the service sign on demand. 404 without an assertion consumer service.
-    public func spMetadata(serviceProvider: String) -> ServiceAnswer {
+    func spMetadata(serviceProvider: String) -> ServiceAnswer {
         if let refusal = checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
         let now = configuration.clock.now()
         let cached = spMetadataCache.document.withLock { cached -> [UInt8]? in
@@ -46,8 +46,8 @@ extension TokenExchangeService {
 
     /// `GET /api/v2/{serviceProvider}/configuration`, from the snapshot's template
     /// (``ConfigurationAnswers``): `304` for an `If-None-Match` naming its `ETag`.
-    public func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
-        if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
+    func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
+        if let refusal = checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
         let built = configurationAnswers.v2(
             device: Self.deviceType(headers.deviceInfo), time: configuration.clock.now(),
             completesSSO: { trust.identityProvider(for: $0) != nil })
@@ -80,25 +80,16 @@ extension TokenExchangeService {
     }
 }
 
-/// The family's routes, each answered through the shared ``ServiceResponder``.
+/// The SP's metadata (public: the MVPDs fetch it) and REST API v2's configuration.
 struct MetadataController: Sendable {
-    let responder: ServiceResponder
+    let service: TokenExchangeService
 
-    /// `GET .../saml/metadata` (public) and `GET .../configuration`.
-    var routes: RouteCollection<BasicRequestContext> {
-        let routes = RouteCollection(context: BasicRequestContext.self)
-        let service = responder.service
-        let responder = responder
-        routes.get("/api/v2/:serviceProvider/saml/metadata") { request, context in
-            try await responder.answer(request, context, form: false, authenticated: false) { _, _ in
-                service.spMetadata(serviceProvider: context.parameters.get("serviceProvider") ?? "")
-            }
+    func addRoutes(to routes: ServiceRoutes) {
+        routes.family(authenticated: false).get("/api/v2/:serviceProvider/saml/metadata") { _, context in
+            service.spMetadata(serviceProvider: context.parameters.get("serviceProvider") ?? "")
         }
-        routes.get("/api/v2/:serviceProvider/configuration") { request, context in
-            try await responder.answer(request, context, form: false) { headers, _ in
-                service.mvpdConfiguration(serviceProvider: context.parameters.get("serviceProvider") ?? "", headers: headers)
-            }
+        routes.family().get("/api/v2/:serviceProvider/configuration") { _, context in
+            service.mvpdConfiguration(serviceProvider: context.parameters.get("serviceProvider") ?? "", headers: context.headers)
         }
-        return routes
     }
 }

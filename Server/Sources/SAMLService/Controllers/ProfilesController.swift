@@ -4,57 +4,77 @@ import Hummingbird
 import Logging
 @_spi(Spans) import SAML
 
-// `profiles/sso` (the Token Exchange) and the profiles kept for a device.
+/// `profiles/sso` (the Token Exchange, verified: its routes count verdicts and go through the admission
+/// control) and the profiles kept for a device.
+struct ProfilesController: Sendable {
+    let service: TokenExchangeService
 
-extension TokenExchangeService {
+    func addRoutes(to routes: ServiceRoutes) {
+        routes.family(verdict: "profiles/sso").group().add(middleware: routes.form).add(middleware: routes.admission)
+            .post("/api/v2/:serviceProvider/profiles/sso/:partner") { _, context in
+                await profile(
+                    serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
+                    headers: context.headers, body: context.form)
+            }
+        let reads = routes.family()
+        reads.get("/api/v2/:serviceProvider/profiles") { _, context in
+            await profiles(serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil, headers: context.headers)
+        }
+        reads.get("/api/v2/:serviceProvider/profiles/:mvpd") { _, context in
+            await profiles(
+                serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd") ?? "",
+                headers: context.headers)
+        }
+    }
+
     /// `POST /api/v2/{serviceProvider}/profiles/sso/{partner}`: `201` with the profile, or the Enhanced
     /// Error Code object with its status. An optional `mvpd` form field must name the MVPD the header's
     /// provider maps to (`invalid_header_pfs_provider_id_mismatch` otherwise). `AP-Device-Identifier` is required (`fingerprint <value>`),
     /// `X-Device-Info`, when present, must be Base64 of a JSON object. The response must answer a request
     /// `sessions/sso` issued to this service provider and device for the MVPD it is posted as.
-    public func profile(serviceProvider: String, partner: String, headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
-        if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: partner)
-            ?? checkDevice(headers)
-        {
+    func profile(serviceProvider: String, partner: String, headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
+        if let refusal = service.checkPath(serviceProvider: serviceProvider, partner: partner) ?? service.checkDevice(headers) {
             return refusal
         }
         let requested: String?
         do {
-            requested = try requestedMVPD(body)
+            requested = try service.requestedMVPD(body)
         } catch {
             return error.answer
         }
-        let caller = TokenExchange.Caller(serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", api: "v2")
+        let caller = TokenExchange.Caller(
+            serviceProvider: service.configuration.serviceProvider, device: headers.deviceIdentifier ?? "", api: "v2")
         do {
-            let profile = try await exchange.exchange(
+            let profile = try await service.exchange.exchange(
                 body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller)
-            metrics.accepted(profile.response, mvpd: profile.mvpd, api: "v2")
+            service.metrics.accepted(profile.response, mvpd: profile.mvpd, api: "v2")
             // Kept with the login by the store the verifier consumed through (AdmittedStore): in the same
             // transaction (PostgreSQL), or right after it, a failure then logged and counted.
             return ServiceAnswer(status: 201, body: profile.json, code: "ok", mvpd: profile.mvpd)
         } catch {
-            return refusal(error)
+            return service.refusal(error)
         }
     }
 
     /// `GET /api/v2/{serviceProvider}/profiles` and `.../profiles/{mvpd}`: `200` with `{"profiles": {...}}`,
     /// the device's profiles still valid (an empty map when there is none), after authorization, the path,
     /// `AP-Device-Identifier` and, for one MVPD, a known MVPD (`400 invalid_parameter_mvpd`).
-    public func profiles(serviceProvider: String, mvpd: String?, headers: RequestHeaders) async -> ServiceAnswer {
-        if let refusal = checkAuthorization(headers) ?? checkPath(serviceProvider: serviceProvider, partner: nil) ?? checkDevice(headers) {
+    func profiles(serviceProvider: String, mvpd: String?, headers: RequestHeaders) async -> ServiceAnswer {
+        if let refusal = service.checkPath(serviceProvider: serviceProvider, partner: nil) ?? service.checkDevice(headers) {
             return refusal
         }
-        if let mvpd, mvpds.mvpd(id: mvpd) == nil {
+        if let mvpd, service.mvpds.mvpd(id: mvpd) == nil {
             return .error(
                 EnhancedError(
                     status: 400, code: "invalid_parameter_mvpd", message: "The MVPD parameter value is missing or invalid.", details: nil))
         }
         let stored: [StoredProfile]
         do {
-            stored = try await profileLookups.profiles(
-                serviceProvider: configuration.serviceProvider, device: headers.deviceIdentifier ?? "", now: configuration.clock.now())
+            stored = try await service.profileLookups.profiles(
+                serviceProvider: service.configuration.serviceProvider, device: headers.deviceIdentifier ?? "",
+                now: service.configuration.clock.now())
         } catch {
-            if !(error is ProfileLookups.Shed) { metrics.storeError(operation: "profiles") }
+            if !(error is ProfileLookups.Shed) { service.metrics.storeError(operation: "profiles") }
             return .error(
                 EnhancedError(
                     status: 503, code: "service_unavailable", message: "The profiles cannot be read now; retry later.", details: nil,
@@ -66,49 +86,19 @@ extension TokenExchangeService {
         // device since. Without the header, the device's profiles as kept.
         let header = headers.partnerFrameworkStatus
         let signedIn: String? = header.flatMap { try? PartnerFrameworkStatus(headerValue: $0) }
-            .flatMap { try? $0.validate(configuration: mvpds, requestedMVPD: nil, now: configuration.clock.now()) }?.id
+            .flatMap { try? $0.validate(configuration: service.mvpds, requestedMVPD: nil, now: service.configuration.clock.now()) }?.id
         var map: [String: JSONValue] = [:]
         for profile in stored where (mvpd == nil || profile.mvpd == mvpd) && (header == nil || profile.mvpd == signedIn) {
             map[profile.mvpd] = .raw(profile.json)
         }
         return .json(200, ["profiles": .object(map)], code: "ok", mvpd: mvpd)
     }
+}
 
+extension TokenExchangeService {
     /// An exchange's refusal; a store failure is counted (the exchange failed closed).
     func refusal(_ error: EnhancedError) -> ServiceAnswer {
         if error.cause?.code == .storeUnavailable || error.cause?.code == .replayCacheFull { metrics.storeError(operation: "consume") }
         return .error(error)
-    }
-}
-
-/// The family's routes, each answered through the shared ``ServiceResponder``.
-struct ProfilesController: Sendable {
-    let responder: ServiceResponder
-
-    /// `POST .../profiles/sso/{partner}` (admitted: it verifies), `GET .../profiles` and `GET .../profiles/{mvpd}`.
-    var routes: RouteCollection<BasicRequestContext> {
-        let routes = RouteCollection(context: BasicRequestContext.self)
-        let service = responder.service
-        let responder = responder
-        routes.post("/api/v2/:serviceProvider/profiles/sso/:partner") { request, context in
-            try await responder.answer(request, context, verdictEndpoint: "profiles/sso", admitted: true) { headers, body in
-                await service.profile(
-                    serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
-                    headers: headers, body: body)
-            }
-        }
-        routes.get("/api/v2/:serviceProvider/profiles") { request, context in
-            try await responder.answer(request, context, form: false) { headers, _ in
-                await service.profiles(serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: nil, headers: headers)
-            }
-        }
-        routes.get("/api/v2/:serviceProvider/profiles/:mvpd") { request, context in
-            try await responder.answer(request, context, form: false) { headers, _ in
-                await service.profiles(
-                    serviceProvider: context.parameters.get("serviceProvider") ?? "", mvpd: context.parameters.get("mvpd") ?? "",
-                    headers: headers)
-            }
-        }
-        return routes
     }
 }

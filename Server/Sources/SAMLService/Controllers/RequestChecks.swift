@@ -3,7 +3,8 @@ import Foundation
 import HTTPTypes
 import SAML
 
-// The checks every endpoint shares: the bearer token, the path, the device headers, the `mvpd` field.
+// The checks the endpoints share: the path, the device headers, the `mvpd` field (the bearer token is
+// ``BearerMiddleware``'s).
 
 extension TokenExchangeService {
     /// An answer that ends a request early.
@@ -35,19 +36,6 @@ extension TokenExchangeService {
                     details: nil))
         }
         return nil
-    }
-
-    /// `Authorization: Bearer <token>` (scheme in any case, RFC 9110 11.1), compared with every configured
-    /// token over their SHA-256 digests in constant time.
-    func checkAuthorization(_ headers: RequestHeaders) -> ServiceAnswer? {
-        guard !bearerDigests.isEmpty else { return nil }
-        if let value = headers.authorization, let token = BearerToken.credentials(in: value), BearerToken.matches(token, bearerDigests) {
-            return nil
-        }
-        return .error(
-            EnhancedError(
-                status: 401, code: "invalid_access_token_service_provider",
-                message: "The access token is invalid due to invalid service provider.", details: nil, action: "application-registration"))
     }
 
     func checkDevice(_ headers: RequestHeaders) -> ServiceAnswer? {

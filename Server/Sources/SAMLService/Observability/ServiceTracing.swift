@@ -50,8 +50,7 @@ struct ServiceTracing: Sendable {
 /// `http.response.status_code`, and, set by the controller, `saml.verdict` and `saml.mvpd`
 /// (``RequestSpan``). The request's own `traceparent` is its parent (its `tracestate` is dropped). The span is the task's current
 /// context while the request runs, so the verifier's phases are its children and the log lines name it.
-struct RequestSpanMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+struct RequestSpanMiddleware<Context: RequestContext>: RouterMiddleware {
     let tracer: any Tracer
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

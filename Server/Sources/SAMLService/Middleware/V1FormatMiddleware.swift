@@ -1,0 +1,76 @@
+import Hummingbird
+
+/// REST API v1's routes answer JSON, or XML when the client asks, every answer alike (refusals of the
+/// bearer token, the media type and the size included): a `format=xml|json` parameter first, then a
+/// `.xml` or `.json` suffix of the path, then `Accept` (``negotiate(_:)``).
+struct V1FormatMiddleware: RouterMiddleware {
+    typealias Context = ServiceRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.representation = .v1(
+            Self.format(query: request.uri.queryParameters.get("format"), path: request.uri.path, accept: context.headers.accept))
+        return try await next(request, context)
+    }
+
+    static func format(query: String?, path: String, accept: String?) -> ServiceRequestContext.V1Format {
+        switch query?.lowercased() {
+        case "xml": return .xml
+        case "json": return .json
+        default: break
+        }
+        let lowered = path.lowercased()
+        if lowered.hasSuffix(".xml") { return .xml }
+        if lowered.hasSuffix(".json") { return .json }
+        return negotiate(accept)
+    }
+
+    /// The last path segment without a `.xml` or `.json` suffix (a requestor, an MVPD).
+    static func stripped(_ segment: String?) -> String {
+        guard let segment else { return "" }
+        let lowered = segment.lowercased()
+        if lowered.hasSuffix(".json") { return String(segment.dropLast(5)) }
+        if lowered.hasSuffix(".xml") { return String(segment.dropLast(4)) }
+        return segment
+    }
+
+    /// `Accept` by RFC 9110 12.5.1: each media range with its `q` (1 when absent, `q=0` "not acceptable"),
+    /// the most specific range that matches a type giving its weight (`application/xml` over
+    /// `application/*` over `*/*`). XML when its weight is above JSON's, or equal with `application/xml`
+    /// named (as before `q` was read: a client that names XML asks for it); JSON otherwise (no header,
+    /// only wildcards, neither acceptable).
+    static func negotiate(_ accept: String?) -> ServiceRequestContext.V1Format {
+        guard let accept, accept.utf8.count <= 4096 else { return .json }
+        var xml: (specificity: Int, q: Double) = (-1, 0)
+        var json: (specificity: Int, q: Double) = (-1, 0)
+        for range in accept.split(separator: ",").prefix(64) {
+            let parts = range.split(separator: ";")
+            guard let type = parts.first?.trimmingSpaces.lowercased() else { continue }
+            var q = 1.0
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1)
+                guard pair.count == 2, pair[0].trimmingSpaces.lowercased() == "q" else { continue }
+                q = Double(pair[1].trimmingSpaces).map { min(max($0, 0), 1) } ?? 0
+            }
+            func weigh(_ current: inout (specificity: Int, q: Double), _ exact: String) {
+                let specificity = type == exact ? 2 : type == "application/*" ? 1 : type == "*/*" ? 0 : -1
+                if specificity > current.specificity { current = (specificity, q) }
+            }
+            weigh(&xml, "application/xml")
+            weigh(&json, "application/json")
+        }
+        // No range names JSON: a client that lists only XML ranges has not accepted JSON.
+        if json.specificity < 0 { json.q = 0 }
+        if xml.specificity < 0 { xml.q = 0 }
+        if xml.q > json.q || (xml.q == json.q && xml.q > 0 && xml.specificity == 2) { return .xml }
+        return .json
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: Substring {
+        let isSpace = { (character: Character) in character == " " || character == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return self[first...last]
+    }
+}
