@@ -5,14 +5,13 @@ import Logging
 import Synchronization
 import Tracing
 
-/// The endpoints of the Token Exchange service, as plain functions from a request's parts to an answer
-/// (``ServiceAnswer``), over the state they share: the MVPD configuration (reloaded as a whole), the
-/// trust, the verifier's template through it, the request-ID keys. ``ServiceApplication`` puts them
-/// behind Hummingbird: one controller per API family, in a file with its endpoints
+/// The state the endpoints of the Token Exchange service share: the MVPD configuration (reloaded as a
+/// whole), the trust, the verifier's template through it, the request-ID keys, the bearer tokens.
+/// ``ServiceApplication`` puts it behind Hummingbird: one controller per API family holding it
 /// (`Controllers/SessionsController.swift`, `ProfilesController.swift`, `LegacyV1Controller.swift`,
-/// `MetadataController.swift`), each route answered through the one ``ServiceResponder`` (limits,
-/// admission, verdict metrics, the access log); the checks they share in `RequestChecks.swift`, the answer
-/// and header types in `ServiceAnswer.swift`.
+/// `MetadataController.swift`), its routes behind the middleware of ``ServiceRoutes`` (the access log and
+/// verdict metric, the bearer token, the form body, admission, v1's formats); the checks they share in
+/// `RequestChecks.swift`, the answer and header types in `ServiceAnswer.swift`.
 ///
 /// - `POST /api/v2/{serviceProvider}/sessions/sso/{partner}`: for an MVPD with platform SSO, answers
 ///   `partner_profile` with a fresh SAML `AttributeQuery` and the MVPD's attribute names; otherwise the
@@ -63,8 +62,6 @@ public struct TokenExchangeService: Sendable {
     var requests: RequestIDAuthority { current.snapshot.withLock { $0.requests } }
     /// The API's and the admin listener's bearer tokens (read again by ``reload()``).
     let credentials: Credentials
-    /// SHA-256 of each configured bearer token (compared in constant time).
-    var bearerDigests: [[UInt8]] { credentials.bearer }
     let metrics: ServiceMetrics
     let logger: Logger
     let tracer: (any Tracer)?
@@ -210,7 +207,7 @@ public struct TokenExchangeService: Sendable {
         } else {
             signingBudget = nil
         }
-        if bearerDigests.isEmpty {
+        if credentials.bearer.isEmpty {
             let open: Logger.Message =
                 "the API answers without bearer tokens: any caller that reaches it is served; set bearerTokensFile, or allowUnauthenticatedAPI when a gateway in front authenticates the apps"
             if configuration.allowUnauthenticatedAPI { logger.notice(open) } else { logger.warning(open) }

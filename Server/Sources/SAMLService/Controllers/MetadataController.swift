@@ -5,18 +5,28 @@ import Logging
 import SAML
 import Synchronization
 
-// The SP's own SAML metadata and the MVPD configuration with Apple's picker lists.
+/// The SP's metadata (public: the MVPDs fetch it) and REST API v2's configuration.
+struct MetadataController: Sendable {
+    let service: TokenExchangeService
 
-extension TokenExchangeService {
+    func addRoutes(to routes: ServiceRoutes) {
+        routes.family(authenticated: false).get("/api/v2/:serviceProvider/saml/metadata") { _, context in
+            spMetadata(serviceProvider: context.parameters.get("serviceProvider") ?? "")
+        }
+        routes.family().get("/api/v2/:serviceProvider/configuration") { _, context in
+            mvpdConfiguration(serviceProvider: context.parameters.get("serviceProvider") ?? "", headers: context.headers)
+        }
+    }
+
     /// `GET /api/v2/{serviceProvider}/saml/metadata`: the SP's own SAML 2.0 metadata (entity ID, assertion
     /// consumer services, the request-signing certificate, the encryption certificate, NameID formats,
     /// `validUntil` 7 days ahead, `cacheDuration` 6 hours), signed with the request-signing key when there
     /// is one. Public, as SP metadata is (no bearer token); made at most once an hour whatever the traffic,
     /// so that a caller cannot make the service sign on demand. 404 without an assertion consumer service.
     func spMetadata(serviceProvider: String) -> ServiceAnswer {
-        if let refusal = checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
-        let now = configuration.clock.now()
-        let cached = spMetadataCache.document.withLock { cached -> [UInt8]? in
+        if let refusal = service.checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
+        let now = service.configuration.clock.now()
+        let cached = service.spMetadataCache.document.withLock { cached -> [UInt8]? in
             guard let cached, now < cached.madeAt + .seconds(3600), cached.madeAt <= now else { return nil }
             return cached.bytes
         }
@@ -24,20 +34,22 @@ extension TokenExchangeService {
             return ServiceAnswer(status: 200, body: cached, code: "ok", mvpd: nil, contentType: "application/samlmetadata+xml")
         }
         let urls =
-            configuration.assertionConsumerServiceURLs.isEmpty
-            ? configuration.destination.map { [$0] } ?? [] : configuration.assertionConsumerServiceURLs
+            service.configuration.assertionConsumerServiceURLs.isEmpty
+            ? service.configuration.destination.map { [$0] } ?? [] : service.configuration.assertionConsumerServiceURLs
         guard !urls.isEmpty else {
             return .error(EnhancedError(status: 404, code: "not_found", message: "No SP metadata is configured.", details: nil))
         }
         do {
-            let encryption = try configuration.encryptionCertificatePath.map { try TrustedKey.all(pem: try Self.read($0)) } ?? []
+            let encryption =
+                try service.configuration.encryptionCertificatePath.map { try TrustedKey.all(pem: try TokenExchangeService.read($0)) } ?? []
             let metadata = try ServiceProviderMetadata(
-                entityID: configuration.spEntityID, assertionConsumerServiceURLs: urls, signingKey: signingKey, encryptionKeys: encryption)
-            let bytes = try metadata.xml(signedWith: signingKey, now: now)
-            spMetadataCache.document.withLock { $0 = (bytes, now) }
+                entityID: service.configuration.spEntityID, assertionConsumerServiceURLs: urls, signingKey: service.signingKey,
+                encryptionKeys: encryption)
+            let bytes = try metadata.xml(signedWith: service.signingKey, now: now)
+            service.spMetadataCache.document.withLock { $0 = (bytes, now) }
             return ServiceAnswer(status: 200, body: bytes, code: "ok", mvpd: nil, contentType: "application/samlmetadata+xml")
         } catch {
-            logger.error("SP metadata not written", metadata: ["error": "\((error as? SAMLError)?.message ?? "\(error)")"])
+            service.logger.error("SP metadata not written", metadata: ["error": "\((error as? SAMLError)?.message ?? "\(error)")"])
             return .error(
                 EnhancedError(
                     status: 500, code: "internal_error", message: "The SP metadata cannot be written.", details: error as? SAMLError))
@@ -47,10 +59,10 @@ extension TokenExchangeService {
     /// `GET /api/v2/{serviceProvider}/configuration`, from the snapshot's template
     /// (``ConfigurationAnswers``): `304` for an `If-None-Match` naming its `ETag`.
     func mvpdConfiguration(serviceProvider: String, headers: RequestHeaders) -> ServiceAnswer {
-        if let refusal = checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
-        let built = configurationAnswers.v2(
-            device: Self.deviceType(headers.deviceInfo), time: configuration.clock.now(),
-            completesSSO: { trust.identityProvider(for: $0) != nil })
+        if let refusal = service.checkPath(serviceProvider: serviceProvider, partner: nil) { return refusal }
+        let built = service.configurationAnswers.v2(
+            device: Self.deviceType(headers.deviceInfo), time: service.configuration.clock.now(),
+            completesSSO: { service.trust.identityProvider(for: $0) != nil })
         return ServiceAnswer(built, ifNoneMatch: headers.ifNoneMatch)
     }
 
@@ -63,33 +75,11 @@ extension TokenExchangeService {
         }
         return "unknown"
     }
+}
 
-    /// Where the request is addressed: the IdP's single sign-on endpoint from its metadata (HTTP-POST,
-    /// then HTTP-Redirect, then the first), or none (Destination is optional; the entity ID is not an
-    /// endpoint, and an IdP refuses a request destined for an address it does not answer on).
-    static func destination(of idp: IdentityProvider) -> String? {
-        let endpoints = idp.singleSignOnServices.filter { !$0.location.isEmpty }
-        let preferred = ["urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST", "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"]
-        return preferred.lazy.compactMap { binding in endpoints.first { $0.binding == binding } }.first?.location
-            ?? endpoints.first?.location
-    }
-
+extension TokenExchangeService {
     /// The SP metadata last written, and when: made at most once an hour whatever the traffic.
     final class SPMetadataCache: Sendable {
         let document = Mutex<(bytes: [UInt8], madeAt: SAMLInstant)?>(nil)
-    }
-}
-
-/// The SP's metadata (public: the MVPDs fetch it) and REST API v2's configuration.
-struct MetadataController: Sendable {
-    let service: TokenExchangeService
-
-    func addRoutes(to routes: ServiceRoutes) {
-        routes.family(authenticated: false).get("/api/v2/:serviceProvider/saml/metadata") { _, context in
-            service.spMetadata(serviceProvider: context.parameters.get("serviceProvider") ?? "")
-        }
-        routes.family().get("/api/v2/:serviceProvider/configuration") { _, context in
-            service.mvpdConfiguration(serviceProvider: context.parameters.get("serviceProvider") ?? "", headers: context.headers)
-        }
     }
 }

@@ -164,4 +164,14 @@ extension TokenExchangeService {
         if !query.isEmpty { url += (url.contains("?") ? "&" : "?") + query.joined(separator: "&") }
         return url
     }
+
+    /// Where the request is addressed: the IdP's single sign-on endpoint from its metadata (HTTP-POST,
+    /// then HTTP-Redirect, then the first), or none (Destination is optional; the entity ID is not an
+    /// endpoint, and an IdP refuses a request destined for an address it does not answer on).
+    static func destination(of idp: IdentityProvider) -> String? {
+        let endpoints = idp.singleSignOnServices.filter { !$0.location.isEmpty }
+        let preferred = ["urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST", "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"]
+        return preferred.lazy.compactMap { binding in endpoints.first { $0.binding == binding } }.first?.location
+            ?? endpoints.first?.location
+    }
 }
