@@ -1,3 +1,4 @@
+import AppleSSO
 import Foundation
 import SAML
 import SAMLMockIdP
@@ -95,6 +96,47 @@ struct StateStoreTests {
             if outcome == .accepted, let text = attachment as? String { kept.withLock { $0.append(text) } }
             return outcome
         }
+    }
+
+    /// A profile-keeping store over the in-memory one: the profiles it was handed with accepted consumes.
+    final class Keeping: ProfileKeepingStateStore {
+        let base = InMemoryStateStore()
+        let kept = Locked<[StoredProfile]>([])
+        func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
+            try await base.consume(request: request, assertion: assertion, now: now)
+        }
+        func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, keeping profile: StoredProfile)
+            async throws -> StateStoreOutcome
+        {
+            let outcome = try await base.consume(request: request, assertion: assertion, now: now)
+            if outcome == .accepted { kept.withLock { $0.append(profile) } }
+            return outcome
+        }
+    }
+
+    @Test(
+        "keepingProfiles: the typed store gets the profile with the accepted assertion only; another attachment is a configuration error, nothing recorded"
+    )
+    func keepingProfiles() async throws {
+        let store = Keeping()
+        var configuration = try Self.configuration(store, at: Self.now + .seconds(1))
+        configuration.replay = .keepingProfiles(in: store)
+        let verifier = try SAMLResponseVerifier(configuration)
+        let issued = try Self.authority.issue(for: Self.binding, lifetime: .seconds(300), now: Self.now)
+        let response = try Self.response(answering: issued.id)
+        var other = Self.expecting()
+        other.attachment = { _ in "not a profile" }
+        await #expect(throws: SAMLError(.configurationInvalid, "")) { _ = try await verifier.verify(response, expecting: other) }
+        #expect(store.base.counts == (0, 0), "nothing recorded: the request is still answerable")
+        let profile = StoredProfile(
+            serviceProvider: "REF30", device: "fingerprint device-1", mvpd: "MVPD-A", json: Array("{}".utf8),
+            notAfter: Self.now + .seconds(60))
+        var keeping = Self.expecting()
+        keeping.attachment = { _ in profile }
+        let accepted = try await verifier.verify(response, expecting: keeping)
+        #expect(accepted.attachmentRecorded && store.kept.withLock { $0 } == [profile])
+        await #expect(throws: SAMLError(.replayDetected, "")) { _ = try await verifier.verify(response, expecting: keeping) }
+        #expect(store.kept.withLock { $0.count } == 1, "a replay keeps nothing")
     }
 
     @Test(

@@ -47,7 +47,7 @@ import Synchronization
 /// (docs/benchmarks-history.md, "Scale-out on PostgreSQL"). A `PostgresClient` with a host list and
 /// `target_session_attrs`, and a per-query deadline, would let the lanes become a client's leased
 /// connections (`withConnection`) with group commit on top.
-public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, ProfilePresence, Service, Sendable {
+public final class PostgresStateStore: ProfileKeepingStateStore, ProfileStore, ProfilePresence, Service, Sendable {
     /// The schema version this code writes and reads, and the oldest it still runs beside.
     public static let schemaVersion = 6
 
@@ -108,16 +108,12 @@ public final class PostgresStateStore: SAMLAttachingStateStore, ProfileStore, Pr
         try await consume(request: request, assertion: assertion, profile: nil, now: now)
     }
 
-    /// ``consume(request:assertion:now:)`` and, in the same transaction, the profile `attachment` (a
-    /// ``AppleSSO/StoredProfile``; anything else is a configuration error) when the consume is recorded.
-    public func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, attaching attachment: any Sendable)
+    /// ``consume(request:assertion:now:)`` and, in the same transaction, `profile` when the consume is
+    /// recorded.
+    public func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, keeping profile: StoredProfile)
         async throws -> StateStoreOutcome
     {
-        guard let profile = attachment as? StoredProfile else {
-            throw SAMLError(
-                .configurationInvalid, "expected a StoredProfile to keep with an accepted response in PostgreSQL, found another attachment")
-        }
-        return try await consume(request: request, assertion: assertion, profile: profile, now: now)
+        try await consume(request: request, assertion: assertion, profile: profile, now: now)
     }
 
     private func consume(request: IssuedRequestID?, assertion: UsedAssertion, profile: StoredProfile?, now: SAMLInstant) async throws

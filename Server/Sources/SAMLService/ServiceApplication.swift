@@ -34,48 +34,18 @@ public enum ServiceApplication {
         configuration: ServiceConfiguration, store custom: (any SAMLStateStore)? = nil, metrics: ServiceMetrics = ServiceMetrics(),
         logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
-        let store: any SAMLStateStore
-        let ready: @Sendable () async throws -> Void
         var services: [any Service] = []
         let tracing = try configuration.tracing.map { try ServiceTracing($0, logger: logger) }
         if let tracing { services.append(tracing.service) }
         let logger = tracing == nil ? logger : TraceContextLogHandler.wrapping(logger)
-        var database: PostgresStateStore?
-        if let custom {
-            store = custom
-            ready = { if let probe = custom as? any StoreHealthCheck { try await probe.checkHealth() } }
-        } else if configuration.store == "memory" {
-            store = InMemoryStateStore(capacity: configuration.memoryStoreCapacity)
-            ready = {}
-        } else {
-            var storeConfiguration = try PostgresStateStore.Configuration(url: configuration.store)
-            let exposed = storeConfiguration.hostsWithoutRequiredTLS
-            if !exposed.isEmpty {
-                let message =
-                    "the store URL lets connections to \(exposed.count) host(s) beyond loopback go without TLS (sslmode=\(storeConfiguration.sslMode.rawValue)): the password and every login's row could cross the network in plaintext"
-                guard configuration.allowPlaintextStore else {
-                    throw SAMLError(
-                        .configurationInvalid,
-                        "expected sslmode require, verify-ca or verify-full in the store URL for a host beyond loopback, found \(storeConfiguration.sslMode.rawValue) (set allowPlaintextStore to accept it)"
-                    )
-                }
-                logger.warning("\(message); allowed by allowPlaintextStore")
-            }
-            metrics.storeConnectionsExpected()
-            storeConfiguration.connectionObserver = { tls in metrics.storeConnection(tls: tls) }
-            if let password = configuration.storePassword { storeConfiguration.password = password }
-            storeConfiguration.timeout = configuration.storeTimeout
-            storeConfiguration.maximumConnections = configuration.storeConnections
-            storeConfiguration.batchWindow = configuration.storeBatchWindow
-            storeConfiguration.profileDirectoryCapacity = configuration.profileDirectoryCapacity
-            let postgres = PostgresStateStore(storeConfiguration, logger: logger)
-            store = postgres
-            ready = { try await postgres.checkHealth() }
-            services.append(postgres)
-            database = postgres
-        }
+        let stores =
+            try custom.map { ServiceStores.custom($0, configuration: configuration) }
+            ?? ServiceStores.configured(configuration, metrics: metrics, logger: logger)
+        let database = stores.database
+        if let database { services.append(database) }
+        let ready = stores.checkHealth
         let service = try TokenExchangeService(
-            configuration: configuration, store: store, metrics: metrics, logger: logger, tracer: tracing?.tracer)
+            configuration: configuration, stores: stores, metrics: metrics, logger: logger, tracer: tracing?.tracer)
         let maintainer = TrustMaintainer(
             trustPath: configuration.trustPath, contents: service.trustContents, registry: service.trust, metrics: metrics,
             logger: logger, clock: configuration.clock, listensForHangUp: configuration.reloadsOnHangUp,
@@ -83,7 +53,7 @@ public enum ServiceApplication {
             onReload: { service.reload() })
         services.append(maintainer)
         let memory = MemoryStores(
-            state: store as? InMemoryStateStore, profiles: service.memoryProfiles,
+            state: stores.memoryLogins, profiles: stores.memoryProfiles,
             retention: max(configuration.maximumAge + configuration.clockSkew, configuration.requestLifetime), database: database)
         if memory.state != nil {
             logger.info("in-memory store", metadata: memory.sizing.mapValues { .string($0) })

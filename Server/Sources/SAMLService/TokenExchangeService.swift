@@ -26,13 +26,10 @@ public struct TokenExchangeService: Sendable {
     public let trust: TrustRegistry
     /// The trust file as read at start-up (``TrustMaintainer`` keeps it current).
     public let trustContents: TrustFile.Contents
-    public let store: any SAMLStateStore
-    /// Where profiles are kept: the store when it keeps them too (PostgreSQL), else in memory.
-    public let profileStore: any ProfileStore
+    /// The stores, every role named (``ServiceStores``).
+    let stores: ServiceStores
     /// The profile reads of `sessions/sso` and `GET .../profiles`, bounded when the store is shared.
     let profileLookups: ProfileLookups
-    /// The profile store when it is this process's memory (its occupancy is a gauge).
-    let memoryProfiles: InMemoryProfileStore?
     /// What the MVPD configuration file says, replaced as a whole by ``reload()``.
     private let current: Current
     /// The SP metadata last written, and when (``spMetadata(serviceProvider:)``).
@@ -76,25 +73,31 @@ public struct TokenExchangeService: Sendable {
         configuration: ServiceConfiguration, store: any SAMLStateStore, metrics: ServiceMetrics, logger: Logger,
         tracer: (any Tracer)? = nil
     ) throws {
+        try self.init(
+            configuration: configuration, stores: .custom(store, configuration: configuration), metrics: metrics, logger: logger,
+            tracer: tracer)
+    }
+
+    init(configuration: ServiceConfiguration, stores: ServiceStores, metrics: ServiceMetrics, logger: Logger, tracer: (any Tracer)?)
+        throws
+    {
         self.configuration = configuration
         self.tracer = tracer
-        self.store = store
-        // Reaching the store gives the request's verification slot up (AdmissionControl).
+        self.stores = stores
         self.metrics = metrics
         self.logger = logger
-        let profiles = store as? any ProfileStore ?? InMemoryProfileStore(capacity: configuration.memoryProfileCapacity)
         let fullSince = Mutex<ContinuousClock.Instant?>(nil)
         // A shared store's reads are bounded for anonymous callers; the in-memory one needs no bound.
         let lookups = ProfileLookups(
-            store: profiles,
-            limits: profiles is InMemoryProfileStore
-                ? nil
-                : ProfileLookups.Limits(
-                    perSecond: configuration.profileLookupsPerSecond, concurrency: configuration.profileLookupConcurrency),
+            store: stores.profiles, presence: stores.presence,
+            limits: stores.shared
+                ? ProfileLookups.Limits(
+                    perSecond: configuration.profileLookupsPerSecond, concurrency: configuration.profileLookupConcurrency) : nil,
             metrics: metrics)
         profileLookups = lookups
+        // Reaching the store gives the request's verification slot up (AdmissionControl).
         let admitted = AdmittedStore(
-            store: store, profiles: lookups, metrics: metrics,
+            stores: stores, profiles: lookups, metrics: metrics,
             profileNotKept: { profile in
                 metrics.storeError(operation: "profile")
                 logger.warning("profile not kept (the exchange succeeded)", metadata: ["mvpd": "\(profile.mvpd)"])
@@ -114,12 +117,10 @@ public struct TokenExchangeService: Sendable {
                         metadata: ["kind": "\(kind)"])
                 }
             })
-        profileStore = profiles
-        memoryProfiles = profiles as? InMemoryProfileStore
         let mvpds = try Self.readMVPDConfiguration(configuration.mvpdConfigurationPath)
         var template = SAMLResponseVerifier.Configuration.template(
             audience: .equals(configuration.spEntityID), destination: ExpectedValue(orSkip: configuration.destination),
-            replay: .store(admitted, unsolicited: configuration.allowUnsolicited ? .allow : .refuse))
+            replay: .keepingProfiles(in: admitted, unsolicited: configuration.allowUnsolicited ? .allow : .refuse))
         template.logger = logger
         template.clock = configuration.clock
         template.maximumAge = configuration.maximumAge

@@ -237,25 +237,20 @@ struct PostgresStateStoreTests {
         }
         let assertion = Self.assertion()
         #expect(
-            try await a.store.consume(request: Self.request(), assertion: assertion, now: .now(), attaching: profile(device)) == .accepted)
+            try await a.store.consume(request: Self.request(), assertion: assertion, now: .now(), keeping: profile(device)) == .accepted)
         #expect(try await a.store.profiles(serviceProvider: "REF30", device: device, now: .now()).map(\.json) == [profile(device).json])
         // The same assertion on the other instance (no memory of it there): a replay, and its profile is not kept.
         #expect(
-            try await b.store.consume(request: Self.request(), assertion: assertion, now: .now(), attaching: profile(device + "-b"))
+            try await b.store.consume(request: Self.request(), assertion: assertion, now: .now(), keeping: profile(device + "-b"))
                 == .replayed)
         #expect(try await b.store.profiles(serviceProvider: "REF30", device: device + "-b", now: .now()).isEmpty)
         // An answered request: refused, not kept either.
         let request = Self.request()
         #expect(try await a.store.consume(request: request, assertion: Self.assertion(), now: .now()) == .accepted)
         #expect(
-            try await b.store.consume(request: request, assertion: Self.assertion(), now: .now(), attaching: profile(device + "-c"))
+            try await b.store.consume(request: request, assertion: Self.assertion(), now: .now(), keeping: profile(device + "-c"))
                 == .requestAnswered)
         #expect(try await b.store.profiles(serviceProvider: "REF30", device: device + "-c", now: .now()).isEmpty)
-        // An attachment the store cannot keep: a configuration error, and nothing recorded.
-        let unkept = Self.assertion()
-        let refused = await Self.outcome { try await a.store.consume(request: nil, assertion: unkept, now: .now(), attaching: "text") }
-        #expect(refused == "configuration.invalid")
-        #expect(try await b.store.consume(request: nil, assertion: unkept, now: .now()) == .accepted)
     }
 
     @Test("a multi-host URL: a host that refuses connections is skipped, the next one serves")

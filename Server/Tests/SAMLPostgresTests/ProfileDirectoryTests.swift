@@ -43,7 +43,7 @@ extension PostgresStateStoreTests {
         // Kept with a consume, in its transaction: followed the same way.
         let other = "directory-\(UUID().uuidString)"
         #expect(
-            try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now(), attaching: Self.profile(other))
+            try await a.store.consume(request: Self.request(), assertion: Self.assertion(), now: .now(), keeping: Self.profile(other))
                 == .accepted)
         #expect(await Self.within(.seconds(1)) { Self.presence(b.store, other) == true } != nil)
         // Replaced by one that has expired: no.

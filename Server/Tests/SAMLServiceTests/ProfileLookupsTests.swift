@@ -53,7 +53,7 @@ struct ProfileLookupsTests {
     {
         let metrics = ServiceMetrics()
         let limits = ProfileLookups.Limits(perSecond: perSecond, concurrency: concurrency, knownCapacity: capacity)
-        return (ProfileLookups(store: store, limits: limits, metrics: metrics), metrics)
+        return (ProfileLookups(store: store, presence: store, limits: limits, metrics: metrics), metrics)
     }
 
     static func count(_ metrics: ServiceMetrics, _ source: String) -> Int {

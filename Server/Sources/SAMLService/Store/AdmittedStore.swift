@@ -5,14 +5,14 @@ import SAML
 /// request's verification slot (``AdmissionControl/releaseCurrentSlot()``), since what follows is a wait
 /// for the store, which bounds it with its own queue and deadline, not CPU work.
 ///
-/// A login's profile goes with its assertion (``SAML/SAMLAttachingStateStore``): in the same transaction
-/// when the store can (PostgreSQL), else saved right after an accepted consume, a failure to save then
-/// reported to `profileNotKept` (the login stands).
+/// A login's profile goes with its assertion (``AppleSSO/ProfileKeepingStateStore``, typed): in the same
+/// transaction when the store keeps profiles (PostgreSQL), else saved right after an accepted consume, a
+/// failure to save then reported to `profileNotKept` (the login stands).
 ///
 /// Each consume is timed into `saml_store_duration_seconds`, by the MVPD of the login's profile (the
 /// profile reads, ``ProfileLookups``, by themselves).
-struct AdmittedStore: SAMLAttachingStateStore {
-    let store: any SAMLStateStore
+struct AdmittedStore: ProfileKeepingStateStore {
+    let stores: ServiceStores
     /// The profile store's reads bounded for anonymous callers; each profile kept is told to it.
     let profiles: ProfileLookups
     let metrics: ServiceMetrics
@@ -23,7 +23,33 @@ struct AdmittedStore: SAMLAttachingStateStore {
     func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
         AdmissionControl.releaseCurrentSlot()
         return try await timed("consume", mvpd: "none") {
-            try await reportingFull { try await store.consume(request: request, assertion: assertion, now: now) }
+            try await reportingFull { try await stores.logins.consume(request: request, assertion: assertion, now: now) }
+        }
+    }
+
+    func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, keeping profile: StoredProfile) async throws
+        -> StateStoreOutcome
+    {
+        AdmissionControl.releaseCurrentSlot()
+        // The profile's MVPD is the configured one the exchange verified for, never a value of the request.
+        return try await timed("consume", mvpd: profile.mvpd) {
+            try await reportingFull {
+                if let keeping = stores.keepingProfiles {
+                    let outcome = try await keeping.consume(request: request, assertion: assertion, now: now, keeping: profile)
+                    if outcome == .accepted { await profiles.kept(profile) }
+                    return outcome
+                }
+                let outcome = try await stores.logins.consume(request: request, assertion: assertion, now: now)
+                if outcome == .accepted {
+                    do {
+                        try await profiles.store.save(profile)
+                        await profiles.kept(profile)
+                    } catch {
+                        profileNotKept(profile)
+                    }
+                }
+                return outcome
+            }
         }
     }
 
@@ -33,19 +59,9 @@ struct AdmittedStore: SAMLAttachingStateStore {
         do {
             return try await body()
         } catch let error as SAMLError where error.code == .replayCacheFull {
-            let requestsFull = (store as? InMemoryStateStore).map { $0.counts.answeredRequests >= $0.capacity } ?? false
+            let requestsFull = stores.memoryLogins.map { $0.counts.answeredRequests >= $0.capacity } ?? false
             storeFull(requestsFull ? "requests" : "assertions")
             throw error
-        }
-    }
-
-    func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, attaching attachment: any Sendable) async throws
-        -> StateStoreOutcome
-    {
-        AdmissionControl.releaseCurrentSlot()
-        // The profile's MVPD is the configured one the exchange verified for, never a value of the request.
-        return try await timed("consume", mvpd: (attachment as? StoredProfile)?.mvpd ?? "none") {
-            try await reportingFull { try await consumeAndKeep(request: request, assertion: assertion, now: now, attaching: attachment) }
         }
     }
 
@@ -54,30 +70,4 @@ struct AdmittedStore: SAMLAttachingStateStore {
         defer { metrics.storeDuration(operation: operation, mvpd: mvpd, ContinuousClock.now - started) }
         return try await body()
     }
-
-    private func consumeAndKeep(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, attaching attachment: any Sendable)
-        async throws -> StateStoreOutcome
-    {
-        if let attaching = store as? any SAMLAttachingStateStore {
-            let outcome = try await attaching.consume(request: request, assertion: assertion, now: now, attaching: attachment)
-            if outcome == .accepted, let profile = attachment as? StoredProfile { await profiles.kept(profile) }
-            return outcome
-        }
-        let outcome = try await store.consume(request: request, assertion: assertion, now: now)
-        if outcome == .accepted, let profile = attachment as? StoredProfile {
-            do {
-                try await save(profile)
-            } catch {
-                profileNotKept(profile)
-            }
-        }
-        return outcome
-    }
-
-    private func save(_ profile: StoredProfile) async throws {
-        AdmissionControl.releaseCurrentSlot()
-        try await profiles.store.save(profile)
-        await profiles.kept(profile)
-    }
-
 }

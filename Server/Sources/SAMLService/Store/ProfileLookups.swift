@@ -39,6 +39,8 @@ final class ProfileLookups: Sendable {
     struct Shed: Error {}
 
     let store: any ProfileStore
+    /// The store's directory, when it has one.
+    private let presence: (any ProfilePresence)?
     private let limits: Limits?
     /// The profiles this instance kept or read (nil without limits).
     private let known: InMemoryProfileStore?
@@ -51,8 +53,9 @@ final class ProfileLookups: Sendable {
         var inFlight = 0
     }
 
-    init(store: any ProfileStore, limits: Limits?, metrics: ServiceMetrics) {
+    init(store: any ProfileStore, presence: (any ProfilePresence)?, limits: Limits?, metrics: ServiceMetrics) {
         self.store = store
+        self.presence = presence
         self.limits = limits
         self.metrics = metrics
         known = limits.map { InMemoryProfileStore(capacity: $0.knownCapacity) }
@@ -65,7 +68,7 @@ final class ProfileLookups: Sendable {
         // The store's directory first: it follows what the database holds now (deletions and expiry
         // changes included, whoever made them), where this instance's memory would still answer "yes" for a
         // profile deleted or ended elsewhere.
-        if let presence = store as? any ProfilePresence,
+        if let presence,
             let answer = presence.hasLiveProfile(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: now)
         {
             metrics.profileLookup("directory")
