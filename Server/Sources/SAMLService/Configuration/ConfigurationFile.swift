@@ -2,7 +2,8 @@ import Foundation
 import SAML
 
 /// What swift-configuration's JSON provider does not judge of the configuration file: that it is one
-/// JSON object whose members are all settings (an unknown one refused), the `tracing` object's too; the
+/// JSON object whose members are all settings (``refuseUnknown(known:)``, once the settings are read), the
+/// `tracing` object's too; the
 /// maps as objects (their keys, SAML attribute names, hold dots, which the provider reads as nesting); the
 /// folder its relative paths start from.
 struct ConfigurationFile {
@@ -11,6 +12,9 @@ struct ConfigurationFile {
     let maps: [String: [String: String]]
     /// Whether the file has a `tracing` object, even an empty one (tracing on with every default).
     let hasTracing: Bool
+    /// The file's members, and the `tracing` object's.
+    private let members: [String]
+    private let tracingMembers: [String]
     private let folder: URL
 
     init(path: String) throws {
@@ -23,16 +27,16 @@ struct ConfigurationFile {
             throw SAMLError(
                 .configurationInvalid, "expected a JSON object in the service configuration \(quoted(path)), found another form")
         }
-        let settings = ServiceSettings.all.filter(\.inFile).map(\.key)
-        try Self.refuseUnknown(object.keys, known: settings.map { String($0.prefix { $0 != "." }) }, in: "the service configuration")
         if let tracing = object["tracing"] {
             guard let tracing = tracing as? [String: Any] else {
                 throw SAMLError(.configurationInvalid, "expected tracing as a JSON object in \(quoted(path)), found another value")
             }
-            let members = settings.filter { $0.hasPrefix("tracing.") }.map { String($0.dropFirst("tracing.".count)) }
-            try Self.refuseUnknown(tracing.keys, known: members, in: "tracing")
             try Self.refuseObjects(in: tracing, prefix: "tracing.", path: path)
+            tracingMembers = Array(tracing.keys)
+        } else {
+            tracingMembers = []
         }
+        members = Array(object.keys)
         // The provider reads an object as nested keys: one where a value belongs would be silently unread.
         try Self.refuseObjects(in: object.filter { $0.key != "tracing" && !ServiceSettings.maps.contains($0.key) }, prefix: "", path: path)
         hasTracing = object["tracing"] != nil
@@ -59,8 +63,16 @@ struct ConfigurationFile {
         }
     }
 
-    /// A misspelt setting must not be silently ignored: a member not in `known` is refused.
-    private static func refuseUnknown(_ members: Dictionary<String, Any>.Keys, known: [String], in object: String) throws {
+    /// A misspelt setting must not be silently ignored: a member that is not a setting the file may give
+    /// (`known`, as read) is refused.
+    func refuseUnknown(known: [String: ServiceSettings.Setting]) throws {
+        let settings = known.values.filter(\.inFile).map(\.key)
+        try Self.refuseUnknown(members, known: settings.map { String($0.prefix { $0 != "." }) }, in: "the service configuration")
+        let tracing = settings.filter { $0.hasPrefix("tracing.") }.map { String($0.dropFirst("tracing.".count)) }
+        try Self.refuseUnknown(tracingMembers, known: tracing, in: "tracing")
+    }
+
+    private static func refuseUnknown(_ members: [String], known: [String], in object: String) throws {
         let known = Set(known)
         if let unknown = members.sorted().first(where: { !known.contains($0) }) {
             throw SAMLError(.configurationInvalid, "expected only documented members in \(object), found \(quoted(unknown))")

@@ -9,8 +9,8 @@ import SystemPackage
 extension ServiceConfiguration {
     /// Reads the service configuration from the JSON file at `path`, the environment's `SAML_SERVICE_*`
     /// variables over it, and `arguments` (`--store-timeout-seconds 3`, `--allow-development-keys`: every
-    /// setting but the secrets) over both. ``ServiceSettings`` lists the keys and how each provider spells
-    /// them.
+    /// setting but the secrets) over both. The settings are the keys ``init(reading:)`` reads (one read
+    /// line each, with whether it is a secret); ``ServiceSettings`` says how each provider spells them.
     ///
     /// Refused, with `configuration.invalid`: a member, a `SAML_SERVICE_*` variable or an option that is not
     /// a setting (a misspelt security setting must not be silently ignored), a secret on the command line, a
@@ -23,20 +23,17 @@ extension ServiceConfiguration {
         accessReporter: (any AccessReporter)? = nil
     ) async throws -> ServiceConfiguration {
         let file = try ConfigurationFile(path: path)
-        try refuseUnknown(environment: environment)
         // The options by their variables' names, read with the environment's conversions: swift-configuration's
         // CommandLineArgumentsProvider splits every value at its commas, which cuts a multi-host PostgreSQL URL
         // (`--store postgres://u@db1,db2/saml`) or a URL's query in two; a list is still split at them.
-        let commandLine = EnvironmentVariablesProvider(environmentVariables: try options(arguments))
+        let options = try options(arguments)
+        let commandLine = EnvironmentVariablesProvider(environmentVariables: options.mapValues(\.value))
             .prefixKeys(with: ConfigKey(ServiceSettings.environmentScope))
-        let environmentProvider = EnvironmentVariablesProvider(
-            environmentVariables: environment,
-            secretsSpecifier: .specific(Set(ServiceSettings.secrets.map(ServiceSettings.environmentName)))
-        ).prefixKeys(with: ConfigKey(ServiceSettings.environmentScope))
+        let environmentProvider = EnvironmentVariablesProvider(environmentVariables: environment)
+            .prefixKeys(with: ConfigKey(ServiceSettings.environmentScope))
         let fileProvider: FileProvider<JSONSnapshot>
         do {
-            fileProvider = try await FileProvider(
-                parsingOptions: .init(secretsSpecifier: .specific(ServiceSettings.secrets)), filePath: FilePath(path))
+            fileProvider = try await FileProvider(filePath: FilePath(path))
         } catch {
             throw SAMLError(.configurationInvalid, "expected a JSON object of settings in \(quoted(path)), found another form")
         }
@@ -47,48 +44,63 @@ extension ServiceConfiguration {
             overrides: ConfigReader(providers: [commandLine, environmentProvider], accessReporter: reporter),
             file: file, environment: environment)
         let configuration = try ServiceConfiguration(reading: settings)
+        // The settings are what was read: whatever else a source holds is a mistake (a misspelt security
+        // setting must not be silently ignored).
+        let known = settings.catalogue.settings
+        try file.refuseUnknown(known: known)
+        try refuseUnknown(environment: environment, known: known)
+        try refuseUnknown(options: options, known: known)
         try refused.check()
         return configuration
     }
 
-    /// The options as `SAML_SERVICE_*` names and their values: `--name value`, `--name=value`, several values
-    /// after one option joined by commas, a flag alone `true`. Every option names a setting that is not a
-    /// secret; a value comes only after an option.
-    private static func options(_ arguments: [String]) throws -> [String: String] {
-        let settings = Dictionary(uniqueKeysWithValues: ServiceSettings.all.map { (ServiceSettings.optionName($0.key), $0) })
-        var values: [String: [String]] = [:]
+    /// The options as `SAML_SERVICE_*` names, each with its value and the option as written: `--name value`,
+    /// `--name=value`, several values after one option joined by commas, a flag alone `true`. A value comes
+    /// only after an option; which options are settings is judged once the settings are read.
+    private static func options(_ arguments: [String]) throws -> [String: (option: String, value: String)] {
+        var values: [String: (option: String, values: [String])] = [:]
         var current: String?
         for argument in arguments {
             guard argument.hasPrefix("--") else {
                 guard let current else {
                     throw SAMLError(.configurationInvalid, "expected --setting [value] options, found a value before any option")
                 }
-                values[current, default: []].append(argument)
+                values[current]?.values.append(argument)
                 continue
             }
             let name = String(argument.prefix { $0 != "=" })
-            guard let setting = settings[name] else {
+            let variable = ServiceSettings.environmentName(option: name)
+            values[variable, default: (name, [])].values += argument.count > name.count ? [String(argument.dropFirst(name.count + 1))] : []
+            current = argument.count > name.count ? nil : variable
+        }
+        return values.mapValues { ($0.option, $0.values.isEmpty ? "true" : $0.values.joined(separator: ",")) }
+    }
+
+    /// Every option names a setting that is not a secret (every user of the machine can read a process's
+    /// arguments).
+    private static func refuseUnknown(options: [String: (option: String, value: String)], known: [String: ServiceSettings.Setting]) throws {
+        let byVariable = Dictionary(
+            known.values.map { (ServiceSettings.environmentName($0.key), $0) }, uniquingKeysWith: { first, _ in first })
+        for (variable, given) in options.sorted(by: { $0.key < $1.key }) {
+            guard let setting = byVariable[variable], ServiceSettings.optionName(setting.key) == given.option else {
                 throw SAMLError(
-                    .configurationInvalid, "expected a setting's option (docs/service.md, \"Configuration\"), found \(quoted(name))")
+                    .configurationInvalid, "expected a setting's option (docs/service.md, \"Configuration\"), found \(quoted(given.option))"
+                )
             }
             if setting.isSecret {
                 throw SAMLError(
                     .configurationInvalid,
-                    "expected \(setting.key) from \(ServiceSettings.environmentName(setting.key)) or \(setting.key)File, found \(name) on the command line, where any user of the machine can read it"
+                    "expected \(setting.key) from \(variable) or \(setting.key)File, found \(given.option) on the command line, where any user of the machine can read it"
                 )
             }
-            let variable = ServiceSettings.environmentName(setting.key)
-            values[variable, default: []] += argument.count > name.count ? [String(argument.dropFirst(name.count + 1))] : []
-            current = argument.count > name.count ? nil : variable
         }
-        return values.mapValues { $0.isEmpty ? "true" : $0.joined(separator: ",") }
     }
 
     /// Every `SAML_SERVICE_*` variable names a setting (or is `SAML_SERVICE_CONFIG`, the file's path).
-    private static func refuseUnknown(environment: [String: String]) throws {
-        let known = Set(ServiceSettings.all.map { ServiceSettings.environmentName($0.key) } + ["SAML_SERVICE_CONFIG"])
+    private static func refuseUnknown(environment: [String: String], known: [String: ServiceSettings.Setting]) throws {
+        let names = Set(known.keys.map { ServiceSettings.environmentName($0) }).union(["SAML_SERVICE_CONFIG"])
         let prefix = ServiceSettings.environmentName("")  // "SAML_SERVICE_"
-        if let unknown = environment.keys.filter({ $0.hasPrefix(prefix) && !known.contains($0) }).sorted().first {
+        if let unknown = environment.keys.filter({ $0.hasPrefix(prefix) && !names.contains($0) }).sorted().first {
             throw SAMLError(
                 .configurationInvalid, "expected only settings' variables (docs/service.md, \"Configuration\"), found \(unknown)")
         }
@@ -105,23 +117,38 @@ struct SettingsReader {
     let file: ConfigurationFile
     /// For OpenTelemetry's standard variables.
     let environment: [String: String]
+    /// Every key read, with how it may be given: the list of the settings.
+    let catalogue = Catalogue()
 
-    func string(_ key: String) -> String? {
-        reader.string(forKey: ConfigKey(key), isSecret: ServiceSettings.secrets.contains(key))
+    /// The settings as they were read.
+    final class Catalogue: Sendable {
+        private let read = Mutex<[String: ServiceSettings.Setting]>([:])
+        func note(_ setting: ServiceSettings.Setting) { read.withLock { $0[setting.key] = setting } }
+        var settings: [String: ServiceSettings.Setting] { read.withLock { $0 } }
     }
 
-    func bool(_ key: String) -> Bool? {
-        reader.bool(forKey: ConfigKey(key))
+    /// A secret (`secret`): never on the command line, never quoted, marked secret for
+    /// swift-configuration's reporters.
+    func string(_ key: String, secret: Bool = false) -> String? {
+        catalogue.note(.init(key: key, isSecret: secret))
+        return reader.string(forKey: ConfigKey(key), isSecret: secret)
+    }
+
+    /// `inFile` false: not from the file (``ServiceSettings/Setting/inFile``).
+    func bool(_ key: String, inFile: Bool = true) -> Bool? {
+        catalogue.note(.init(key: key, inFile: inFile))
+        return reader.bool(forKey: ConfigKey(key))
     }
 
     /// A list: a JSON array, or entries separated by commas (a secret's also by lines).
-    func strings(_ key: String) -> [String]? {
-        let isSecret = ServiceSettings.secrets.contains(key)
-        guard let values = reader.stringArray(forKey: ConfigKey(key), isSecret: isSecret) else { return nil }
-        return isSecret ? values.flatMap(ServiceConfiguration.entries) : values
+    func strings(_ key: String, secret: Bool = false) -> [String]? {
+        catalogue.note(.init(key: key, isSecret: secret))
+        guard let values = reader.stringArray(forKey: ConfigKey(key), isSecret: secret) else { return nil }
+        return secret ? values.flatMap(ServiceConfiguration.entries) : values
     }
 
     func int(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
+        catalogue.note(.init(key: key))
         guard let value = reader.int(forKey: ConfigKey(key)) else { return nil }
         guard range.contains(value) else {
             throw outOfRange(
@@ -131,6 +158,7 @@ struct SettingsReader {
     }
 
     func double(_ key: String, in range: ClosedRange<Double>) throws -> Double? {
+        catalogue.note(.init(key: key))
         guard let value = reader.double(forKey: ConfigKey(key)) else { return nil }
         guard range.contains(value) else {
             throw outOfRange(key, lower: "\(range.lowerBound)", upper: "\(range.upperBound)", found: "\(value)")
@@ -145,12 +173,14 @@ struct SettingsReader {
 
     /// A path: from the file, relative to the file's folder; from the command line or the environment, as given.
     func path(_ key: String) -> String? {
+        catalogue.note(.init(key: key))
         if let value = overrides.string(forKey: ConfigKey(key)) { return value }
         return reader.string(forKey: ConfigKey(key)).map(file.relative)
     }
 
     /// A map: `name=value` entries from any provider, else the file's JSON object.
     func map(_ key: String) throws -> [String: String]? {
+        catalogue.note(.init(key: key))
         guard let entries = reader.stringArray(forKey: ConfigKey(key)) else { return file.maps[key] }
         var map: [String: String] = [:]
         for entry in entries {

@@ -3,8 +3,9 @@ import Configuration
 import Foundation
 import SAML
 
-/// The service's settings read from swift-configuration's `ConfigReader`: every key of ``ServiceSettings``,
-/// from whichever provider has it first, checked as the file's members always were.
+/// The service's settings read from swift-configuration's `ConfigReader`, from whichever provider has each
+/// first: each read line here is a setting (``SettingsReader`` records it), so every key is read
+/// unconditionally, before anything else decides.
 extension ServiceConfiguration {
     /// Reads every setting; a value of the wrong type is left to the reader's reporter, which
     /// ``load(contentsOf:arguments:environment:)`` turns into an error.
@@ -24,7 +25,7 @@ extension ServiceConfiguration {
         }
         self.init(serviceProvider: try required("serviceProvider"), mvpdConfigurationPath: mvpdConfiguration, trustPath: trust)
 
-        if let value = settings.bool("allowDevelopmentKeys") { allowDevelopmentKeys = value }
+        if let value = settings.bool("allowDevelopmentKeys", inFile: false) { allowDevelopmentKeys = value }
         if let value = settings.bool("allowReadableSecretFiles") { allowReadableSecretFiles = value }
         if let value = settings.bool("allowExpiredCertificates") { allowExpiredCertificates = value }
         if let value = settings.bool("allowUnauthenticatedAPI") { allowUnauthenticatedAPI = value }
@@ -49,7 +50,7 @@ extension ServiceConfiguration {
             }
             storePassword = value
         }
-        if let value = settings.string("storePassword") { storePassword = value }
+        if let value = settings.string("storePassword", secret: true) { storePassword = value }
         if let value = try settings.seconds("storeTimeoutSeconds") { storeTimeout = value }
         if let value = try settings.seconds("storeStartupTimeoutSeconds") { storeStartupTimeout = value }
         if let value = try settings.int("storeConnections", in: 1...Int.max) { storeConnections = value }
@@ -64,7 +65,7 @@ extension ServiceConfiguration {
             requestKeys = try Self.parseRequestKeys(value)
             requestKeysFilePath = path("requestKeysFile")
         }
-        if let value = settings.strings("requestKeys") {
+        if let value = settings.strings("requestKeys", secret: true) {
             requestKeys = try Self.parseRequestKeys(value)
             requestKeysFilePath = nil
         }
@@ -102,7 +103,7 @@ extension ServiceConfiguration {
             bearerTokens = try Self.secret(
                 file, setting: "bearerTokensFile", allowingReadable: readable, allowingEmpty: allowUnauthenticatedAPI)
         }
-        if let value = settings.strings("bearerTokens") {
+        if let value = settings.strings("bearerTokens", secret: true) {
             guard !value.isEmpty || allowUnauthenticatedAPI else {
                 throw SAMLError(
                     .configurationInvalid, "expected at least one token in bearerTokens, found none: remove the setting to go without")
@@ -111,7 +112,7 @@ extension ServiceConfiguration {
             bearerTokensFilePath = nil
         }
         if let value = try secret("adminTokensFile") { adminTokens = value }
-        if let value = settings.strings("adminTokens") {
+        if let value = settings.strings("adminTokens", secret: true) {
             guard !value.isEmpty else {
                 throw SAMLError(
                     .configurationInvalid, "expected at least one token in adminTokens, found none: remove the setting to go without")
@@ -146,14 +147,15 @@ extension ServiceConfiguration {
     /// endpoint variables are; off, whatever else is set, with `OTEL_SDK_DISABLED=true` or
     /// `OTEL_TRACES_EXPORTER=none`.
     private static func tracing(_ settings: SettingsReader) throws -> Tracing? {
-        let environment = settings.environment
-        if environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" || environment["OTEL_TRACES_EXPORTER"]?.lowercased() == "none" {
-            return nil
-        }
+        // Read first, whatever follows: what is read is what the sources may hold.
         let endpoint = settings.string("tracing.endpoint")
         let encoding = settings.string("tracing.protocol")
         let sampleRatio = try settings.double("tracing.sampleRatio", in: 0...1)
         let exportInterval = try settings.seconds("tracing.exportIntervalSeconds", in: 0.001...3600)
+        let environment = settings.environment
+        if environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" || environment["OTEL_TRACES_EXPORTER"]?.lowercased() == "none" {
+            return nil
+        }
         let standardEndpoint = environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] != nil || environment["OTEL_EXPORTER_OTLP_ENDPOINT"] != nil
         guard
             settings.file.hasTracing || endpoint != nil || encoding != nil || sampleRatio != nil || exportInterval != nil
