@@ -98,6 +98,26 @@ struct StateStoreTests {
         }
     }
 
+    @Test("willRecord: told once every check has passed, just before the store; never for a response refused before it")
+    func willRecord() async throws {
+        let store = InMemoryStateStore()
+        let verifier = try Self.verifier(store)
+        let issued = try Self.authority.issue(for: Self.binding, lifetime: .seconds(300), now: Self.now)
+        let response = try Self.response(answering: issued.id)
+        let told = Locked<[Int]>([])
+        var expectations = Self.expecting()
+        expectations.willRecord = { told.withLock { $0.append(store.counts.usedAssertions) } }
+        _ = try await verifier.verify(response, expecting: expectations)
+        #expect(told.withLock { $0 } == [0], "before the assertion was recorded")
+        // A replay reaches the store again (the store refuses it); a response for another binding is refused before.
+        await #expect(throws: SAMLError(.replayDetected, "")) { _ = try await verifier.verify(response, expecting: expectations) }
+        var other = Self.expecting(RequestBinding(serviceProvider: "REF30", mvpd: "MVPD-B", identityProvider: "x", device: "d", api: "v2"))
+        other.willRecord = expectations.willRecord
+        let fresh = try Self.authority.issue(for: Self.binding, lifetime: .seconds(300), now: Self.now)
+        await #expect(throws: SAMLError.self) { _ = try await verifier.verify(try Self.response(answering: fresh.id), expecting: other) }
+        #expect(told.withLock { $0 } == [0, 1])
+    }
+
     /// A profile-keeping store over the in-memory one: the profiles it was handed with accepted consumes.
     final class Keeping: ProfileKeepingStateStore {
         let base = InMemoryStateStore()

@@ -95,7 +95,6 @@ public struct TokenExchangeService: Sendable {
                     perSecond: configuration.profileLookupsPerSecond, concurrency: configuration.profileLookupConcurrency) : nil,
             metrics: metrics)
         profileLookups = lookups
-        // Reaching the store gives the request's verification slot up (AdmissionControl).
         let admitted = AdmittedStore(
             stores: stores, profiles: lookups, metrics: metrics,
             profileNotKept: { profile in

@@ -7,6 +7,7 @@ import NIOCore
 import SAML
 import Testing
 
+@testable import SAMLLoad
 @testable import SAMLService
 
 /// Each middleware's contract and each API family's refusals through Hummingbird's router test client
@@ -187,5 +188,35 @@ struct RouteContractTests {
         #expect(V1FormatMiddleware.format(query: nil, path: "/api/v1/config/REF30.json", accept: "application/xml") == .json)
         #expect(V1FormatMiddleware.stripped("MVPD-A.xml") == "MVPD-A" && V1FormatMiddleware.stripped("REF30.JSON") == "REF30")
         #expect(V1FormatMiddleware.stripped("MVPD-A") == "MVPD-A" && V1FormatMiddleware.stripped(nil) == "")
+    }
+
+    @Test("a Token Exchange waiting for the store has given its verification slot up: with one slot and no queue, another is admitted")
+    func slotGivenUpAtTheStore() async throws {
+        var configuration = Service.configuration()
+        configuration.maximumConcurrentVerifications = 1
+        configuration.verificationQueue = 0
+        let store = GatedStore()
+        let application = try ServiceApplication.buildApplication(configuration: configuration, store: store, logger: Service.quiet)
+        try await application.test(.router) { client in
+            let status = Service.pfs(Service.mvpdA.providerID)
+            let session = try await client.execute(
+                uri: "/api/v2/REF30/sessions/sso/Apple", method: .post,
+                headers: ServiceRouterTests.form([HTTPField.Name("AP-Partner-Framework-Status")!: status.headerValue]),
+                body: ByteBuffer(string: "domainName=app.example&redirectUrl=https%3A%2F%2Fapp.example"))
+            let parsed = HTTPConnection.Answer(status: Int(session.status.code), headers: [], body: Array(session.body.readableBytesView))
+            let request = Service.exchange(try Service.response(Service.mvpdA, to: try #require(parsed.partnerRequestID)), status)
+            var headers: HTTPFields = [:]
+            for header in request.headers { headers.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value)) }
+            let first = Task {
+                try await client.execute(uri: request.path, method: .post, headers: headers, body: ByteBuffer(bytes: request.body))
+            }
+            await store.reached()
+            // The one slot is free while the first waits for its store: a second is verified (and refused on its own merits).
+            let second = try await client.execute(
+                uri: request.path, method: .post, headers: headers, body: ByteBuffer(string: "SAMLResponse=bm90IGEgcmVzcG9uc2U%3D"))
+            #expect(second.status == .badRequest, "\(second.status)")
+            store.open()
+            #expect(try await first.value.status == .created)
+        }
     }
 }

@@ -365,7 +365,7 @@ struct ServiceHostileTests {
         let results = await withTaskGroup(of: Int?.self) { group in
             for index in 0..<4 {
                 group.addTask {
-                    await admission.run {
+                    await admission.run { _ in
                         if index < 3 { for await _ in gate.stream { break } }
                         return index
                     }
@@ -388,28 +388,28 @@ struct ServiceHostileTests {
         let admission = AdmissionControl(limit: 1, queue: 0)
         let store = AsyncStream<Void>.makeStream()
         let reachedStore = AsyncStream<Void>.makeStream()
-        async let waiting: Int? = admission.run {
-            // What AdmittedStore does on consume, twice (save): the slot is given back once.
-            AdmissionControl.releaseCurrentSlot()
-            AdmissionControl.releaseCurrentSlot()
+        async let waiting: Int? = admission.run { slot in
+            // What the verifier does on reaching the store (willRecord), twice: the slot is given back once.
+            slot.release()
+            slot.release()
             reachedStore.continuation.yield()
             for await _ in store.stream { break }
             return 1
         }
         for await _ in reachedStore.stream { break }
         // The only slot is free while the first waits for its store: a second runs, a third too after it.
-        #expect(await admission.run { 2 } == 2)
-        #expect(await admission.run { 3 } == 3)
+        #expect(await admission.run { _ in 2 } == 2)
+        #expect(await admission.run { _ in 3 } == 3)
         store.continuation.yield()
         #expect(await waiting == 1)
         // Nothing was given back twice: one slot, one running, the queue of 0 refuses another at once.
         let gate = AsyncStream<Void>.makeStream()
-        async let holder: Int? = admission.run {
+        async let holder: Int? = admission.run { _ in
             for await _ in gate.stream { break }
             return 4
         }
         try await Task.sleep(for: .milliseconds(100))
-        #expect(await admission.run { 5 } == nil)
+        #expect(await admission.run { _ in 5 } == nil)
         gate.continuation.yield()
         #expect(await holder == 4)
     }

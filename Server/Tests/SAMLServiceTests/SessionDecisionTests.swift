@@ -15,13 +15,13 @@ struct SessionDecisionTests {
     static let complete = SessionDecision.Parameters(domainName: "app.example", redirectURL: "https://app.example/back")
 
     static func framework(_ provider: String?, access: PartnerFrameworkStatus.AccessStatus? = .granted, expiresIn: Int64 = 86_400_000)
-        -> SessionDecision.Framework
+        -> PartnerFramework
     {
         let status = Service.pfs(provider, access: access, expiresIn: expiresIn)
-        return SessionDecision.Framework(status.headerValue, mvpds: mvpds, requested: nil, now: .now())
+        return PartnerFramework(status.headerValue, mvpds: mvpds, requested: nil, now: .now())
     }
 
-    static func decide(_ framework: SessionDecision.Framework, profile: Bool = false, parameters: SessionDecision.Parameters = complete)
+    static func decide(_ framework: PartnerFramework, profile: Bool = false, parameters: SessionDecision.Parameters = complete)
         -> (String, String, String, String?)
     {
         let decision = SessionDecision(
@@ -32,8 +32,8 @@ struct SessionDecisionTests {
 
     @Test("the header read once: absent, malformed, denied, expired, unknown provider, valid")
     func framework() {
-        #expect(SessionDecision.Framework(nil, mvpds: Self.mvpds, requested: nil, now: .now()).mvpd == nil)
-        if case .invalid(nil) = SessionDecision.Framework("not base64!", mvpds: Self.mvpds, requested: nil, now: .now()) {
+        #expect(PartnerFramework(nil, mvpds: Self.mvpds, requested: nil, now: .now()).mvpd == nil)
+        if case .invalid(nil) = PartnerFramework("not base64!", mvpds: Self.mvpds, requested: nil, now: .now()) {
         } else {
             Issue.record("a malformed header is invalid, with no MVPD")
         }
@@ -49,7 +49,7 @@ struct SessionDecisionTests {
         }
         if case .invalid(nil) = Self.framework("ProviderZ") {} else { Issue.record("an unknown provider is invalid, with no MVPD") }
         if case .valid(let mvpd) = Self.framework("ProviderB") { #expect(mvpd.id == "MVPD-B") } else { Issue.record("valid") }
-        let wrongField = SessionDecision.Framework(
+        let wrongField = PartnerFramework(
             Service.pfs("ProviderB").headerValue, mvpds: Self.mvpds, requested: "MVPD-A", now: .now())
         if case .invalid = wrongField {} else { Issue.record("the mvpd field naming another MVPD is invalid") }
     }

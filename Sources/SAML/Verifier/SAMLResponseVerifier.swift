@@ -142,6 +142,8 @@ public struct SAMLResponseVerifier: Sendable {
     private(set) var issuedRequest: RequestExpectations.IssuedRequest?
     /// What the current call records with the assertion (``RequestExpectations/attachment``).
     private(set) var attachment: (@Sendable (VerifiedResponse) throws -> any Sendable)?
+    /// Told when the current call reaches the state store (``RequestExpectations/willRecord``).
+    private(set) var willRecord: (@Sendable () -> Void)?
 
     /// - Throws: ``SAMLError/Code/configurationInvalidKey`` when no key is pinned: a verifier without a
     ///   key must not exist, rather than skip verification.
@@ -175,6 +177,11 @@ public struct SAMLResponseVerifier: Sendable {
         /// (``VerifiedResponse/attachmentRecorded``), so that what a login keeps exists exactly when the
         /// login was accepted. An error it throws refuses the response before anything is recorded.
         public var attachment: (@Sendable (VerifiedResponse) throws -> any Sendable)?
+        /// Called once every check has passed (the request's ID included) and the attachment is made, just
+        /// before the replay record reaches the cache or the state store (never for a response refused
+        /// before it, nor without replay protection): what follows is a wait for the store, not CPU work. A
+        /// server that admits verifications by their CPU gives its slot up here.
+        public var willRecord: (@Sendable () -> Void)?
 
         /// Who issued the request a response must answer, and for what.
         public struct IssuedRequest: Sendable {
@@ -189,12 +196,13 @@ public struct SAMLResponseVerifier: Sendable {
 
         public init(
             inResponseTo: String? = nil, destination: String? = nil, issuedRequest: IssuedRequest? = nil,
-            attachment: (@Sendable (VerifiedResponse) throws -> any Sendable)? = nil
+            attachment: (@Sendable (VerifiedResponse) throws -> any Sendable)? = nil, willRecord: (@Sendable () -> Void)? = nil
         ) {
             self.inResponseTo = inResponseTo
             self.destination = destination
             self.issuedRequest = issuedRequest
             self.attachment = attachment
+            self.willRecord = willRecord
         }
     }
 
@@ -249,21 +257,19 @@ public struct SAMLResponseVerifier: Sendable {
     private func expecting(_ expectations: RequestExpectations) -> SAMLResponseVerifier {
         guard
             expectations.inResponseTo != nil || expectations.destination != nil || expectations.issuedRequest != nil
-                || expectations.attachment != nil
+                || expectations.attachment != nil || expectations.willRecord != nil
         else { return self }
         var configuration = configuration
         if let requestID = expectations.inResponseTo { configuration.inResponseTo = .equals(requestID) }
         if let destination = expectations.destination { configuration.destination = .equals(destination) }
-        return SAMLResponseVerifier(checked: configuration, issuedRequest: expectations.issuedRequest, attachment: expectations.attachment)
+        return SAMLResponseVerifier(checked: configuration, expectations: expectations)
     }
 
-    private init(
-        checked configuration: Configuration, issuedRequest: RequestExpectations.IssuedRequest?,
-        attachment: (@Sendable (VerifiedResponse) throws -> any Sendable)?
-    ) {
+    private init(checked configuration: Configuration, expectations: RequestExpectations) {
         self.configuration = configuration
-        self.issuedRequest = issuedRequest
-        self.attachment = attachment
+        issuedRequest = expectations.issuedRequest
+        attachment = expectations.attachment
+        willRecord = expectations.willRecord
     }
 
     private func verifyLogged(_ xml: [UInt8], repairs: [SAMLResponseDecoder.Repair]) async throws -> VerifiedResponse {
@@ -302,6 +308,7 @@ public struct SAMLResponseVerifier: Sendable {
             case .cache(let cache):
                 // Keyed by issuer and ID: one IdP's IDs never make another's look replayed.
                 let key = "\(response.assertion.issuer.utf8.count):\(response.assertion.issuer)\(response.assertion.id)"
+                willRecord?()
                 let inserted = try await VerificationSpans(configuration.tracer).phase(
                     "saml.store.consume", { try await cache.insertIfAbsent(key, expiry: expiry, now: now) },
                     annotate: { ["saml.store.outcome": $0 ? "accepted" : "replayed"] })
@@ -329,6 +336,7 @@ public struct SAMLResponseVerifier: Sendable {
     ) async throws -> Bool {
         let assertionID = response.assertion.id
         let assertion = UsedAssertion(issuer: response.assertion.issuer, id: assertionID, expiry: expiry)
+        willRecord?()
         let attaching = attached.flatMap { value in (store as? any SAMLAttachingStateStore).map { ($0, value) } }
         let outcome = try await VerificationSpans(configuration.tracer).phase(
             "saml.store.consume",

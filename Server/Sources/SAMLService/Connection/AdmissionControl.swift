@@ -1,4 +1,5 @@
 import DequeModule
+import SAML
 import Synchronization
 
 /// At most `limit` verifications at once, at most `queue` more waiting (first come, first served);
@@ -6,13 +7,11 @@ import Synchronization
 /// latency and the service answers `503` with `Retry-After` instead of slowing every login down.
 ///
 /// A slot bounds the CPU work of a request (decoding, parsing, the signature), not its wait for the
-/// shared store: a request gives its slot up when it reaches the store (``releaseCurrentSlot()``, called by
-/// ``AdmittedStore``), where the store's own queue and deadline bound it. Otherwise each instance would
-/// run at most `limit` logins at once however fast it verifies, paced by the database's round trips.
+/// shared store: a request gives its slot up when it reaches the store (``Slot/release()``: the Token
+/// Exchange hands it to the verifier as `RequestExpectations.willRecord`), where the store's own queue and
+/// deadline bound it. Otherwise each instance would run at most `limit` logins at once however fast it
+/// verifies, paced by the database's round trips.
 final class AdmissionControl: Sendable {
-    /// The slot the current task holds, if any.
-    @TaskLocal static var currentSlot: Slot?
-
     /// One admitted request's slot, given back once: when the request reaches the store, or at its end.
     final class Slot: Sendable {
         private let control: AdmissionControl
@@ -20,13 +19,18 @@ final class AdmissionControl: Sendable {
 
         init(_ control: AdmissionControl) { self.control = control }
 
+        /// What a verification hands the verifier so that the slot is given up when the response reaches
+        /// the store (`RequestExpectations.willRecord`).
+        static func givenUpAtTheStore(_ slot: Slot?) -> SAMLResponseVerifier.RequestExpectations {
+            var expectations = SAMLResponseVerifier.RequestExpectations()
+            if let slot { expectations.willRecord = { slot.release() } }
+            return expectations
+        }
+
         func release() {
             if held.exchange(false, ordering: .acquiringAndReleasing) { control.release() }
         }
     }
-
-    /// Gives up the current task's slot (a no-op outside ``run(_:)`` or once given up).
-    static func releaseCurrentSlot() { currentSlot?.release() }
 
     private struct State {
         var running = 0
@@ -44,8 +48,9 @@ final class AdmissionControl: Sendable {
 
     private enum Entry { case run, wait, refuse }
 
-    /// Runs `body` once a slot is free; nil, without running it, when every slot and the queue are taken.
-    func run<T: Sendable>(_ body: () async -> T) async -> T? {
+    /// Runs `body` with its slot once one is free (the slot is given back when `body` returns, if `body`
+    /// has not given it up before); nil, without running it, when every slot and the queue are taken.
+    func run<T: Sendable>(_ body: (Slot) async -> T) async -> T? {
         let entry = state.withLock { state -> Entry in
             if state.running < limit {
                 state.running += 1
@@ -74,7 +79,7 @@ final class AdmissionControl: Sendable {
         }
         let slot = Slot(self)
         defer { slot.release() }
-        return await Self.$currentSlot.withValue(slot) { await body() }
+        return await body(slot)
     }
 
     /// Hands the slot to the first waiter, or frees it.

@@ -12,7 +12,7 @@ struct LegacyV1Controller: Sendable {
 
     func addRoutes(to routes: ServiceRoutes) {
         routes.family(verdict: "tokens/authn", v1: true).group().add(middleware: routes.form).add(middleware: routes.admission)
-            .post("/api/v1/tokens/authn") { _, context in await authentication(body: context.form) }
+            .post("/api/v1/tokens/authn") { _, context in await authentication(body: context.form, admission: context.admission) }
         let reads = routes.family(v1: true)
         reads.get("/api/v1/config/:requestor") { _, context in
             configuration(requestor: V1FormatMiddleware.stripped(context.parameters.get("requestor")), context: context)
@@ -28,9 +28,12 @@ struct LegacyV1Controller: Sendable {
 
     /// `POST /api/v1/tokens/authn`: `204`, or `400` with the error object (`503`/`500` when the service
     /// cannot decide: a failing store, its own configuration).
-    func authentication(body: [UInt8]) async -> ServiceAnswer {
+    func authentication(body: [UInt8], admission: AdmissionControl.Slot?) async -> ServiceAnswer {
         do {
-            let profile = try await service.exchange.exchangeV1(body: body, requestor: service.configuration.serviceProvider)
+            // The verification's CPU is spent once the response reaches the store: the slot is given up there.
+            let profile = try await service.exchange.exchangeV1(
+                body: body, requestor: service.configuration.serviceProvider,
+                expecting: AdmissionControl.Slot.givenUpAtTheStore(admission))
             service.metrics.accepted(profile.response, mvpd: profile.mvpd, api: "v1")
             return ServiceAnswer(status: 204, body: [], code: "ok", mvpd: profile.mvpd)
         } catch {

@@ -14,7 +14,7 @@ struct ProfilesController: Sendable {
             .post("/api/v2/:serviceProvider/profiles/sso/:partner") { _, context in
                 await profile(
                     serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
-                    headers: context.headers, body: context.form)
+                    headers: context.headers, body: context.form, admission: context.admission)
             }
         let reads = routes.family()
         reads.get("/api/v2/:serviceProvider/profiles") { _, context in
@@ -32,7 +32,9 @@ struct ProfilesController: Sendable {
     /// provider maps to (`invalid_header_pfs_provider_id_mismatch` otherwise). `AP-Device-Identifier` is required (`fingerprint <value>`),
     /// `X-Device-Info`, when present, must be Base64 of a JSON object. The response must answer a request
     /// `sessions/sso` issued to this service provider and device for the MVPD it is posted as.
-    func profile(serviceProvider: String, partner: String, headers: RequestHeaders, body: [UInt8]) async -> ServiceAnswer {
+    func profile(serviceProvider: String, partner: String, headers: RequestHeaders, body: [UInt8], admission: AdmissionControl.Slot?)
+        async -> ServiceAnswer
+    {
         if let refusal = service.checkPath(serviceProvider: serviceProvider, partner: partner) ?? service.checkDevice(headers) {
             return refusal
         }
@@ -45,8 +47,10 @@ struct ProfilesController: Sendable {
         let caller = TokenExchange.Caller(
             serviceProvider: service.configuration.serviceProvider, device: headers.deviceIdentifier ?? "", api: "v2")
         do {
+            // The verification's CPU is spent once the response reaches the store: the slot is given up there.
             let profile = try await service.exchange.exchange(
-                body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller)
+                body: body, partnerFrameworkStatus: headers.partnerFrameworkStatus, mvpd: requested, caller: caller,
+                expecting: AdmissionControl.Slot.givenUpAtTheStore(admission))
             service.metrics.accepted(profile.response, mvpd: profile.mvpd, api: "v2")
             // Kept with the login by the store the verifier consumed through (AdmittedStore): in the same
             // transaction (PostgreSQL), or right after it, a failure then logged and counted.
@@ -84,11 +88,15 @@ struct ProfilesController: Sendable {
         // the app sends it "such that the retrieved response may include an 'appleSSO' type profile"), only
         // the profile of the MVPD a valid header names: the user may have signed out of the provider on the
         // device since. Without the header, the device's profiles as kept.
-        let header = headers.partnerFrameworkStatus
-        let signedIn: String? = header.flatMap { try? PartnerFrameworkStatus(headerValue: $0) }
-            .flatMap { try? $0.validate(configuration: service.mvpds, requestedMVPD: nil, now: service.configuration.clock.now()) }?.id
+        let framework = PartnerFramework(
+            headers.partnerFrameworkStatus, mvpds: service.mvpds, requested: nil, now: service.configuration.clock.now())
         var map: [String: JSONValue] = [:]
-        for profile in stored where (mvpd == nil || profile.mvpd == mvpd) && (header == nil || profile.mvpd == signedIn) {
+        for profile in stored where mvpd == nil || profile.mvpd == mvpd {
+            switch framework {
+            case .absent: break
+            case .valid(let signedIn) where signedIn.id == profile.mvpd: break
+            case .valid, .invalid: continue
+            }
             map[profile.mvpd] = .raw(profile.json)
         }
         return .json(200, ["profiles": .object(map)], code: "ok", mvpd: mvpd)

@@ -102,3 +102,37 @@ enum DeviceIdentifier {
         byte < 0x20 || byte > 0x7E || byte == UInt8(ascii: "%")
     }
 }
+
+/// The `AP-Partner-Framework-Status` header, read once and validated against the configuration
+/// (permission, provider, expiry, the `mvpd` field): `sessions/sso` decides on it, `GET .../profiles`
+/// filters by it (the Token Exchange's own reading is the library's, ``AppleSSO/TokenExchange``).
+enum PartnerFramework {
+    case absent
+    /// Malformed, not granted, expired or not the requested MVPD; with the MVPD its provider maps to.
+    case invalid(MVPD?)
+    case valid(MVPD)
+
+    init(_ header: String?, mvpds: MVPDConfiguration, requested: String?, now: SAMLInstant) {
+        guard let header else {
+            self = .absent
+            return
+        }
+        guard let status = try? PartnerFrameworkStatus(headerValue: header) else {
+            self = .invalid(nil)
+            return
+        }
+        if let validated = try? status.validate(configuration: mvpds, requestedMVPD: requested, now: now) {
+            self = .valid(validated)
+        } else {
+            self = .invalid(status.providerID.flatMap { mvpds.mvpd(platformMappingId: $0) })
+        }
+    }
+
+    var mvpd: MVPD? {
+        switch self {
+        case .absent: nil
+        case .invalid(let mvpd): mvpd
+        case .valid(let mvpd): mvpd
+        }
+    }
+}

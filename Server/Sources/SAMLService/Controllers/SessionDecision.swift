@@ -25,7 +25,7 @@ enum SessionDecision {
         case configuration = "configuration_fallback"
     }
 
-    init(framework: Framework, hasProfile: Bool, parameters: Parameters, identityProvider: (String) -> IdentityProvider?) {
+    init(framework: PartnerFramework, hasProfile: Bool, parameters: Parameters, identityProvider: (String) -> IdentityProvider?) {
         if case .valid(let mvpd) = framework, hasProfile {
             self = .authorize(mvpd)
         } else if !parameters.missing.isEmpty {
@@ -56,39 +56,6 @@ enum SessionDecision {
         case .resume: ("resume", "direct", "missing_parameters_fallback")
         case .fallback(let reason, _, _): ("authenticate", "interactive", reason.rawValue)
         case .partnerProfile: ("partner_profile", "direct", "none")
-        }
-    }
-
-    /// The `AP-Partner-Framework-Status` header, read once and validated against the configuration
-    /// (permission, provider, expiry, the `mvpd` field).
-    enum Framework {
-        case absent
-        /// Malformed, not granted, expired or not the requested MVPD; with the MVPD its provider maps to.
-        case invalid(MVPD?)
-        case valid(MVPD)
-
-        init(_ header: String?, mvpds: MVPDConfiguration, requested: String?, now: SAMLInstant) {
-            guard let header else {
-                self = .absent
-                return
-            }
-            guard let status = try? PartnerFrameworkStatus(headerValue: header) else {
-                self = .invalid(nil)
-                return
-            }
-            if let validated = try? status.validate(configuration: mvpds, requestedMVPD: requested, now: now) {
-                self = .valid(validated)
-            } else {
-                self = .invalid(status.providerID.flatMap { mvpds.mvpd(platformMappingId: $0) })
-            }
-        }
-
-        var mvpd: MVPD? {
-            switch self {
-            case .absent: nil
-            case .invalid(let mvpd): mvpd
-            case .valid(let mvpd): mvpd
-            }
         }
     }
 

@@ -45,7 +45,7 @@ struct SessionsController: Sendable {
         let now = configuration.clock.now()
         let device = headers.deviceIdentifier ?? ""
         let parameters = SessionDecision.Parameters(body: body)
-        let framework = SessionDecision.Framework(headers.partnerFrameworkStatus, mvpds: service.mvpds, requested: requested, now: now)
+        let framework = PartnerFramework(headers.partnerFrameworkStatus, mvpds: service.mvpds, requested: requested, now: now)
         var hasProfile = false
         if case .valid(let mvpd) = framework {
             do {

@@ -3,14 +3,17 @@ import Hummingbird
 
 /// The routes whose work is CPU (a verification, a signature) run through ``AdmissionControl``: at most
 /// so many at once and so many waiting, `503 service_unavailable` (with `Retry-After`) beyond. The slot
-/// is given back when the request reaches the store (``AdmittedStore``) or when it ends.
+/// is in the context (``ServiceRequestContext/admission``) for the handler to give up when its request
+/// reaches the store, and given back when the request ends.
 struct AdmissionMiddleware: RouterMiddleware {
     typealias Context = ServiceRequestContext
     let admission: AdmissionControl
     let metrics: ServiceMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let result = await admission.run { () async -> Result<Response, any Error> in
+        let result = await admission.run { slot async -> Result<Response, any Error> in
+            var context = context
+            context.admission = slot
             do { return .success(try await next(request, context)) } catch { return .failure(error) }
         }
         guard let result else {

@@ -11,6 +11,9 @@ public struct ServiceRequestContext: RequestContext {
     public internal(set) var headers = RequestHeaders()
     /// The form body (empty on the routes that read none).
     public internal(set) var form: [UInt8] = []
+    /// The request's verification slot on the admitted routes (``AdmissionMiddleware``): given up when it
+    /// reaches the store.
+    var admission: AdmissionControl.Slot?
     /// REST API v2's JSON, or REST API v1's JSON or XML.
     public internal(set) var representation = Representation.v2
     /// The answer the request got, recorded when it is rendered.

@@ -1,9 +1,7 @@
 import AppleSSO
 import SAML
 
-/// The service's store as the verifier and the profile endpoints see it: each write first gives up the
-/// request's verification slot (``AdmissionControl/releaseCurrentSlot()``), since what follows is a wait
-/// for the store, which bounds it with its own queue and deadline, not CPU work.
+/// The service's store as the verifier and the profile endpoints see it.
 ///
 /// A login's profile goes with its assertion (``AppleSSO/ProfileKeepingStateStore``, typed): in the same
 /// transaction when the store keeps profiles (PostgreSQL), else saved right after an accepted consume, a
@@ -21,8 +19,7 @@ struct AdmittedStore: ProfileKeepingStateStore {
     let storeFull: @Sendable (String) -> Void
 
     func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
-        AdmissionControl.releaseCurrentSlot()
-        return try await timed("consume", mvpd: "none") {
+        try await timed("consume", mvpd: "none") {
             try await reportingFull { try await stores.logins.consume(request: request, assertion: assertion, now: now) }
         }
     }
@@ -30,7 +27,6 @@ struct AdmittedStore: ProfileKeepingStateStore {
     func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, keeping profile: StoredProfile) async throws
         -> StateStoreOutcome
     {
-        AdmissionControl.releaseCurrentSlot()
         // The profile's MVPD is the configured one the exchange verified for, never a value of the request.
         return try await timed("consume", mvpd: profile.mvpd) {
             try await reportingFull {
