@@ -196,13 +196,12 @@ public struct SAMLResponseVerifier: Sendable {
 
         public init(
             inResponseTo: String? = nil, destination: String? = nil, issuedRequest: IssuedRequest? = nil,
-            attachment: (@Sendable (VerifiedResponse) throws -> any Sendable)? = nil, willRecord: (@Sendable () -> Void)? = nil
+            attachment: (@Sendable (VerifiedResponse) throws -> any Sendable)? = nil
         ) {
             self.inResponseTo = inResponseTo
             self.destination = destination
             self.issuedRequest = issuedRequest
             self.attachment = attachment
-            self.willRecord = willRecord
         }
     }
 
