@@ -119,6 +119,25 @@ struct SettingsReader {
     let environment: [String: String]
     /// Every key read, with how it may be given: the list of the settings.
     let catalogue = Catalogue()
+    /// The object a component's keys are below (`tracing`), or none.
+    private var scope: [String] = []
+
+    init(reader: ConfigReader, overrides: ConfigReader, file: ConfigurationFile, environment: [String: String]) {
+        self.reader = reader
+        self.overrides = overrides
+        self.file = file
+        self.environment = environment
+    }
+
+    /// The reader of a component's own keys, below `name` (`tracing.endpoint` is `endpoint` there).
+    func scoped(to name: String) -> SettingsReader {
+        var scoped = self
+        scoped.scope.append(name)
+        return scoped
+    }
+
+    /// `key` with the scope's objects before it.
+    private func full(_ key: String) -> String { (scope + [key]).joined(separator: ".") }
 
     /// The settings as they were read.
     final class Catalogue: Sendable {
@@ -129,25 +148,29 @@ struct SettingsReader {
 
     /// A secret (`secret`): never on the command line, never quoted, marked secret for
     /// swift-configuration's reporters.
-    func string(_ key: String, secret: Bool = false) -> String? {
+    func string(_ name: String, secret: Bool = false) -> String? {
+        let key = full(name)
         catalogue.note(.init(key: key, isSecret: secret))
         return reader.string(forKey: ConfigKey(key), isSecret: secret)
     }
 
     /// `inFile` false: not from the file (``ServiceSettings/Setting/inFile``).
-    func bool(_ key: String, inFile: Bool = true) -> Bool? {
+    func bool(_ name: String, inFile: Bool = true) -> Bool? {
+        let key = full(name)
         catalogue.note(.init(key: key, inFile: inFile))
         return reader.bool(forKey: ConfigKey(key))
     }
 
     /// A list: a JSON array, or entries separated by commas (a secret's also by lines).
-    func strings(_ key: String, secret: Bool = false) -> [String]? {
+    func strings(_ name: String, secret: Bool = false) -> [String]? {
+        let key = full(name)
         catalogue.note(.init(key: key, isSecret: secret))
         guard let values = reader.stringArray(forKey: ConfigKey(key), isSecret: secret) else { return nil }
         return secret ? values.flatMap(ServiceConfiguration.entries) : values
     }
 
-    func int(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
+    func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        let key = full(name)
         catalogue.note(.init(key: key))
         guard let value = reader.int(forKey: ConfigKey(key)) else { return nil }
         guard range.contains(value) else {
@@ -157,7 +180,8 @@ struct SettingsReader {
         return value
     }
 
-    func double(_ key: String, in range: ClosedRange<Double>) throws -> Double? {
+    func double(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
+        let key = full(name)
         catalogue.note(.init(key: key))
         guard let value = reader.double(forKey: ConfigKey(key)) else { return nil }
         guard range.contains(value) else {
@@ -172,14 +196,16 @@ struct SettingsReader {
     }
 
     /// A path: from the file, relative to the file's folder; from the command line or the environment, as given.
-    func path(_ key: String) -> String? {
+    func path(_ name: String) -> String? {
+        let key = full(name)
         catalogue.note(.init(key: key))
         if let value = overrides.string(forKey: ConfigKey(key)) { return value }
         return reader.string(forKey: ConfigKey(key)).map(file.relative)
     }
 
     /// A map: `name=value` entries from any provider, else the file's JSON object.
-    func map(_ key: String) throws -> [String: String]? {
+    func map(_ name: String) throws -> [String: String]? {
+        let key = full(name)
         catalogue.note(.init(key: key))
         guard let entries = reader.stringArray(forKey: ConfigKey(key)) else { return file.maps[key] }
         var map: [String: String] = [:]

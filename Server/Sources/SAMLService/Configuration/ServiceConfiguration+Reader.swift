@@ -16,10 +16,7 @@ extension ServiceConfiguration {
             }
             return value
         }
-        func path(_ key: String) -> String? {
-            settings.path(key)
-        }
-        guard let mvpdConfiguration = path("mvpdConfiguration"), let trust = path("trust") else {
+        guard let mvpdConfiguration = settings.path("mvpdConfiguration"), let trust = settings.path("trust") else {
             let missing = settings.string("mvpdConfiguration") == nil ? "mvpdConfiguration" : "trust"
             throw SAMLError(.configurationInvalid, "expected \(quoted(missing)) in \(quoted(settings.file.path)), found none")
         }
@@ -29,21 +26,27 @@ extension ServiceConfiguration {
         if let value = settings.bool("allowReadableSecretFiles") { allowReadableSecretFiles = value }
         if let value = settings.bool("allowExpiredCertificates") { allowExpiredCertificates = value }
         if let value = settings.bool("allowUnauthenticatedAPI") { allowUnauthenticatedAPI = value }
-        let readable = allowReadableSecretFiles
-        func secretText(_ key: String) throws -> String? {
-            try path(key).map { try Self.secretText($0, setting: key, allowingReadable: readable) }
-        }
-        func secret(_ key: String) throws -> [String]? {
-            try path(key).map { try Self.secret($0, setting: key, allowingReadable: readable) }
-        }
+        try readListener(settings)
+        try readStore(settings)
+        try readVerification(settings)
+        try readAnswers(settings)
+        try readCallers(settings)
+        try readLimits(settings)
+        try readLogs(settings)
+        tracing = try Self.tracing(settings.scoped(to: "tracing"), file: settings.file, environment: settings.environment)
+    }
+
+    /// The public listener.
+    private mutating func readListener(_ settings: SettingsReader) throws {
         if let value = settings.string("host") { host = value }
         if let value = try settings.int("port", in: 0...65535) { port = value }
-        if let value = settings.string("spEntityID") { spEntityID = value }
-        destination = settings.string("destination")
+    }
 
+    /// The state store.
+    private mutating func readStore(_ settings: SettingsReader) throws {
         if let value = settings.string("store") { store = value }
         if let value = settings.bool("allowPlaintextStore") { allowPlaintextStore = value }
-        if let value = try secretText("storePasswordFile") {
+        if let value = try secretText(settings, "storePasswordFile") {
             guard !value.isEmpty else {
                 throw SAMLError(
                     .configurationInvalid, "expected a password in storePasswordFile, found an empty file (a mount that did not happen?)")
@@ -60,10 +63,15 @@ extension ServiceConfiguration {
         if let value = try settings.int("profileDirectoryCapacity", in: 0...Int.max) { profileDirectoryCapacity = value }
         if let value = try settings.int("memoryStoreCapacity", in: 1...Int.max) { memoryStoreCapacity = value }
         if let value = try settings.int("memoryProfileCapacity", in: 1...Int.max) { memoryProfileCapacity = value }
+    }
 
-        if let value = try secret("requestKeysFile") {
+    /// The requests the service issues and the responses it verifies.
+    private mutating func readVerification(_ settings: SettingsReader) throws {
+        if let value = settings.string("spEntityID") { spEntityID = value }
+        destination = settings.string("destination")
+        if let value = try secret(settings, "requestKeysFile") {
             requestKeys = try Self.parseRequestKeys(value)
-            requestKeysFilePath = path("requestKeysFile")
+            requestKeysFilePath = settings.path("requestKeysFile")
         }
         if let value = settings.strings("requestKeys", secret: true) {
             requestKeys = try Self.parseRequestKeys(value)
@@ -73,12 +81,15 @@ extension ServiceConfiguration {
         if let value = try settings.seconds("maximumAgeSeconds") { maximumAge = value }
         if let value = try settings.seconds("clockSkewSeconds", in: 0...3600) { clockSkew = value }
         if let value = settings.bool("allowUnsolicited") { allowUnsolicited = value }
-        requestSigningKeyPath = path("requestSigningKey")
+        requestSigningKeyPath = settings.path("requestSigningKey")
         signaturesPerSecond = try settings.int("signaturesPerSecond", in: 1...Int.max)
-        requestSigningCertificatePath = path("requestSigningCertificate")
+        requestSigningCertificatePath = settings.path("requestSigningCertificate")
         if let value = settings.strings("assertionConsumerServiceURLs") { assertionConsumerServiceURLs = value }
-        encryptionCertificatePath = path("encryptionCertificate")
+        encryptionCertificatePath = settings.path("encryptionCertificate")
+    }
 
+    /// What the endpoints answer.
+    private mutating func readAnswers(_ settings: SettingsReader) throws {
         if let value = try settings.map("userMetadataMapping") { userMetadataMapping = value }
         if let value = settings.strings("featuredMVPDs") { featuredMVPDs = value }
         if let value = settings.string("authenticationURL") { authenticationURL = value }
@@ -94,10 +105,14 @@ extension ServiceConfiguration {
         }
         requestorName = settings.string("requestorName")
         if let value = settings.strings("domains") { domains = value }
+    }
 
-        bearerTokensFilePath = path("bearerTokensFile")
-        adminTokensFilePath = path("adminTokensFile")
-        if let file = path("bearerTokensFile") {
+    /// Who may call: the bearer and admin tokens.
+    private mutating func readCallers(_ settings: SettingsReader) throws {
+        let readable = allowReadableSecretFiles
+        bearerTokensFilePath = settings.path("bearerTokensFile")
+        adminTokensFilePath = settings.path("adminTokensFile")
+        if let file = settings.path("bearerTokensFile") {
             // An empty file is refused (it must not turn authentication off), unless the operator said that
             // the API is meant to go without.
             bearerTokens = try Self.secret(
@@ -111,7 +126,7 @@ extension ServiceConfiguration {
             bearerTokens = value
             bearerTokensFilePath = nil
         }
-        if let value = try secret("adminTokensFile") { adminTokens = value }
+        if let value = try secret(settings, "adminTokensFile") { adminTokens = value }
         if let value = settings.strings("adminTokens", secret: true) {
             guard !value.isEmpty else {
                 throw SAMLError(
@@ -120,7 +135,10 @@ extension ServiceConfiguration {
             adminTokens = value
             adminTokensFilePath = nil
         }
+    }
 
+    /// What a caller may cost: connections, sizes, deadlines, admission; the admin listener; shutdown.
+    private mutating func readLimits(_ settings: SettingsReader) throws {
         if let value = try settings.int("maximumConnections", in: 1...Int.max) { maximumConnections = value }
         if let value = try settings.int("maximumBodyBytes", in: 1...Int.max) { maximumBodyBytes = value }
         if let value = try settings.int("maximumHeaderBytes", in: 1...Int.max) { maximumHeaderBytes = value }
@@ -132,7 +150,10 @@ extension ServiceConfiguration {
         adminPort = try settings.int("adminPort", in: 0...65535)
         if let value = settings.string("adminHost") { adminHost = value }
         if let value = try settings.seconds("shutdownTimeoutSeconds") { shutdownTimeout = value }
+    }
 
+    /// The logs.
+    private mutating func readLogs(_ settings: SettingsReader) throws {
         if let value = settings.string("logLevel") { logLevel = try Self.level(value) }
         if let value = settings.string("logFormat") {
             guard let format = LogFormat(rawValue: value) else {
@@ -140,25 +161,34 @@ extension ServiceConfiguration {
             }
             logFormat = format
         }
-        tracing = try Self.tracing(settings)
+    }
+
+    /// A secret file's text (`storePasswordFile`), with the checks of ``secretText(_:setting:allowingReadable:)``.
+    private func secretText(_ settings: SettingsReader, _ key: String) throws -> String? {
+        try settings.path(key).map { try Self.secretText($0, setting: key, allowingReadable: allowReadableSecretFiles) }
+    }
+
+    /// A secret file's entries (`bearerTokensFile`, `requestKeysFile`), with the checks of
+    /// ``secret(_:setting:allowingReadable:allowingEmpty:)``.
+    private func secret(_ settings: SettingsReader, _ key: String) throws -> [String]? {
+        try settings.path(key).map { try Self.secret($0, setting: key, allowingReadable: allowReadableSecretFiles) }
     }
 
     /// On when the file has a `tracing` object, any `tracing.*` setting is set, or OpenTelemetry's standard
     /// endpoint variables are; off, whatever else is set, with `OTEL_SDK_DISABLED=true` or
     /// `OTEL_TRACES_EXPORTER=none`.
-    private static func tracing(_ settings: SettingsReader) throws -> Tracing? {
+    private static func tracing(_ settings: SettingsReader, file: ConfigurationFile, environment: [String: String]) throws -> Tracing? {
         // Read first, whatever follows: what is read is what the sources may hold.
-        let endpoint = settings.string("tracing.endpoint")
-        let encoding = settings.string("tracing.protocol")
-        let sampleRatio = try settings.double("tracing.sampleRatio", in: 0...1)
-        let exportInterval = try settings.seconds("tracing.exportIntervalSeconds", in: 0.001...3600)
-        let environment = settings.environment
+        let endpoint = settings.string("endpoint")
+        let encoding = settings.string("protocol")
+        let sampleRatio = try settings.double("sampleRatio", in: 0...1)
+        let exportInterval = try settings.seconds("exportIntervalSeconds", in: 0.001...3600)
         if environment["OTEL_SDK_DISABLED"]?.lowercased() == "true" || environment["OTEL_TRACES_EXPORTER"]?.lowercased() == "none" {
             return nil
         }
         let standardEndpoint = environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] != nil || environment["OTEL_EXPORTER_OTLP_ENDPOINT"] != nil
         guard
-            settings.file.hasTracing || endpoint != nil || encoding != nil || sampleRatio != nil || exportInterval != nil
+            file.hasTracing || endpoint != nil || encoding != nil || sampleRatio != nil || exportInterval != nil
                 || standardEndpoint
         else { return nil }
         var tracing = Tracing(endpoint: try endpoint.map(Tracing.checkedEndpoint))
