@@ -3,8 +3,10 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOCore
 import SAML
+import Synchronization
 import Testing
 
 @testable import SAMLLoad
@@ -218,5 +220,55 @@ struct RouteContractTests {
             store.open()
             #expect(try await first.value.status == .created)
         }
+    }
+
+    /// The lines a logger wrote, with their metadata.
+    final class Lines: Sendable {
+        let written = Mutex<[(message: String, metadata: Logger.Metadata)]>([])
+    }
+
+    struct Recorder: LogHandler {
+        let lines: Lines
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            lines.written.withLock { $0.append(("\(event.message)", event.metadata ?? [:])) }
+        }
+    }
+
+    @Test(
+        "one access-log line per API answer (405 and 401 included) with status and code; the verdict metric on verifying routes, never for a 405"
+    )
+    func answerMiddleware() async throws {
+        let lines = Lines()
+        let metrics = ServiceMetrics()
+        var configuration = Service.configuration()
+        configuration.bearerTokens = ["token"]
+        let application = try ServiceApplication.buildApplication(
+            configuration: configuration, metrics: metrics, logger: Logger(label: "test") { _ in Recorder(lines: lines) })
+        try await application.test(.router) { client in
+            _ = try await client.execute(uri: "/api/v2/REF30/profiles/sso/Apple", method: .post)
+            _ = try await client.execute(uri: "/api/v2/REF30/profiles/sso/Apple", method: .get, headers: [.authorization: "Bearer token"])
+            _ = try await client.execute(uri: "/api/v2/REF30/configuration", method: .get, headers: [.authorization: "Bearer token"])
+            _ = try await client.execute(uri: "/api/v1/config/REF30.xml", method: .get)
+        }
+        let access = lines.written.withLock { $0 }.filter { $0.message.contains(" /api/") }
+        let seen = access.map { "\($0.message) \($0.metadata["status"] ?? "?") \($0.metadata["code"] ?? "?")" }
+        #expect(
+            seen == [
+                "POST /api/v2/{serviceProvider}/profiles/sso/{partner} 401 invalid_access_token_service_provider",
+                "GET /api/v2/{serviceProvider}/profiles/sso/{partner} 405 method_not_allowed",
+                "GET /api/v2/{serviceProvider}/configuration 200 ok",
+                "GET /api/v1/config/{requestor} 401 invalid_access_token_service_provider",
+            ])
+        #expect(access.allSatisfy { $0.metadata["latency_us"] != nil })
+        let exposition = String(decoding: metrics.exposition(), as: UTF8.self)
+        let verdicts = exposition.split(separator: "\n").filter { $0.hasPrefix("saml_token_exchange_verdicts_total{") }
+        #expect(verdicts.count == 1 && verdicts[0].contains("invalid_access_token_service_provider"), "\(verdicts)")
+        #expect(verdicts.allSatisfy { $0.contains(#"endpoint="profiles/sso""#) })
     }
 }

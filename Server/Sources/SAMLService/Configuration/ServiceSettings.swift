@@ -11,6 +11,11 @@
 /// ``ServiceConfiguration/load(contentsOf:arguments:environment:accessReporter:)``, which maps them to the
 /// environment's names).
 ///
+/// Each component's settings are read by its own function of ``ServiceConfiguration/init(reading:)``
+/// (the listener, the store, verification, answers, callers, limits, logs), the tracing settings from
+/// their own scope (`tracing`). A default stays with its property, not at the read: a configuration built
+/// in code (tests, an embedding program) must have the same defaults as one read from a file.
+///
 /// The listener's `host` and `port` are read here rather than through Hummingbird's
 /// `ApplicationConfiguration(reader:)`: that initializer checks no range (a port of 70000 is refused here
 /// at start-up), reads two more keys (`unixDomainSocket`, `serverName`) the service does not support, and a
