@@ -20,7 +20,8 @@ struct RouteContractTests {
     static let routes: [(uri: String, allowed: [HTTPRequest.Method])] = [
         ("/api/v2/REF30/sessions/sso/Apple", [.post]), ("/api/v2/REF30/profiles/sso/Apple", [.post]),
         ("/api/v2/REF30/profiles", [.get]), ("/api/v2/REF30/profiles/MVPD-A", [.get]), ("/api/v2/REF30/configuration", [.get]),
-        ("/api/v2/REF30/saml/metadata", [.get]), ("/api/v1/tokens/authn", [.post]), ("/api/v1/config/REF30", [.get]),
+        ("/api/v2/REF30/saml/metadata", [.get]), ("/api/v1/tokens/authn", [.post]), ("/api/v1/tokens/authn.xml", [.post]),
+        ("/api/v1/config/REF30", [.get]),
         ("/api/v1/REF30/profile-requests/MVPD-A", [.get]),
     ]
     static let methods: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options]
@@ -55,6 +56,8 @@ struct RouteContractTests {
                     #expect(answer.headers[.allow] == allowed.map(\.rawValue).joined(separator: ", "), "\(method) \(uri)")
                     if method == .head {
                         #expect(answer.body.readableBytes == 0, "\(uri)")
+                    } else if uri.hasSuffix(".xml") {
+                        #expect(Self.text(answer).contains("<status>405</status>"), "\(method) \(uri)")
                     } else {
                         let object = Self.object(answer)
                         let v1 = uri.hasPrefix("/api/v1/")
@@ -106,6 +109,7 @@ struct RouteContractTests {
                 ("/api/v1/config/REF30", [HTTPField.Name.accept: "application/xml"]), ("/api/v1/config/REF30.xml", [:]),
                 ("/api/v1/config/REF30?format=xml", [:]), ("/api/v1/REF30/profile-requests/MVPD-A.xml?deviceType=iOS", [:]),
                 ("/api/v1/REF30/profile-requests/MVPD-A?deviceType=iOS", [.accept: "application/json;q=0.5, application/xml"]),
+                ("/api/v1/config/REF30.xml/", [:]),
             ] as [(String, HTTPFields)] {
                 let refused = try await client.execute(uri: uri, method: .get, headers: headers)
                 #expect(refused.status == .unauthorized, "\(uri)")
@@ -117,6 +121,13 @@ struct RouteContractTests {
             var xml = Self.form
             xml[.accept] = "application/xml"
             xml[.contentType] = "text/plain"
+            let suffixed = try await client.execute(uri: "/api/v1/tokens/authn.xml", method: .post, body: ByteBuffer(string: "a=b"))
+            #expect(suffixed.status == .unauthorized && Self.text(suffixed).contains("<status>401</status>"))
+            var token = Self.form
+            token[.accept] = "application/json"
+            let refusedXML = try await client.execute(
+                uri: "/api/v1/tokens/authn.xml", method: .post, headers: token, body: ByteBuffer(string: "a=b"))
+            #expect(refusedXML.status == .badRequest && Self.text(refusedXML).contains("<error>"))
             let plain = try await client.execute(uri: "/api/v1/tokens/authn", method: .post, headers: xml, body: ByteBuffer(string: "a=b"))
             #expect(plain.status == .unsupportedMediaType && Self.text(plain).contains("<status>415</status>"))
             xml[.contentType] = "application/x-www-form-urlencoded"
@@ -181,6 +192,16 @@ struct RouteContractTests {
         ] as [(String?, ServiceRequestContext.V1Format)])
     func negotiation(accept: String?, expected: ServiceRequestContext.V1Format) {
         #expect(V1FormatMiddleware.negotiate(accept) == expected)
+    }
+
+    @Test(
+        "q by RFC 9110's qvalue only: 0 to 1 with at most three decimals",
+        arguments: [
+            ("1", 1.0), ("0", 0), ("0.5", 0.5), ("1.000", 1), ("1.", 1), ("0.", 0), ("0.125", 0.125), ("1.001", nil), ("2", nil),
+            (".5", nil), ("nan", nil), ("inf", nil), ("0x1", nil), ("0.1234", nil), ("-0", nil), ("", nil), ("1e0", nil),
+        ] as [(String, Double?)])
+    func qvalues(text: String, expected: Double?) {
+        #expect(V1FormatMiddleware.qvalue(Substring(text)) == expected)
     }
 
     @Test("the format parameter over the path's suffix over Accept")
@@ -252,6 +273,9 @@ struct RouteContractTests {
             configuration: configuration, metrics: metrics, logger: Logger(label: "test") { _ in Recorder(lines: lines) })
         try await application.test(.router) { client in
             _ = try await client.execute(uri: "/api/v2/REF30/profiles/sso/Apple", method: .post)
+            // Method probes, without a token and with one: answered and logged, never verdicts.
+            _ = try await client.execute(uri: "/api/v2/REF30/profiles/sso/Apple", method: .delete)
+            _ = try await client.execute(uri: "/api/v1/tokens/authn", method: .get)
             _ = try await client.execute(uri: "/api/v2/REF30/profiles/sso/Apple", method: .get, headers: [.authorization: "Bearer token"])
             _ = try await client.execute(uri: "/api/v2/REF30/configuration", method: .get, headers: [.authorization: "Bearer token"])
             _ = try await client.execute(uri: "/api/v1/config/REF30.xml", method: .get)
@@ -261,6 +285,8 @@ struct RouteContractTests {
         #expect(
             seen == [
                 "POST /api/v2/{serviceProvider}/profiles/sso/{partner} 401 invalid_access_token_service_provider",
+                "DELETE /api/v2/{serviceProvider}/profiles/sso/{partner} 401 invalid_access_token_service_provider",
+                "GET /api/v1/tokens/authn 401 invalid_access_token_service_provider",
                 "GET /api/v2/{serviceProvider}/profiles/sso/{partner} 405 method_not_allowed",
                 "GET /api/v2/{serviceProvider}/configuration 200 ok",
                 "GET /api/v1/config/{requestor} 401 invalid_access_token_service_provider",

@@ -29,6 +29,13 @@ struct ServiceSettingsTests {
     func everyKeyRead() async throws {
         let plain = try await Self.settingsRead()
         #expect(plain.count > 50 && plain.contains("tracing.endpoint") && plain.contains("bearerTokens"))
+        // What the judge knows (read from no source) is what a real load reads.
+        #expect(Set(ServiceSettings.known.keys) == plain)
+        #expect(
+            ServiceSettings.known.values.filter(\.isSecret).map(\.key).sorted() == [
+                "adminTokens", "bearerTokens", "requestKeys", "storePassword",
+            ])
+        #expect(ServiceSettings.known.values.filter { !$0.inFile }.map(\.key) == ["allowDevelopmentKeys"])
         let disabled = try await Self.settingsRead(
             environment: ["OTEL_SDK_DISABLED": "true", "SAML_SERVICE_REQUEST_KEYS": "1:\(String(repeating: "ab", count: 32))"],
             arguments: ["--allow-unauthenticated-api"])
@@ -111,6 +118,10 @@ struct ServiceSettingsTests {
         await refused(arguments: ["0"], naming: "before any option")
         await refused(arguments: ["--store-password", "hunter2"], naming: "SAML_SERVICE_STORE_PASSWORD")
         await refused(arguments: ["--bearer-tokens=hunter2"], naming: "command line")
+        // A secret on the command line is refused as such before anything is read, whatever else is wrong.
+        await refused(arguments: ["--request-keys", "hunter2"], naming: "command line")
+        await refused(arguments: ["--bearer-tokens="], naming: "command line")
+        await refused(arguments: ["--log-level", "bogus", "--store-password", "hunter2"], naming: "command line")
         await refused(environment: ["SAML_SERVICE_ALLOW_UNSOLICITD": "true"], naming: "SAML_SERVICE_ALLOW_UNSOLICITD")
         await refused(environment: ["SAML_SERVICE_MAXIMUM_CONNECTIONS": "many"], naming: "SAML_SERVICE_MAXIMUM_CONNECTIONS")
         await refused(arguments: ["--allow-unsolicited", "maybe"], naming: "--allow-unsolicited")

@@ -17,6 +17,18 @@ struct ConfigurationFile {
     private let tracingMembers: [String]
     private let folder: URL
 
+    /// No file: what ``ServiceSettings/known`` reads.
+    static let none = ConfigurationFile(path: "", maps: [:], hasTracing: false, members: [], tracingMembers: [])
+
+    private init(path: String, maps: [String: [String: String]], hasTracing: Bool, members: [String], tracingMembers: [String]) {
+        self.path = path
+        self.maps = maps
+        self.hasTracing = hasTracing
+        self.members = members
+        self.tracingMembers = tracingMembers
+        folder = URL(fileURLWithPath: "/")
+    }
+
     init(path: String) throws {
         self.path = path
         folder = URL(fileURLWithPath: path).deletingLastPathComponent()

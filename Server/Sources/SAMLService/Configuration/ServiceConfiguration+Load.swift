@@ -27,6 +27,12 @@ extension ServiceConfiguration {
         // CommandLineArgumentsProvider splits every value at its commas, which cuts a multi-host PostgreSQL URL
         // (`--store postgres://u@db1,db2/saml`) or a URL's query in two; a list is still split at them.
         let options = try options(arguments)
+        // Judged before anything is read: a secret on the command line is refused as such, whatever else is
+        // wrong (a misspelt security setting must not be silently ignored).
+        let known = ServiceSettings.known
+        try refuseUnknown(options: options, known: known)
+        try refuseUnknown(environment: environment, known: known)
+        try file.refuseUnknown(known: known)
         let commandLine = EnvironmentVariablesProvider(environmentVariables: options.mapValues(\.value))
             .prefixKeys(with: ConfigKey(ServiceSettings.environmentScope))
         let environmentProvider = EnvironmentVariablesProvider(environmentVariables: environment)
@@ -44,19 +50,13 @@ extension ServiceConfiguration {
             overrides: ConfigReader(providers: [commandLine, environmentProvider], accessReporter: reporter),
             file: file, environment: environment)
         let configuration = try ServiceConfiguration(reading: settings)
-        // The settings are what was read: whatever else a source holds is a mistake (a misspelt security
-        // setting must not be silently ignored).
-        let known = settings.catalogue.settings
-        try file.refuseUnknown(known: known)
-        try refuseUnknown(environment: environment, known: known)
-        try refuseUnknown(options: options, known: known)
         try refused.check()
         return configuration
     }
 
     /// The options as `SAML_SERVICE_*` names, each with its value and the option as written: `--name value`,
     /// `--name=value`, several values after one option joined by commas, a flag alone `true`. A value comes
-    /// only after an option; which options are settings is judged once the settings are read.
+    /// only after an option; which options are settings is judged against ``ServiceSettings/known``.
     private static func options(_ arguments: [String]) throws -> [String: (option: String, value: String)] {
         var values: [String: (option: String, values: [String])] = [:]
         var current: String?

@@ -10,18 +10,11 @@ extension ServiceConfiguration {
     /// Reads every setting; a value of the wrong type is left to the reader's reporter, which
     /// ``load(contentsOf:arguments:environment:)`` turns into an error.
     init(reading settings: SettingsReader) throws {
-        func required(_ key: String) throws -> String {
-            guard let value = settings.string(key) else {
-                throw SAMLError(.configurationInvalid, "expected \(quoted(key)) in \(quoted(settings.file.path)), found none")
-            }
-            return value
-        }
-        guard let mvpdConfiguration = settings.path("mvpdConfiguration"), let trust = settings.path("trust") else {
-            let missing = settings.string("mvpdConfiguration") == nil ? "mvpdConfiguration" : "trust"
-            throw SAMLError(.configurationInvalid, "expected \(quoted(missing)) in \(quoted(settings.file.path)), found none")
-        }
-        self.init(serviceProvider: try required("serviceProvider"), mvpdConfigurationPath: mvpdConfiguration, trustPath: trust)
-
+        // Every key is read before any is judged missing: ``ServiceSettings/known`` reads nothing this way.
+        let serviceProvider = settings.string("serviceProvider")
+        let mvpdConfiguration = settings.path("mvpdConfiguration")
+        let trust = settings.path("trust")
+        self.init(serviceProvider: serviceProvider ?? "", mvpdConfigurationPath: mvpdConfiguration ?? "", trustPath: trust ?? "")
         if let value = settings.bool("allowDevelopmentKeys", inFile: false) { allowDevelopmentKeys = value }
         if let value = settings.bool("allowReadableSecretFiles") { allowReadableSecretFiles = value }
         if let value = settings.bool("allowExpiredCertificates") { allowExpiredCertificates = value }
@@ -34,6 +27,10 @@ extension ServiceConfiguration {
         try readLimits(settings)
         try readLogs(settings)
         tracing = try Self.tracing(settings.scoped(to: "tracing"), file: settings.file, environment: settings.environment)
+        for (key, value) in [("mvpdConfiguration", mvpdConfiguration), ("trust", trust), ("serviceProvider", serviceProvider)]
+        where value == nil {
+            throw SAMLError(.configurationInvalid, "expected \(quoted(key)) in \(quoted(settings.file.path)), found none")
+        }
     }
 
     /// The public listener.

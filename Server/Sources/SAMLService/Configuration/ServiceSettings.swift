@@ -1,8 +1,11 @@
+import Configuration
+
 /// How the service's settings are spelt. The settings themselves are the keys
 /// ``ServiceConfiguration/init(reading:)`` reads, one read line each (``SettingsReader`` records them
-/// with how each may be given): the file's members, the environment's `SAML_SERVICE_*` variables and the
-/// command line's options are judged against what was read, and docs/service.md's table against the
-/// same (a test holds them in step). A new setting is its property, its read line and its row.
+/// with how each may be given; ``known`` reads them once): the file's members, the environment's
+/// `SAML_SERVICE_*` variables and the command line's options are judged against them before anything is
+/// read, and docs/service.md's table against the same (a test holds them in step). A new setting is its
+/// property, its read line and its row.
 ///
 /// A key is camelCase, dotted below an object (`tracing.endpoint`). Each source spells it its way, by
 /// swift-configuration's rules: the file's member, `SAML_SERVICE_` and the key in upper snake case in the
@@ -31,6 +34,15 @@ enum ServiceSettings {
         /// file that may be copied from a development machine to production.
         var inFile = true
     }
+
+    /// Every setting by its key: what ``ServiceConfiguration/init(reading:)`` reads, found once by reading
+    /// from no source (every key is read whatever the sources hold: a test holds it so).
+    static let known: [String: Setting] = {
+        let nothing = ConfigReader(provider: InMemoryProvider(name: "no source", values: [:]))
+        let settings = SettingsReader(reader: nothing, overrides: nothing, file: .none, environment: [:])
+        _ = try? ServiceConfiguration(reading: settings)
+        return settings.catalogue.settings
+    }()
 
     /// The environment's prefix: `SAML_SERVICE_` before the key's upper snake case.
     static let environmentScope = "saml.service"

@@ -11,8 +11,12 @@ struct LegacyV1Controller: Sendable {
     let service: TokenExchangeService
 
     func addRoutes(to routes: ServiceRoutes) {
-        routes.family(verdict: "tokens/authn", v1: true).group().add(middleware: routes.form).add(middleware: routes.admission)
-            .post("/api/v1/tokens/authn") { _, context in await authentication(body: context.form, admission: context.admission) }
+        let exchange = routes.family(verdict: "tokens/authn", v1: true).group().add(middleware: routes.form)
+            .add(middleware: routes.admission)
+        // The suffix chooses the format (V1FormatMiddleware), as on every v1 route.
+        for path in ["/api/v1/tokens/authn", "/api/v1/tokens/authn.xml", "/api/v1/tokens/authn.json"] {
+            exchange.post(RouterPath(path)) { _, context in await authentication(body: context.form, admission: context.admission) }
+        }
         let reads = routes.family(v1: true)
         reads.get("/api/v1/config/:requestor") { _, context in
             configuration(requestor: V1FormatMiddleware.stripped(context.parameters.get("requestor")), context: context)

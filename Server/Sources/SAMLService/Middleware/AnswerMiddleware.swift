@@ -24,8 +24,7 @@ struct AnswerMiddleware: RouterMiddleware {
         guard let result = context.outcome.recorded else { return response }
         let elapsed = ContinuousClock.now - started
         let mvpd = service.metricLabel(mvpd: result.mvpd)
-        // A 405 is the route's answer about the method, not a verdict of the endpoint.
-        if let verdict, result.status != 405 {
+        if let verdict {
             service.metrics.verdict(endpoint: verdict, code: result.code, mvpd: mvpd, elapsed)
         }
         RequestSpan.annotate(verdict: result.code, mvpd: mvpd)

@@ -19,7 +19,9 @@ struct V1FormatMiddleware: RouterMiddleware {
         case "json": return .json
         default: break
         }
-        let lowered = path.lowercased()
+        // The last segment, as the router matched it (a trailing slash is not one).
+        var lowered = Substring(path.lowercased())
+        while lowered.hasSuffix("/") { lowered = lowered.dropLast() }
         if lowered.hasSuffix(".xml") { return .xml }
         if lowered.hasSuffix(".json") { return .json }
         return negotiate(accept)
@@ -50,7 +52,7 @@ struct V1FormatMiddleware: RouterMiddleware {
             for parameter in parts.dropFirst() {
                 let pair = parameter.split(separator: "=", maxSplits: 1)
                 guard pair.count == 2, pair[0].trimmingSpaces.lowercased() == "q" else { continue }
-                q = Double(pair[1].trimmingSpaces).map { min(max($0, 0), 1) } ?? 0
+                q = Self.qvalue(pair[1].trimmingSpaces) ?? 0
             }
             func weigh(_ current: inout (specificity: Int, q: Double), _ exact: String) {
                 let specificity = type == exact ? 2 : type == "application/*" ? 1 : type == "*/*" ? 0 : -1
@@ -64,6 +66,26 @@ struct V1FormatMiddleware: RouterMiddleware {
         if xml.specificity < 0 { xml.q = 0 }
         if xml.q > json.q || (xml.q == json.q && xml.q > 0 && xml.specificity == 2) { return .xml }
         return .json
+    }
+}
+
+extension V1FormatMiddleware {
+    /// RFC 9110 12.4.2's `qvalue`: `0` to `1` with at most three decimals (`0.5`, `1.000`); nil for
+    /// anything else (`nan`, `inf`, `0x1`, `2`, `.5`), whose range then counts as not acceptable.
+    static func qvalue(_ text: Substring) -> Double? {
+        let bytes = Array(text.utf8)
+        guard let first = bytes.first, first == UInt8(ascii: "0") || first == UInt8(ascii: "1"), bytes.count <= 5 else { return nil }
+        guard bytes.count > 1 else { return Double(first - 0x30) }
+        let decimals = bytes[2...]
+        guard bytes[1] == UInt8(ascii: "."), decimals.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        if first == UInt8(ascii: "1") { return decimals.allSatisfy { $0 == UInt8(ascii: "0") } ? 1 : nil }
+        var value = 0.0
+        var scale = 0.1
+        for digit in decimals {
+            value += Double(digit - 0x30) * scale
+            scale /= 10
+        }
+        return value
     }
 }
 

@@ -26,10 +26,15 @@ final class ServiceRoutes {
     /// A new family: `verdict` names the verdict metric's endpoint of its routes (the verifying ones),
     /// `v1` gives REST API v1's representations, `authenticated` false leaves out the bearer token.
     func family(verdict: String? = nil, v1: Bool = false, authenticated: Bool = true) -> Family {
-        let group = router.group().add(middleware: AnswerMiddleware(service: service, verdict: verdict))
-        if v1 { group.add(middleware: V1FormatMiddleware()) }
-        if authenticated { group.add(middleware: BearerMiddleware(credentials: service.credentials)) }
-        let family = Family(group)
+        func group(verdict: String?) -> RouterGroup<ServiceRequestContext> {
+            let group = router.group().add(middleware: AnswerMiddleware(service: service, verdict: verdict))
+            if v1 { group.add(middleware: V1FormatMiddleware()) }
+            if authenticated { group.add(middleware: BearerMiddleware(credentials: service.credentials)) }
+            return group
+        }
+        // The 405s go through the same middleware but the verdict metric: a method probe, refused for its
+        // token or its method, is not a verdict of the exchange.
+        let family = Family(group(verdict: verdict), methods: group(verdict: nil))
         families.append(family)
         return family
     }
@@ -48,7 +53,7 @@ final class ServiceRoutes {
                 let methods = allowed[path.description] ?? []
                 let allow = methods.map(\.rawValue).joined(separator: ", ")
                 for method in all where !methods.contains(method) {
-                    family.inner.on(path, method: method) { _, _ in Self.methodNotAllowed(allow: allow) }
+                    family.methods.on(path, method: method) { _, _ in Self.methodNotAllowed(allow: allow) }
                 }
             }
         }
@@ -67,9 +72,14 @@ final class ServiceRoutes {
     final class Family: RouterMethods {
         typealias Context = ServiceRequestContext
         let inner: RouterGroup<Context>
+        /// The family's middleware without the verdict metric: where its 405s are answered.
+        let methods: RouterGroup<Context>
         private(set) var registered: [(path: RouterPath, method: HTTPRequest.Method)] = []
 
-        init(_ group: RouterGroup<Context>) { inner = group }
+        init(_ group: RouterGroup<Context>, methods: RouterGroup<Context>) {
+            inner = group
+            self.methods = methods
+        }
 
         @discardableResult func on<Responder: HTTPResponder>(_ path: RouterPath, method: HTTPRequest.Method, responder: Responder) -> Self
         where Responder.Context == Context {
