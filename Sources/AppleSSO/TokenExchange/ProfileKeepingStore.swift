@@ -2,18 +2,18 @@ import SAML
 
 /// A state store that keeps a Token Exchange's profile in the same atomic step as the login's assertion
 /// (PostgreSQL's, `Server/`): the profile exists exactly when the login was accepted. The typed form of
-/// ``SAML/SAMLAttachingStateStore`` for ``StoredProfile``s: give it to the verifier through
+/// `SAMLAttachingStateStore` for ``StoredProfile``s: give it to the verifier through
 /// ``SAML/SAMLResponseVerifier/ReplayProtection/keepingProfiles(in:unsolicited:)``, and a
 /// ``TokenExchange`` with a caller hands it the profile it built from the verified response.
 public protocol ProfileKeepingStateStore: SAMLStateStore {
-    /// ``SAML/SAMLStateStore/consume(request:assertion:now:)``, keeping `profile` too when, and only
-    /// when, the outcome is ``SAML/StateStoreOutcome/accepted``.
+    /// `SAMLStateStore.consume(request:assertion:now:)`, keeping `profile` too when, and only
+    /// when, the outcome is `StateStoreOutcome.accepted`.
     func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant, keeping profile: StoredProfile) async throws
         -> StateStoreOutcome
 }
 
 extension SAMLResponseVerifier.ReplayProtection {
-    /// ``SAML/SAMLResponseVerifier/ReplayProtection/store(_:unsolicited:)`` over a store that keeps the
+    /// `ReplayProtection.store(_:unsolicited:)` over a store that keeps the
     /// Token Exchange's profile with the assertion.
     public static func keepingProfiles(
         in store: some ProfileKeepingStateStore, unsolicited: SAMLResponseVerifier.UnsolicitedResponses = .refuse
