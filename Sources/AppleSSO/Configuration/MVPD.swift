@@ -19,6 +19,10 @@ public struct MVPD: Sendable, Hashable {
     public var requiredMetadataFields: [String]
     /// (v2) Whether the user's Allow/Deny of TV-provider access must be respected.
     public var enforcePlatformPermissions: Bool
+    /// Which resources its subscribers may watch (the `authorization` member, this project's extension:
+    /// ``ResourcePolicy``); nil: none, every decision is a `Deny`. Never written into the configuration
+    /// answers.
+    public var authorization: ResourcePolicy?
 
     public init(
         id: String, displayName: String? = nil, enablePlatformServices: Bool = false, boardingStatus: BoardingStatus? = nil,

@@ -155,5 +155,8 @@ extension MVPD {
             enforcePlatformPermissions: try fields.bool("enforcePlatformPermissions") ?? false,
             logoUrl: try fields.string("logoUrl").flatMap { $0.isEmpty ? nil : $0 }
         )
+        if let member = fields.values["authorization"], !(member is NSNull) {
+            authorization = try ResourcePolicy(member: member, position: fields.position)
+        }
     }
 }

@@ -49,15 +49,15 @@ public final class InMemoryProfileStore: ProfileStore {
     public static let defaultCapacity = 100_000
 
     public let capacity: Int
-    private struct Device: Hashable, Sendable {
+    fileprivate struct Device: Hashable, Sendable {
         var serviceProvider: String
         var device: String
     }
-    private struct Slot: Hashable, Sendable {
+    fileprivate struct Slot: Hashable, Sendable {
         var device: Device
         var mvpd: String
     }
-    private struct Entries {
+    fileprivate struct Entries {
         var byDevice: [Device: [String: StoredProfile]] = [:]
         var count = 0
         /// Every profile's slot by its `notAfter`; an entry whose profile was replaced since is stale and
@@ -83,7 +83,7 @@ public final class InMemoryProfileStore: ProfileStore {
             }
         }
     }
-    private let entries = Locked(Entries())
+    fileprivate let entries = Locked(Entries())
 
     /// - Parameter capacity: the most profiles kept at once (default ``defaultCapacity``).
     public init(capacity: Int = InMemoryProfileStore.defaultCapacity) {
@@ -112,4 +112,51 @@ public final class InMemoryProfileStore: ProfileStore {
 
     /// How many profiles are kept (expired ones included until the next save).
     public var count: Int { entries.withLock { $0.count } }
+}
+
+/// A ``ProfileStore`` whose profiles can be removed: a device's logout (`GET .../logout/{mvpd}`), an
+/// operator signing a device or a subscriber out. A shared store's removal reaches every instance within
+/// the bound its presence documents (PostgreSQL's profile directory: 1 s by default).
+public protocol ProfileRemoval: Sendable {
+    /// Removes the profiles of `device` (only the one for `mvpd` when it is given); returns the MVPDs whose
+    /// profile was still valid at `now`, sorted.
+    func removeProfiles(serviceProvider: String, device: String, mvpd: String?, now: SAMLInstant) async throws -> [String]
+    /// Removes every profile of `mvpd` whose attribute `attribute` (a user-metadata key) holds `value`, as
+    /// its only value or one of them; returns how many were removed. A scan of the MVPD's profiles: an
+    /// operator's action, never a caller's.
+    func removeProfiles(serviceProvider: String, mvpd: String, attribute: String, value: String) async throws -> Int
+}
+
+extension InMemoryProfileStore: ProfileRemoval {
+    public func removeProfiles(serviceProvider: String, device: String, mvpd: String?, now: SAMLInstant) async throws -> [String] {
+        let key = Device(serviceProvider: serviceProvider, device: device)
+        return entries.withLock { entries in
+            let held = entries.byDevice[key] ?? [:]
+            var live: [String] = []
+            for (id, profile) in held where mvpd == nil || id == mvpd {
+                entries.remove(Slot(device: key, mvpd: id))
+                if profile.notAfter > now { live.append(id) }
+            }
+            return live.sorted()
+        }
+    }
+
+    public func removeProfiles(serviceProvider: String, mvpd: String, attribute: String, value: String) async throws -> Int {
+        // The attributes are read outside the lock: a scan of JSON is the slow part.
+        let candidates = entries.withLock { entries in
+            entries.byDevice.compactMap { $0.key.serviceProvider == serviceProvider ? $0.value[mvpd] : nil }
+        }
+        let matching = candidates.filter { $0.attributes[attribute]?.contains(value) == true }
+        return entries.withLock { entries in
+            var removed = 0
+            for profile in matching {
+                let slot = Slot(device: Device(serviceProvider: serviceProvider, device: profile.device), mvpd: mvpd)
+                // Only the profile read: one saved since (a new login) stays.
+                guard entries.byDevice[slot.device]?[mvpd] == profile else { continue }
+                entries.remove(slot)
+                removed += 1
+            }
+            return removed
+        }
+    }
 }
