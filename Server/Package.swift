@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "SAMLPostgres", targets: ["SAMLPostgres"]),
         .library(name: "SAMLService", targets: ["SAMLService"]),
         .library(name: "SAMLLoad", targets: ["SAMLLoad"]),
+        // The content server's side of decisions/authorize: media tokens (JWS through jwt-kit), verified.
+        .library(name: "SAMLMediaToken", targets: ["SAMLMediaToken"]),
         .executable(name: "saml-server", targets: ["SAMLServerCommand"]),
         .executable(name: "http-floor", targets: ["HTTPFloor"]),
     ],
@@ -40,6 +42,7 @@ let package = Package(
         // OTLP/HTTP only: the gRPC exporter's packages are never built.
         .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // What HTTP/1.1 costs with SwiftNIO alone: the yardstick of scripts/bench/service-bench --floor.
@@ -67,9 +70,17 @@ let package = Package(
             ]
         ),
         .target(
+            name: "SAMLMediaToken",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
             name: "SAMLService",
             dependencies: [
                 "SAMLPostgres",
+                "SAMLMediaToken",
                 .product(name: "SAML", package: "swift-saml"),
                 .product(name: "AppleSSO", package: "swift-saml"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -125,6 +136,7 @@ let package = Package(
             name: "SAMLServiceTests",
             dependencies: [
                 "SAMLService",
+                "SAMLMediaToken",
                 "SAMLLoad",
                 "SAMLPostgres",
                 .product(name: "SAML", package: "swift-saml"),

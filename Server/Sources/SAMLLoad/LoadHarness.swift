@@ -13,7 +13,8 @@ import Synchronization
 /// acceptance of every assertion.
 ///
 /// One job per file: the options (`LoadOptions.swift`), the preparation (`LoadPlan.swift`), the timed
-/// phase (`LoadRunner.swift`), the settle phase (`LoadSettle.swift`), the audit (`LoadTally.swift`),
+/// phase (`LoadRunner.swift`), the settle phase (`LoadSettle.swift`), the whole sessions after it
+/// (`LoadSessions.swift`), the audit (`LoadTally.swift`),
 /// the latency histogram (`LoadLatency.swift`), the timeline and the outage (`LoadTimeline.swift`), the
 /// report (`LoadReport.swift`) and its HTML page (`LoadReportPage.swift`).
 public enum LoadHarness {
@@ -28,6 +29,7 @@ public enum LoadHarness {
         progress("timed phase: \(items.count) requests")
         let timed = await runTimed(plan)
         let settled = options.settle ? await settle(options, items: items, outcomes: timed.outcomes) : SettlePhase()
+        let sessions = await playSessions(options, items: items, outcomes: timed.outcomes)
         let audit = tally(
             items: items, outcomes: timed.outcomes, profileProblems: timed.profileProblems, settleAcceptances: settled.acceptances,
             tolerateUnavailable: options.tolerateUnavailable)
@@ -47,7 +49,7 @@ public enum LoadHarness {
         var report = LoadReport(
             generationSeconds: plan.generationSeconds, timedSeconds: timed.seconds, answered: latency.count, p50: latency.at(50),
             p90: latency.at(90), p99: latency.at(99), maximum: latency.maximum, lines: audit.lines,
-            wrongAnswers: audit.descriptions + settled.descriptions)
+            wrongAnswers: audit.descriptions + settled.descriptions + sessions.descriptions)
         report.timedStartedAt = timed.startedAt.timeIntervalSince1970
         report.p999 = latency.at(99.9)
         report.latencyDistribution = latency.distribution
@@ -67,7 +69,9 @@ public enum LoadHarness {
         report.lostThenAccepted = settled.lostThenAccepted
         report.lostButCommitted = settled.lostButCommitted
         report.multiplyAccepted = audit.multiplyAccepted
-        report.failures = timed.failures + settled.failures
+        report.sessionsPlayed = sessions.played
+        report.sessionsWrong = sessions.wrong
+        report.failures = timed.failures + settled.failures + sessions.failures
         // Every assertion acknowledged (a 2xx in the timed phase or the settle phase), as the store keys it.
         var acknowledged = Set(settled.acceptances.keys)
         for (index, outcome) in timed.outcomes.enumerated() where outcome?.isAcceptance == true {

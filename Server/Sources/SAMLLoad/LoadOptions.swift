@@ -85,6 +85,10 @@ public struct LoadOptions: Sendable {
     /// After the timed phase, re-post every accepted response to every instance (each must be refused
     /// as a replay) and every response whose answer was lost (accepted at most once in all).
     public var settle = true
+    /// After the settle phase, this many devices whose login was accepted play the cookbook's session to
+    /// its end: configuration, preauthorize, authorize, logout, then no profile on another instance
+    /// (``LoadHarness``, `LoadSessions.swift`). 0: none.
+    public var sessions = 0
     /// Instances the caller stops during the run: the settle phase expects them unreachable. Any other
     /// instance it cannot reach fails the run.
     public var killed: [(host: String, port: Int)] = []

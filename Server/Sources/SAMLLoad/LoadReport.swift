@@ -70,6 +70,9 @@ public struct LoadReport: Sendable {
     public var settleWrong = 0
     public var lostThenAccepted = 0
     public var lostButCommitted = 0
+    /// The sessions phase: whole sessions played after the run (decisions, logout), and the wrong answers in them.
+    public var sessionsPlayed = 0
+    public var sessionsWrong = 0
     /// Assertions accepted more than once over the whole run.
     public var multiplyAccepted = 0
     /// The first wrong answers, described.
@@ -127,7 +130,7 @@ public struct LoadReport: Sendable {
     }
 
     public var requestsPerSecond: Double { timedSeconds > 0 ? Double(answered) / timedSeconds : 0 }
-    public var wrong: Int { lines.reduce(0) { $0 + $1.wrong } + settleWrong + multiplyAccepted }
+    public var wrong: Int { lines.reduce(0) { $0 + $1.wrong } + settleWrong + sessionsWrong + multiplyAccepted }
     /// No wrong answer and no failure.
     public var passed: Bool { wrong == 0 && failures.isEmpty }
 
@@ -186,6 +189,9 @@ public struct LoadReport: Sendable {
         }
         out +=
             "settle: \(settleChecked) re-posts, \(settleWrong) wrong; lost answers: \(lostThenAccepted) accepted later, \(lostButCommitted) had been committed\n"
+        if sessionsPlayed > 0 || sessionsWrong > 0 {
+            out += "sessions: \(sessionsPlayed) played to the logout (preauthorize, authorize, logout, signed out on another instance), \(sessionsWrong) wrong\n"
+        }
         out += "assertions accepted more than once: \(multiplyAccepted)\n"
         out += "audit: \(wrong) wrong answers, \(failures.count) failures: \(passed ? "passed" : "FAILED")\n"
         for description in wrongAnswers { out += "  wrong: \(description)\n" }
@@ -204,7 +210,7 @@ public struct LoadReport: Sendable {
             "p50_us": p50.rounded(), "p90_us": p90.rounded(), "p99_us": p99.rounded(), "p999_us": p999.rounded(),
             "max_us": maximum.rounded(), "wrong": wrong, "passed": passed, "settle_checked": settleChecked,
             "settle_wrong": settleWrong, "lost_then_accepted": lostThenAccepted, "lost_but_committed": lostButCommitted,
-            "multiply_accepted": multiplyAccepted, "not_sent": notSent, "deadline_reached": deadlineReached,
+            "multiply_accepted": multiplyAccepted, "sessions_played": sessionsPlayed, "sessions_wrong": sessionsWrong, "not_sent": notSent, "deadline_reached": deadlineReached,
             "kinds": lines.map {
                 [
                     "kind": $0.kind, "sent": $0.sent, "as_expected": $0.asExpected, "wrong": $0.wrong, "unanswered": $0.unanswered,

@@ -116,6 +116,13 @@ final class ProfileDirectory: Sendable {
         }
     }
 
+    /// A profile this instance has just removed: answered "no profile" here at once; other instances
+    /// learn it from `saml_profile_removals` at their next read.
+    func noteRemoved(serviceProvider: String, device: String, mvpd: String) {
+        let key = Self.key(serviceProvider, device, mvpd)
+        _ = state.withLock { $0.entries.removeValue(forKey: key) }
+    }
+
     /// Entries held (expired ones included until the next sweep).
     var count: Int { state.withLock { $0.entries.count } }
 

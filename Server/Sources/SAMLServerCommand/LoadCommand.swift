@@ -60,6 +60,10 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Connection attempts per instance before giving up (backoff 50 ms doubling to 1 s).") var connectAttempts = 5
     @Option(help: "The seed of the mix and of the device identifiers.") var seed: UInt64 = 42
     @Flag(help: "Skip the settle phase (re-posting accepted and lost responses after the run).") var noSettle = false
+    @Option(
+        help:
+            "After the settle phase, this many accepted logins play the cookbook's session to its end across the instances: configuration, preauthorize, authorize, logout, signed out on the other instance."
+    ) var sessions = 0
     @Flag(
         help:
             "A failover run: a 503 answer (the service failing closed while its database is away) counts as unavailable, not wrong, and its response is re-posted by the settle phase like a lost one."
@@ -112,6 +116,7 @@ struct LoadCommand: AsyncParsableCommand {
         options.connectAttempts = max(1, connectAttempts)
         options.seed = seed
         options.settle = !noSettle
+        options.sessions = max(0, sessions)
         options.tolerateUnavailable = tolerateUnavailable
         if let bearerTokenFile {
             guard let text = try? String(contentsOfFile: bearerTokenFile, encoding: .utf8),

@@ -29,10 +29,13 @@ public enum ServiceApplication {
     /// - Parameters:
     ///   - store: a store of the caller's own (then ``ServiceConfiguration/store`` is not read; readiness
     ///     probes it when it conforms to ``StoreHealthCheck``); by default the configured one.
+    ///   - authorizer: who decides `decisions/preauthorize` and `decisions/authorize` (for example a client
+    ///     of the MVPD's own authorization service); by default the MVPD configuration's policies.
     ///   - onRunning: called with the bound port once the server accepts connections.
     public static func buildApplication(
         configuration: ServiceConfiguration, store custom: (any SAMLStateStore)? = nil, metrics: ServiceMetrics = ServiceMetrics(),
-        logger: Logger, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        authorizer: any ResourceAuthorizer = ConfiguredResourceAuthorizer(), logger: Logger,
+        onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         var services: [any Service] = []
         let tracing = try configuration.tracing.map { try ServiceTracing($0, logger: logger) }
@@ -45,7 +48,8 @@ public enum ServiceApplication {
         if let database { services.append(database) }
         let ready = stores.checkHealth
         let service = try TokenExchangeService(
-            configuration: configuration, stores: stores, metrics: metrics, logger: logger, tracer: tracing?.tracer)
+            configuration: configuration, stores: stores, metrics: metrics, logger: logger, tracer: tracing?.tracer,
+            authorizer: authorizer)
         let maintainer = TrustMaintainer(
             trustPath: configuration.trustPath, contents: service.trustContents, registry: service.trust, metrics: metrics,
             logger: logger, clock: configuration.clock, listensForHangUp: configuration.reloadsOnHangUp,
@@ -77,7 +81,7 @@ public enum ServiceApplication {
                 Application(
                     router: buildAdminRouter(
                         metrics: metrics, trust: service.trust, ready: ready, memory: memory, maintainer: maintainer,
-                        credentials: configuration.adminTokens.isEmpty ? nil : service.credentials),
+                        credentials: configuration.adminTokens.isEmpty ? nil : service.credentials, service: service),
                     server: .http1(
                         configuration: http1(limits, ConnectionGuard.Registry(capacity: limits.maximumConnections), metrics, decoder)),
                     configuration: ApplicationConfiguration(
@@ -181,6 +185,8 @@ public enum ServiceApplication {
         ProfilesController(service: service).addRoutes(to: routes)
         LegacyV1Controller(service: service).addRoutes(to: routes)
         MetadataController(service: service).addRoutes(to: routes)
+        DecisionsController(service: service).addRoutes(to: routes)
+        LogoutController(service: service).addRoutes(to: routes)
         routes.addMethodNotAllowed()
         if health { addHealthRoutes(to: router, metrics: metrics, trust: service.trust, ready: ready, memory: memory) }
         return router
@@ -188,10 +194,11 @@ public enum ServiceApplication {
 
     /// The admin listener's routes: health and metrics, and with admin tokens at start `POST /admin/reload`
     /// (the trust file, the MVPD configuration and the secret files read again, as on SIGHUP; 202, or 401
-    /// without a valid token, checked against the admin tokens as last read).
+    /// without a valid token, checked against the admin tokens as last read) and `POST /admin/sign-out`
+    /// (``AdminSignOut``).
     static func buildAdminRouter(
         metrics: ServiceMetrics, trust: TrustRegistry, ready: @escaping @Sendable () async throws -> Void, memory: MemoryStores,
-        maintainer: TrustMaintainer, credentials: Credentials?
+        maintainer: TrustMaintainer, credentials: Credentials?, service: TokenExchangeService
     ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         addHealthRoutes(to: router, metrics: metrics, trust: trust, ready: ready, memory: memory)
@@ -204,6 +211,7 @@ public enum ServiceApplication {
                 maintainer.reload()
                 return health(202, "reloading")
             }
+            AdminSignOut(service: service, credentials: credentials).addRoute(to: router)
         }
         return router
     }

@@ -2,6 +2,7 @@ import AppleSSO
 import Foundation
 import Logging
 @_spi(Spans) import SAML
+import SAMLMediaToken
 import Synchronization
 import Tracing
 
@@ -47,6 +48,7 @@ public struct TokenExchangeService: Sendable {
         /// The answers built from the configuration alone.
         var answers: ConfigurationAnswers
         var requests: RequestIDAuthority
+        var mediaTokens: MediaTokenIssuer
     }
     public var mvpds: MVPDConfiguration { current.snapshot.withLock { $0.mvpds } }
     var exchange: TokenExchange { current.snapshot.withLock { $0.exchange } }
@@ -57,6 +59,12 @@ public struct TokenExchangeService: Sendable {
     /// MACs the IDs of the requests `sessions/sso` issues and checks those the responses answer (the
     /// snapshot's: `requestKeysFile` is read again by ``reload()``).
     var requests: RequestIDAuthority { current.snapshot.withLock { $0.requests } }
+    /// Signs the media tokens of `decisions/authorize` (the snapshot's: `mediaTokenKeysFile` is read
+    /// again by ``reload()``).
+    var mediaTokens: MediaTokenIssuer { current.snapshot.withLock { $0.mediaTokens } }
+    /// Decides which resources a profile may watch (``AppleSSO/ConfiguredResourceAuthorizer`` unless the
+    /// application is given another).
+    let authorizer: any ResourceAuthorizer
     /// The API's and the admin listener's bearer tokens (read again by ``reload()``).
     let credentials: Credentials
     let metrics: ServiceMetrics
@@ -71,17 +79,19 @@ public struct TokenExchangeService: Sendable {
     /// (``ServiceConfiguration/tracing``).
     public init(
         configuration: ServiceConfiguration, store: any SAMLStateStore, metrics: ServiceMetrics, logger: Logger,
-        tracer: (any Tracer)? = nil
+        tracer: (any Tracer)? = nil, authorizer: any ResourceAuthorizer = ConfiguredResourceAuthorizer()
     ) throws {
         try self.init(
             configuration: configuration, stores: .custom(store, configuration: configuration), metrics: metrics, logger: logger,
-            tracer: tracer)
+            tracer: tracer, authorizer: authorizer)
     }
 
-    init(configuration: ServiceConfiguration, stores: ServiceStores, metrics: ServiceMetrics, logger: Logger, tracer: (any Tracer)?)
-        throws
-    {
+    init(
+        configuration: ServiceConfiguration, stores: ServiceStores, metrics: ServiceMetrics, logger: Logger, tracer: (any Tracer)?,
+        authorizer: any ResourceAuthorizer = ConfiguredResourceAuthorizer()
+    ) throws {
         self.configuration = configuration
+        self.authorizer = authorizer
         self.tracer = tracer
         self.stores = stores
         self.metrics = metrics
@@ -183,7 +193,16 @@ public struct TokenExchangeService: Sendable {
             requests = try RequestIDAuthority(keys: configuration.requestKeys)
         }
         credentials = Credentials(bearer: configuration.bearerTokens, admin: configuration.adminTokens)
-        current = Current(Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests))
+        let mediaTokens: MediaTokenIssuer
+        if let pem = configuration.mediaTokenKeysPEM {
+            mediaTokens = try Self.mediaTokenIssuer(pem, lifetime: configuration.mediaTokenLifetime)
+        } else {
+            mediaTokens = try! MediaTokenIssuer(keys: [.generated()], lifetime: configuration.mediaTokenLifetime)
+            logger.warning(
+                "media tokens are signed with a key made at start (no mediaTokenKeysFile): content servers can check only the tokens of the instance whose media-tokens/keys they read, until a restart")
+        }
+        current = Current(
+            Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests, mediaTokens: mediaTokens))
         if let keyPath = configuration.requestSigningKeyPath {
             // A private key others may read is shouted (not refused: the repository's development keys
             // are checked out world-readable).
@@ -227,8 +246,18 @@ public struct TokenExchangeService: Sendable {
         return try MVPDConfiguration.decode(Array(document))
     }
 
+    /// The media-token keys of a PEM text (``ServiceConfiguration/mediaTokenKeysPEM``).
+    static func mediaTokenIssuer(_ pem: String, lifetime: Duration) throws -> MediaTokenIssuer {
+        do {
+            return try MediaTokenIssuer(keys: try MediaTokenKey.privateKeys(pemFile: pem), lifetime: lifetime)
+        } catch {
+            throw SAMLError(.configurationInvalid, "mediaTokenKeysFile: \((error as? MediaTokenError)?.message ?? "a key that does not read")")
+        }
+    }
+
     private static func snapshot(
-        _ mvpds: MVPDConfiguration, configuration: ServiceConfiguration, trust: TrustRegistry, requests: RequestIDAuthority
+        _ mvpds: MVPDConfiguration, configuration: ServiceConfiguration, trust: TrustRegistry, requests: RequestIDAuthority,
+        mediaTokens: MediaTokenIssuer
     ) -> Snapshot {
         var exchange = TokenExchange(
             configuration: mvpds, trust: trust, mapping: UserMetadataMapping(configuration.userMetadataMapping), requests: requests)
@@ -239,11 +268,13 @@ public struct TokenExchangeService: Sendable {
             requestor: MVPDConfiguration.Requestor(
                 id: configuration.serviceProvider, name: configuration.requestorName, domains: configuration.domains),
             featured: configuration.featuredMVPDs)
-        return Snapshot(mvpds: mvpds, exchange: exchange, metricLabels: Set(mvpds.mvpds.map(\.id)), answers: answers, requests: requests)
+        return Snapshot(
+            mvpds: mvpds, exchange: exchange, metricLabels: Set(mvpds.mvpds.map(\.id)), answers: answers, requests: requests,
+            mediaTokens: mediaTokens)
     }
 
     /// What SIGHUP and `POST /admin/reload` read again besides the trust file: the MVPD configuration and
-    /// the secret files (`bearerTokensFile`, `adminTokensFile`, `requestKeysFile`), each with the checks
+    /// the secret files (`bearerTokensFile`, `adminTokensFile`, `requestKeysFile`, `mediaTokenKeysFile`), each with the checks
     /// of the start (an empty or readable file is refused). Each part that does not read leaves the
     /// current one in place and says why in the log; secrets given in the environment stay as they are.
     public func reload() {
@@ -280,10 +311,23 @@ public struct TokenExchangeService: Sendable {
                     metadata: ["error": "\((error as? SAMLError)?.message ?? "\(error)")"])
             }
         }
+        var mediaTokens = self.mediaTokens
+        if let path = configuration.mediaTokenKeysFilePath {
+            do {
+                let pem = try ServiceConfiguration.secretText(path, setting: "mediaTokenKeysFile", allowingReadable: readable)
+                mediaTokens = try Self.mediaTokenIssuer(pem, lifetime: configuration.mediaTokenLifetime)
+                logger.info("secret file reloaded", metadata: ["setting": "mediaTokenKeysFile", "entries": "\(mediaTokens.keys.count)"])
+            } catch {
+                logger.error(
+                    "the media-token keys do not read: the previous ones stay in place",
+                    metadata: ["error": "\((error as? SAMLError)?.message ?? "\(error)")"])
+            }
+        }
         credentials.replace(
             bearer: secret("bearerTokensFile", configuration.bearerTokensFilePath, allowEmpty: configuration.allowUnauthenticatedAPI),
             admin: secret("adminTokensFile", configuration.adminTokensFilePath))
-        let snapshot = Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests)
+        let snapshot = Self.snapshot(
+            mvpds, configuration: configuration, trust: trust, requests: requests, mediaTokens: mediaTokens)
         current.snapshot.withLock { $0 = snapshot }
     }
 

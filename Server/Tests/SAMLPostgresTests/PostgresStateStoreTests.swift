@@ -225,6 +225,50 @@ struct PostgresStateStoreTests {
         #expect(kept.count == 1 && kept[0].mvpd == "MVPD-A")
     }
 
+    @Test(
+        "removals: a device's profile of one MVPD or all, only valid ones reported; a subscriber's on every device by a signed attribute (one value or one of several); the other instance's directory follows"
+    )
+    func removals() async throws {
+        let a = try await Self.instance(), b = try await Self.instance()
+        defer { a.task.cancel(); b.task.cancel() }
+        let run = UUID().uuidString
+        let now = SAMLInstant.now()
+        func save(_ device: String, _ mvpd: String, _ value: String, expires: Duration = .seconds(300)) async throws {
+            let json = #"{"attributes":{"userID":{"state":"plain","value":\#(value)}},"type":"appleSSO"}"#
+            try await a.store.save(
+                StoredProfile(serviceProvider: "REF30", device: "\(run)-\(device)", mvpd: mvpd, json: Array(json.utf8), notAfter: now + expires))
+        }
+        try await save("d1", "MVPD-A", #""u1-\#(run)""#)
+        try await save("d1", "MVPD-B", #""u1-\#(run)""#)
+        try await save("d2", "MVPD-A", #"["x", "u1-\#(run)"]"#)
+        try await save("d3", "MVPD-A", #""u2-\#(run)""#)
+        try await save("d4", "MVPD-A", #""u3-\#(run)""#, expires: .milliseconds(-1000))
+        // b's directory has read a's saves.
+        var seen = false
+        for _ in 0..<100 where !seen {
+            seen = b.store.hasLiveProfile(serviceProvider: "REF30", device: "\(run)-d1", mvpd: "MVPD-B", now: .now()) == true
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(seen)
+        #expect(try await b.store.removeProfiles(serviceProvider: "REF30", device: "\(run)-d1", mvpd: "MVPD-B", now: .now()) == ["MVPD-B"])
+        #expect(b.store.hasLiveProfile(serviceProvider: "REF30", device: "\(run)-d1", mvpd: "MVPD-B", now: .now()) == false)
+        #expect(try await a.store.profiles(serviceProvider: "REF30", device: "\(run)-d1", now: .now()).map(\.mvpd) == ["MVPD-A"])
+        #expect(try await a.store.removeProfiles(serviceProvider: "REF30", device: "\(run)-d4", mvpd: nil, now: .now()).isEmpty)
+        let removed = try await a.store.removeProfiles(serviceProvider: "REF30", mvpd: "MVPD-A", attribute: "userID", value: "u1-\(run)")
+        #expect(removed == 2)
+        for device in ["d1", "d2"] {
+            #expect(try await b.store.profiles(serviceProvider: "REF30", device: "\(run)-\(device)", now: .now()).isEmpty)
+        }
+        #expect(try await b.store.profiles(serviceProvider: "REF30", device: "\(run)-d3", now: .now()).count == 1)
+        // a's removal reaches b's directory through saml_profile_removals within its bound.
+        var gone = false
+        for _ in 0..<100 where !gone {
+            gone = b.store.hasLiveProfile(serviceProvider: "REF30", device: "\(run)-d2", mvpd: "MVPD-A", now: .now()) == false
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(gone)
+    }
+
     @Test("a profile attached to a consume is kept in its transaction when it is recorded, and not when it is refused")
     func profileWithConsume() async throws {
         let a = try await Self.instance(), b = try await Self.instance()

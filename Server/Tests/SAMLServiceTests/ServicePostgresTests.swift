@@ -74,6 +74,50 @@ struct ServicePostgresTests {
         }
     }
 
+    @Test(
+        "a logout on one instance: the other answers the device as signed out within a second (sessions/sso, profiles, decisions), and an operator's sign-out of a subscriber too"
+    )
+    func logoutAcrossInstances() async throws {
+        var configuration = Service.configuration(store: Self.url)
+        configuration.bearerTokens = ["token"]
+        try await Service.with(configuration) { a in
+            try await Service.with(configuration) { b in
+                let device = Service.newDevice()
+                let headers = [("AP-Device-Identifier", "fingerprint \(device)"), ("Authorization", "Bearer token")]
+                #expect(try await Service.send(b, try await Service.freshExchange(b, Service.mvpdB, device: device)).status == 201)
+                func reason() async throws -> String? {
+                    Service.json(try await Service.session(a, Service.pfs("ProviderB").headerValue, device: device))["reasonType"] as? String
+                }
+                func authorize(_ port: Int) async throws -> Int {
+                    try await Service.send(
+                        port, "/api/v2/REF30/decisions/authorize/MVPD-B",
+                        headers: headers + [("Content-Type", "application/json"), ("AP-Partner-Framework-Status", Service.pfs("ProviderB").headerValue)],
+                        body: Array(#"{"resources": ["REF30"]}"#.utf8)
+                    ).status
+                }
+                var answer: String?
+                for _ in 0..<100 where answer != "authenticatedSSO" {
+                    answer = try await reason()
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                #expect(answer == "authenticatedSSO")
+                #expect(try await authorize(a) == 200)
+                let logout = try await Service.send(
+                    b, "/api/v2/REF30/logout/MVPD-B?redirectUrl=https%3A%2F%2Fapp.example", method: "GET", headers: headers)
+                #expect(logout.status == 200 && logout.text.contains("partner_logout"))
+                // Read from the table at once; sessions/sso from a's directory within its bound (1 s).
+                #expect(try await authorize(a) == 403)
+                #expect(try await Service.send(a, "/api/v2/REF30/profiles", method: "GET", headers: headers).text == #"{"profiles":{}}"#)
+                let signedOut = ContinuousClock.now
+                while try await reason() == "authenticatedSSO", ContinuousClock.now - signedOut < .seconds(3) {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(ContinuousClock.now - signedOut < .seconds(1) + .milliseconds(300))
+                #expect(try await reason() != "authenticatedSSO")
+            }
+        }
+    }
+
     @Test("killing one instance during a load run loses no accepted login and accepts no replay on the other")
     func killOneInstance() async throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("saml-server").path

@@ -67,7 +67,7 @@ struct ServiceRouterTests {
             ("application/json; x=application/x-www-form-urlencoded", false), ("application/x-www-form-urlencoded\u{E9}", false),
         ])
     func formMediaType(value: String, expected: Bool) {
-        #expect(FormBodyMiddleware.isForm(value) == expected)
+        #expect(BodyMiddleware.isForm(value) == expected)
     }
 
     @Test("authentication first, then the media type, then the path")

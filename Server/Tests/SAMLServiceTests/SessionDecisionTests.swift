@@ -33,21 +33,21 @@ struct SessionDecisionTests {
     @Test("the header read once: absent, malformed, denied, expired, unknown provider, valid")
     func framework() {
         #expect(PartnerFramework(nil, mvpds: Self.mvpds, requested: nil, now: .now()).mvpd == nil)
-        if case .invalid(nil) = PartnerFramework("not base64!", mvpds: Self.mvpds, requested: nil, now: .now()) {
+        if case .invalid(nil, .accessNotPresent) = PartnerFramework("not base64!", mvpds: Self.mvpds, requested: nil, now: .now()) {
         } else {
             Issue.record("a malformed header is invalid, with no MVPD")
         }
-        if case .invalid(let mvpd) = Self.framework("ProviderA", access: .denied) {
+        if case .invalid(let mvpd, .accessNotGranted) = Self.framework("ProviderA", access: .denied) {
             #expect(mvpd?.id == "MVPD-A")
         } else {
             Issue.record("a denied permission is invalid, with its provider's MVPD")
         }
-        if case .invalid(let mvpd) = Self.framework("ProviderA", expiresIn: -1000) {
+        if case .invalid(let mvpd, .providerExpired) = Self.framework("ProviderA", expiresIn: -1000) {
             #expect(mvpd?.id == "MVPD-A")
         } else {
             Issue.record("an expired status is invalid")
         }
-        if case .invalid(nil) = Self.framework("ProviderZ") {} else { Issue.record("an unknown provider is invalid, with no MVPD") }
+        if case .invalid(nil, .providerNotDetermined) = Self.framework("ProviderZ") {} else { Issue.record("an unknown provider is invalid, with no MVPD") }
         if case .valid(let mvpd) = Self.framework("ProviderB") { #expect(mvpd.id == "MVPD-B") } else { Issue.record("valid") }
         let wrongField = PartnerFramework(
             Service.pfs("ProviderB").headerValue, mvpds: Self.mvpds, requested: "MVPD-A", now: .now())

@@ -23,6 +23,7 @@ extension ServiceConfiguration {
         try readStore(settings)
         try readVerification(settings)
         try readAnswers(settings)
+        try readDecisions(settings)
         try readCallers(settings)
         try readLimits(settings)
         try readLogs(settings)
@@ -102,6 +103,19 @@ extension ServiceConfiguration {
         }
         requestorName = settings.string("requestorName")
         if let value = settings.strings("domains") { domains = value }
+    }
+
+    /// The authorization decisions and their media tokens.
+    private mutating func readDecisions(_ settings: SettingsReader) throws {
+        if let value = try secretText(settings, "mediaTokenKeysFile") {
+            mediaTokenKeysPEM = value
+            mediaTokenKeysFilePath = settings.path("mediaTokenKeysFile")
+        }
+        if let value = try settings.seconds("mediaTokenLifetimeSeconds", in: 1...3600) { mediaTokenLifetime = value }
+        if let value = try settings.int("maximumPreauthorizeResources", in: 1...100) { maximumPreauthorizeResources = value }
+        if let value = try settings.seconds("authorizationTimeoutMilliseconds", unit: .milliseconds(1), in: 1...30_000) {
+            authorizationTimeout = value
+        }
     }
 
     /// Who may call: the bearer and admin tokens.

@@ -99,6 +99,20 @@ public struct ServiceConfiguration: Sendable {
     public var bearerTokensFilePath: String?
     public var adminTokensFilePath: String?
     public var requestKeysFilePath: String?
+    /// The media-token keys' PEM text (ES256 private keys, the first signs, all are published at
+    /// `GET /api/v2/{serviceProvider}/media-tokens/keys`), and the file it was read from (read again on
+    /// reload, as the request-ID keys). None: a key generated at start, per process (a warning: content
+    /// servers can only check the tokens of the instance whose keys they fetched).
+    public var mediaTokenKeysPEM: String?
+    public var mediaTokenKeysFilePath: String?
+    /// How long a media token is valid from its issue. Default 300 s.
+    public var mediaTokenLifetime: Duration = .seconds(300)
+    /// The most resources one `decisions/preauthorize` may ask about (`decisions/authorize`: one).
+    /// Default 5, as Adobe Pass's (`403 too_many_resources` above it).
+    public var maximumPreauthorizeResources = 5
+    /// How long the resource authorizer (``AppleSSO/ResourceAuthorizer``) may take before every resource
+    /// of the request is denied (`network_received_error`). Default 2 s.
+    public var authorizationTimeout: Duration = .seconds(2)
     /// Says that the API is meant to answer without bearer tokens (a gateway in front authenticates the
     /// apps): then an empty `bearerTokensFile` means none, and the start-up line that the API is open is a
     /// notice, not a warning. Default false: an empty token file is refused, no tokens at all is warned of.

@@ -15,7 +15,7 @@ struct LegacyV1Controller: Sendable {
             .add(middleware: routes.admission)
         // The suffix chooses the format (V1FormatMiddleware), as on every v1 route.
         for path in ["/api/v1/tokens/authn", "/api/v1/tokens/authn.xml", "/api/v1/tokens/authn.json"] {
-            exchange.post(RouterPath(path)) { _, context in await authentication(body: context.form, admission: context.admission) }
+            exchange.post(RouterPath(path)) { _, context in await authentication(body: context.body, admission: context.admission) }
         }
         let reads = routes.family(v1: true)
         reads.get("/api/v1/config/:requestor") { _, context in

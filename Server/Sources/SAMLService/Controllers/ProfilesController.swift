@@ -14,7 +14,7 @@ struct ProfilesController: Sendable {
             .post("/api/v2/:serviceProvider/profiles/sso/:partner") { _, context in
                 await profile(
                     serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
-                    headers: context.headers, body: context.form, admission: context.admission)
+                    headers: context.headers, body: context.body, admission: context.admission)
             }
         let reads = routes.family()
         reads.get("/api/v2/:serviceProvider/profiles") { _, context in
@@ -68,9 +68,7 @@ struct ProfilesController: Sendable {
             return refusal
         }
         if let mvpd, service.mvpds.mvpd(id: mvpd) == nil {
-            return .error(
-                EnhancedError(
-                    status: 400, code: "invalid_parameter_mvpd", message: "The MVPD parameter value is missing or invalid.", details: nil))
+            return .error(.invalidMVPD)
         }
         let stored: [StoredProfile]
         do {
@@ -79,10 +77,7 @@ struct ProfilesController: Sendable {
                 now: service.configuration.clock.now())
         } catch {
             if !(error is ProfileLookups.Shed) { service.metrics.storeError(operation: "profiles") }
-            return .error(
-                EnhancedError(
-                    status: 503, code: "service_unavailable", message: "The profiles cannot be read now; retry later.", details: nil,
-                    action: "retry"))
+            return .error(TokenExchangeService.profilesUnavailable)
         }
         // Every kept profile is an appleSSO one. With an AP-Partner-Framework-Status header (the cookbook:
         // the app sends it "such that the retrieved response may include an 'appleSSO' type profile"), only

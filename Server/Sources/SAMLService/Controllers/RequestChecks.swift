@@ -108,8 +108,9 @@ enum DeviceIdentifier {
 /// filters by it (the Token Exchange's own reading is the library's, ``AppleSSO/TokenExchange``).
 enum PartnerFramework {
     case absent
-    /// Malformed, not granted, expired or not the requested MVPD; with the MVPD its provider maps to.
-    case invalid(MVPD?)
+    /// Malformed, not granted, expired or not the requested MVPD; with the MVPD its provider maps to, and
+    /// the Enhanced Error Code that says why.
+    case invalid(MVPD?, PartnerFrameworkOutcome)
     case valid(MVPD)
 
     init(_ header: String?, mvpds: MVPDConfiguration, requested: String?, now: SAMLInstant) {
@@ -118,20 +119,20 @@ enum PartnerFramework {
             return
         }
         guard let status = try? PartnerFrameworkStatus(headerValue: header) else {
-            self = .invalid(nil)
+            self = .invalid(nil, .accessNotPresent)
             return
         }
-        if let validated = try? status.validate(configuration: mvpds, requestedMVPD: requested, now: now) {
-            self = .valid(validated)
-        } else {
-            self = .invalid(status.providerID.flatMap { mvpds.mvpd(platformMappingId: $0) })
+        do {
+            self = .valid(try status.validate(configuration: mvpds, requestedMVPD: requested, now: now))
+        } catch {
+            self = .invalid(status.providerID.flatMap { mvpds.mvpd(platformMappingId: $0) }, error)
         }
     }
 
     var mvpd: MVPD? {
         switch self {
         case .absent: nil
-        case .invalid(let mvpd): mvpd
+        case .invalid(let mvpd, _): mvpd
         case .valid(let mvpd): mvpd
         }
     }

@@ -61,6 +61,8 @@ public struct ServiceAnswer: Sendable, ResponseGenerator {
     public var error: EnhancedError?
     /// `Allow` (a `405`).
     var allow: String?
+    /// `Cache-Control`, when the answer may be cached.
+    var cacheControl: String?
 
     init(
         status: Int, body: [UInt8], trace: String? = nil, code: String, mvpd: String?, detail: String? = nil, contentType: String? = nil
@@ -110,6 +112,7 @@ public struct ServiceAnswer: Sendable, ResponseGenerator {
             response.headers[.vary] = "X-Device-Info"
         }
         if let allow { response.headers[.allow] = allow }
+        if let cacheControl { response.headers[.cacheControl] = cacheControl }
         return response
     }
 

@@ -84,13 +84,16 @@ enum SessionDecision {
                     })
                     ? name : nil
             }
-            redirectURL = text("redirectUrl").flatMap { value -> String? in
-                guard !value.utf8.contains(where: { $0 < 0x21 || $0 == 0x7F }), let components = URLComponents(string: value),
-                    let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http", let host = components.host,
-                    !host.isEmpty
-                else { return nil }
-                return value
-            }
+            redirectURL = text("redirectUrl").flatMap(Self.redirectURL)
+        }
+
+        /// `value` when it is an absolute http(s) URL with a host, without control characters or spaces.
+        static func redirectURL(_ value: String) -> String? {
+            guard !value.utf8.contains(where: { $0 < 0x21 || $0 == 0x7F }), let components = URLComponents(string: value),
+                let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http", let host = components.host,
+                !host.isEmpty
+            else { return nil }
+            return value
         }
 
         var missing: [String] { (domainName == nil ? ["domainName"] : []) + (redirectURL == nil ? ["redirectUrl"] : []) }

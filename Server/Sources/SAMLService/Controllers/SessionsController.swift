@@ -20,7 +20,7 @@ struct SessionsController: Sendable {
         route.post(Self.path) { _, context in
             await session(
                 serviceProvider: context.parameters.get("serviceProvider") ?? "", partner: context.parameters.get("partner") ?? "",
-                headers: context.headers, body: context.form)
+                headers: context.headers, body: context.body)
         }
     }
 

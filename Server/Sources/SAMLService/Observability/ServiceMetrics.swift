@@ -169,6 +169,19 @@ public struct ServiceMetrics: Sendable {
         Counter(label: "saml_sso_sessions_total", dimensions: [("action", action), ("reason", reason)], factory: factory).increment()
     }
 
+    /// A decisions request's answers, by kind (`preauthorize`, `authorize`) and decision.
+    func decisions(_ kind: String, permitted: Int, denied: Int, mvpd: String) {
+        for (decision, count) in [("permit", permitted), ("deny", denied)] where count > 0 {
+            Counter(label: "saml_decisions_total", dimensions: [("kind", kind), ("decision", decision), ("mvpd", mvpd)], factory: factory)
+                .increment(by: Int64(count))
+        }
+    }
+
+    /// Profiles removed: by a device's logout (`logout`) or an operator (`admin`).
+    func profilesRemoved(_ by: String, count: Int) {
+        Counter(label: "saml_profiles_removed_total", dimensions: [("by", by)], factory: factory).increment(by: Int64(count))
+    }
+
     func rejection(_ reason: String) {
         Counter(label: "saml_overload_rejections_total", dimensions: [("reason", reason)], factory: factory).increment()
     }

@@ -3,14 +3,14 @@ import Synchronization
 
 /// What a request of the API has established as it goes through the middleware (``ServiceRoutes``): its
 /// headers read once (``AnswerMiddleware``), the representation its answers take (``V1FormatMiddleware``),
-/// its form body read within the limit (``FormBodyMiddleware``), and, for ``AnswerMiddleware`` to read
+/// its body read within the limit (``BodyMiddleware``), and, for ``AnswerMiddleware`` to read
 /// after `next`, the answer it got (``Outcome``, a reference: a context is passed down by value).
 public struct ServiceRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The headers the endpoints read.
     public internal(set) var headers = RequestHeaders()
-    /// The form body (empty on the routes that read none).
-    public internal(set) var form: [UInt8] = []
+    /// The body: a form, or JSON on the decisions (empty on the routes that read none).
+    public internal(set) var body: [UInt8] = []
     /// The request's verification slot on the admitted routes (``AdmissionMiddleware``): given up when it
     /// reaches the store.
     var admission: AdmissionControl.Slot?

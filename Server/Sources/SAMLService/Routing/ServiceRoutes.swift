@@ -4,7 +4,7 @@ import Hummingbird
 
 /// The API's routes, family by family: each family a group of routes behind the same middleware
 /// (``AnswerMiddleware``, then ``V1FormatMiddleware`` on REST API v1's, then ``BearerMiddleware`` unless
-/// public), its routes adding their own (``FormBodyMiddleware``, ``AdmissionMiddleware``). Every path
+/// public), its routes adding their own (``BodyMiddleware``, ``AdmissionMiddleware``). Every path
 /// registered through a family answers the methods it was not registered for with `405` and `Allow`,
 /// after the family's middleware (an unauthenticated caller learns nothing of which methods a path
 /// answers; a v1 client gets v1's format): the methods come from the routes themselves.
@@ -12,14 +12,16 @@ final class ServiceRoutes {
     private let router: Router<ServiceRequestContext>
     let service: TokenExchangeService
     /// The middleware the routes add, built once.
-    let form: FormBodyMiddleware
+    let form: BodyMiddleware
+    let json: BodyMiddleware
     let admission: AdmissionMiddleware
     private var families: [Family] = []
 
     init(router: Router<ServiceRequestContext>, service: TokenExchangeService, limit: Int, admission: AdmissionControl) {
         self.router = router
         self.service = service
-        form = FormBodyMiddleware(limit: limit)
+        form = BodyMiddleware(limit: limit, mediaType: .form)
+        json = BodyMiddleware(limit: limit, mediaType: .json)
         self.admission = AdmissionMiddleware(admission: admission, metrics: service.metrics)
     }
 

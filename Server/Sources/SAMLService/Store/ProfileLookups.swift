@@ -128,6 +128,16 @@ final class ProfileLookups: Sendable {
         try? await known?.save(profile)
     }
 
+    /// Profiles removed (a logout here): no longer answered from this instance's memory.
+    func forget(serviceProvider: String, device: String, mvpd: String?) async {
+        _ = try? await known?.removeProfiles(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: .now())
+    }
+
+    /// A subscriber's profiles removed (an operator's sign-out).
+    func forget(serviceProvider: String, mvpd: String, attribute: String, value: String) async {
+        _ = try? await known?.removeProfiles(serviceProvider: serviceProvider, mvpd: mvpd, attribute: attribute, value: value)
+    }
+
     /// Profiles known here (the memory's occupancy).
     var knownProfiles: Int { known?.count ?? 0 }
 }

@@ -15,6 +15,8 @@ public struct ServiceStores: Sendable {
     let keepingProfiles: (any ProfileKeepingStateStore)?
     /// Where profiles are kept and read: the store when it keeps them, else this process's memory.
     let profiles: any ProfileStore
+    /// Removes profiles (logout, an operator's sign-out); nil for a store of the caller's own that cannot.
+    let removal: (any ProfileRemoval)?
     /// A directory of the live profiles in memory, in step with a shared store.
     let presence: (any ProfilePresence)?
     /// Whether other instances share the profiles: then anonymous reads are bounded (``ProfileLookups``).
@@ -33,20 +35,20 @@ public struct ServiceStores: Sendable {
         let logins = InMemoryStateStore(capacity: configuration.memoryStoreCapacity)
         let profiles = InMemoryProfileStore(capacity: configuration.memoryProfileCapacity)
         return ServiceStores(
-            logins: logins, keepingProfiles: nil, profiles: profiles, presence: nil, shared: false, checkHealth: {},
+            logins: logins, keepingProfiles: nil, profiles: profiles, removal: profiles, presence: nil, shared: false, checkHealth: {},
             memoryLogins: logins, memoryProfiles: profiles, database: nil)
     }
 
     /// PostgreSQL: logins and profiles in one transaction, shared by every instance.
     static func postgres(_ database: PostgresStateStore) -> ServiceStores {
         ServiceStores(
-            logins: database, keepingProfiles: database, profiles: database, presence: database, shared: true,
+            logins: database, keepingProfiles: database, profiles: database, removal: database, presence: database, shared: true,
             checkHealth: { try await database.checkHealth() }, memoryLogins: nil, memoryProfiles: nil, database: database)
     }
 
     /// A store of the caller's own (``ServiceApplication/buildApplication(configuration:store:metrics:logger:onRunning:)``):
     /// the one place its roles are found by what it conforms to (``AppleSSO/ProfileKeepingStateStore``,
-    /// ``AppleSSO/ProfileStore``, ``AppleSSO/ProfilePresence``, ``StoreHealthCheck``); profiles in this
+    /// ``AppleSSO/ProfileStore``, ``AppleSSO/ProfileRemoval``, ``AppleSSO/ProfilePresence``, ``StoreHealthCheck``); profiles in this
     /// process's memory unless it keeps them.
     static func custom(_ store: any SAMLStateStore, configuration: ServiceConfiguration) -> ServiceStores {
         let keeping = store as? any ProfileStore
@@ -54,7 +56,7 @@ public struct ServiceStores: Sendable {
         let probe = store as? any StoreHealthCheck
         return ServiceStores(
             logins: store, keepingProfiles: store as? any ProfileKeepingStateStore, profiles: keeping ?? memoryProfiles!,
-            presence: store as? any ProfilePresence, shared: keeping != nil, checkHealth: { try await probe?.checkHealth() },
+            removal: keeping != nil ? store as? any ProfileRemoval : memoryProfiles, presence: store as? any ProfilePresence, shared: keeping != nil, checkHealth: { try await probe?.checkHealth() },
             memoryLogins: store as? InMemoryStateStore, memoryProfiles: memoryProfiles, database: nil)
     }
 

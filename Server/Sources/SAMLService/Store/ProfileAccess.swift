@@ -1,0 +1,61 @@
+import AppleSSO
+import SAML
+
+/// What the decisions and the logouts do with a device's profiles: read one, remove them.
+extension TokenExchangeService {
+    /// A device's valid profile for an MVPD, as the decisions need it.
+    enum LiveProfile {
+        case found(StoredProfile)
+        case missing
+        /// The store cannot answer now (or the read was shed): the answer to give.
+        case unavailable(ServiceAnswer)
+    }
+
+    /// The device's valid profile for `mvpd`: "none" from the store's directory when it can say so (no
+    /// query for a device without a profile), else read through the bounded profile reads.
+    func liveProfile(device: String, mvpd: String, now: SAMLInstant) async -> LiveProfile {
+        let serviceProvider = configuration.serviceProvider
+        if stores.presence?.hasLiveProfile(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: now) == false {
+            metrics.profileLookup("directory")
+            return .missing
+        }
+        do {
+            let profiles = try await profileLookups.profiles(serviceProvider: serviceProvider, device: device, now: now)
+            return profiles.first { $0.mvpd == mvpd && $0.notAfter > now }.map { .found($0) } ?? .missing
+        } catch {
+            if !(error is ProfileLookups.Shed) { metrics.storeError(operation: "profiles") }
+            return .unavailable(.error(Self.profilesUnavailable, mvpd: mvpd))
+        }
+    }
+
+    static let profilesUnavailable = EnhancedError(
+        status: 503, code: "service_unavailable", message: "The profiles cannot be read now; retry later.", details: nil, action: "retry")
+
+    /// Removes the device's profiles (only `mvpd`'s when given) from the store and from this instance's
+    /// memory; returns the MVPDs whose profile was valid. Throws the store's error (nothing is answered as
+    /// signed out that the store did not remove) and `store.unavailable` for a store that cannot remove.
+    func removeProfiles(device: String, mvpd: String?, by: String) async throws -> [String] {
+        guard let removal = stores.removal else {
+            throw SAMLError(.storeUnavailable, "expected a profile store that removes profiles, found one that cannot")
+        }
+        let serviceProvider = configuration.serviceProvider
+        let removed = try await removal.removeProfiles(
+            serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: configuration.clock.now())
+        await profileLookups.forget(serviceProvider: serviceProvider, device: device, mvpd: mvpd)
+        metrics.profilesRemoved(by, count: removed.count)
+        return removed
+    }
+
+    /// Removes every profile of `mvpd` whose attribute `attribute` holds `value` (an operator signing a
+    /// subscriber out); returns how many.
+    func removeSubscriber(mvpd: String, attribute: String, value: String) async throws -> Int {
+        guard let removal = stores.removal else {
+            throw SAMLError(.storeUnavailable, "expected a profile store that removes profiles, found one that cannot")
+        }
+        let removed = try await removal.removeProfiles(
+            serviceProvider: configuration.serviceProvider, mvpd: mvpd, attribute: attribute, value: value)
+        await profileLookups.forget(serviceProvider: configuration.serviceProvider, mvpd: mvpd, attribute: attribute, value: value)
+        metrics.profilesRemoved("admin", count: removed)
+        return removed
+    }
+}
