@@ -192,16 +192,17 @@ extension LoadHarness {
     }
 
     /// Waits (at most 10 s, and not past the deadline) for a replay's original to be answered. False
-    /// when it never was (lost, withheld, never sent, or `tolerating` unavailability a `503`); true when
-    /// it was, or is still in flight (the replay then races it, and a double acceptance is caught by the
-    /// tally).
+    /// when it was not (lost, withheld, never sent, still in flight when the wait ended, or `tolerating`
+    /// unavailability a `503`): a replay sent while its original is in flight would race it, and the
+    /// store rightly accepts whichever of the same bytes reaches it first, which the audit could not
+    /// judge. The settle phase re-posts it then.
     static func originalAnswered(_ original: Int, state: TimedState, deadline: ContinuousClock.Instant?, tolerating: Bool) async -> Bool {
         let clock = ContinuousClock()
         let limit = min(clock.now + .seconds(10), deadline ?? clock.now + .seconds(10))
         while state.outcome(original) == nil && clock.now < limit && !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(1))
         }
-        guard let outcome = state.outcome(original) else { return state.inFlight.withLock { $0[original] } }
+        guard let outcome = state.outcome(original) else { return false }
         return !outcome.isLost(tolerating: tolerating)
     }
 }
