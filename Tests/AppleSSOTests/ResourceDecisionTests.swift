@@ -11,7 +11,8 @@ struct ResourceDecisionTests {
     }
 
     static func query(_ mvpd: MVPD, _ resources: [String], attributes: [String: [String]] = [:]) -> AuthorizationQuery {
-        AuthorizationQuery(kind: .preauthorize, serviceProvider: "SP", mvpd: mvpd, device: "fingerprint d", resources: resources, attributes: attributes)
+        AuthorizationQuery(
+            kind: .preauthorize, serviceProvider: "SP", mvpd: mvpd, device: "fingerprint d", resources: resources, attributes: attributes)
     }
 
     @Test("allow all, a list, an attribute's values (split at the separator), and their union")
@@ -56,7 +57,8 @@ struct ResourceDecisionTests {
 
     @Test("a stored profile's attributes: one value, several, none read from JSON that is not a profile")
     func storedAttributes() {
-        let json = #"{"attributes":{"channels":{"state":"plain","value":["a","b"]},"userID":{"state":"plain","value":"u1"}},"type":"appleSSO"}"#
+        let json =
+            #"{"attributes":{"channels":{"state":"plain","value":["a","b"]},"userID":{"state":"plain","value":"u1"}},"type":"appleSSO"}"#
         let profile = StoredProfile(serviceProvider: "SP", device: "d", mvpd: "M", json: Array(json.utf8), notAfter: .now() + .seconds(60))
         #expect(profile.attributes == ["channels": ["a", "b"], "userID": ["u1"]])
         let broken = StoredProfile(serviceProvider: "SP", device: "d", mvpd: "M", json: Array("{".utf8), notAfter: .now())

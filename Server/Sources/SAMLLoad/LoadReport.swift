@@ -190,7 +190,8 @@ public struct LoadReport: Sendable {
         out +=
             "settle: \(settleChecked) re-posts, \(settleWrong) wrong; lost answers: \(lostThenAccepted) accepted later, \(lostButCommitted) had been committed\n"
         if sessionsPlayed > 0 || sessionsWrong > 0 {
-            out += "sessions: \(sessionsPlayed) played to the logout (preauthorize, authorize, logout, signed out on another instance), \(sessionsWrong) wrong\n"
+            out +=
+                "sessions: \(sessionsPlayed) played to the logout (preauthorize, authorize, logout, signed out on another instance), \(sessionsWrong) wrong\n"
         }
         out += "assertions accepted more than once: \(multiplyAccepted)\n"
         out += "audit: \(wrong) wrong answers, \(failures.count) failures: \(passed ? "passed" : "FAILED")\n"
@@ -210,7 +211,8 @@ public struct LoadReport: Sendable {
             "p50_us": p50.rounded(), "p90_us": p90.rounded(), "p99_us": p99.rounded(), "p999_us": p999.rounded(),
             "max_us": maximum.rounded(), "wrong": wrong, "passed": passed, "settle_checked": settleChecked,
             "settle_wrong": settleWrong, "lost_then_accepted": lostThenAccepted, "lost_but_committed": lostButCommitted,
-            "multiply_accepted": multiplyAccepted, "sessions_played": sessionsPlayed, "sessions_wrong": sessionsWrong, "not_sent": notSent, "deadline_reached": deadlineReached,
+            "multiply_accepted": multiplyAccepted, "sessions_played": sessionsPlayed, "sessions_wrong": sessionsWrong, "not_sent": notSent,
+            "deadline_reached": deadlineReached,
             "kinds": lines.map {
                 [
                     "kind": $0.kind, "sent": $0.sent, "as_expected": $0.asExpected, "wrong": $0.wrong, "unanswered": $0.unanswered,

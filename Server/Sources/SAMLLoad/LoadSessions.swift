@@ -66,28 +66,40 @@ extension LoadHarness {
 
         let resources = [sp, "\(sp)-unlisted-\(number)"]
         let body = Array(try JSONSerialization.data(withJSONObject: ["resources": resources]))
-        let preauthorized = try await a.send(method: .POST, path: "/api/v2/\(sp)/decisions/preauthorize/\(item.mvpd)", headers: json, body: body)
+        let preauthorized = try await a.send(
+            method: .POST, path: "/api/v2/\(sp)/decisions/preauthorize/\(item.mvpd)", headers: json, body: body)
         if preauthorized.status != 200 || decisions(preauthorized)?.map({ $0["resource"] as? String }) != resources.map(Optional.some)
-            || decisions(preauthorized)?.contains(where: { $0["token"] != nil || ($0["authorized"] as? Bool == false) != ($0["error"] != nil) })
+            || decisions(preauthorized)?.contains(where: {
+                $0["token"] != nil || ($0["authorized"] as? Bool == false) != ($0["error"] != nil)
+            })
                 != false
         {
-            phase.wrong("\(prefix): preauthorize expected 200 with a decision per resource, found \(preauthorized.status) \(preauthorized.text.prefix(200))")
+            phase.wrong(
+                "\(prefix): preauthorize expected 200 with a decision per resource, found \(preauthorized.status) \(preauthorized.text.prefix(200))"
+            )
         }
 
         let one = Array(try JSONSerialization.data(withJSONObject: ["resources": [sp]]))
         let authorized = try await a.send(method: .POST, path: "/api/v2/\(sp)/decisions/authorize/\(item.mvpd)", headers: json, body: one)
         if authorized.status != 200 || decisions(authorized)?.count != 1
-            || decisions(authorized).map({ ($0[0]["authorized"] as? Bool == true) == (($0[0]["token"] as? [String: Any])?["serializedToken"] is String) })
+            || decisions(authorized).map({
+                ($0[0]["authorized"] as? Bool == true) == (($0[0]["token"] as? [String: Any])?["serializedToken"] is String)
+            })
                 != true
         {
-            phase.wrong("\(prefix): authorize expected 200 with one decision, a Permit with its media token, found \(authorized.status) \(authorized.text.prefix(200))")
+            phase.wrong(
+                "\(prefix): authorize expected 200 with one decision, a Permit with its media token, found \(authorized.status) \(authorized.text.prefix(200))"
+            )
         }
 
         let logout = try await b.send(
             method: .GET, path: "/api/v2/\(sp)/logout/\(item.mvpd)?redirectUrl=https%3A%2F%2Fapp.example", headers: headers)
         let action = (logout.jsonObject?["logouts"] as? [String: Any])?[item.mvpd] as? [String: Any]
-        if logout.status != 200 || action?["actionName"] as? String != "partner_logout" || action?["actionType"] as? String != "partner_interactive" {
-            phase.wrong("\(prefix): logout expected partner_logout / partner_interactive, found \(logout.status) \(logout.text.prefix(200))")
+        if logout.status != 200 || action?["actionName"] as? String != "partner_logout"
+            || action?["actionType"] as? String != "partner_interactive"
+        {
+            phase.wrong(
+                "\(prefix): logout expected partner_logout / partner_interactive, found \(logout.status) \(logout.text.prefix(200))")
         }
 
         let deadline = ContinuousClock.now + .milliseconds(1500)
@@ -99,7 +111,9 @@ extension LoadHarness {
                 && refused.status == 403 && refused.jsonObject?["code"] as? String == "authenticated_profile_missing"
             if signedOut { break }
             if ContinuousClock.now > deadline {
-                phase.wrong("\(prefix): after the logout, expected no profile on the other instance within 1.5 s, found \(profiles.status) \(profiles.text.prefix(120)) and \(refused.status)")
+                phase.wrong(
+                    "\(prefix): after the logout, expected no profile on the other instance within 1.5 s, found \(profiles.status) \(profiles.text.prefix(120)) and \(refused.status)"
+                )
                 break
             }
             try await Task.sleep(for: .milliseconds(50))

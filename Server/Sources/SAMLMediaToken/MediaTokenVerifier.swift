@@ -61,7 +61,9 @@ public struct MediaTokenVerifier: Sendable {
         } catch let error as JWTError where error.errorType == .signatureVerificationFailed {
             throw MediaTokenError(.signature, "expected a signature by key \(kid), found one that does not verify")
         } catch {
-            throw MediaTokenError(.malformed, "expected the media token's claims (iss, jti, iat, nbf, exp, resource, mvpd, dev), found a token that does not read")
+            throw MediaTokenError(
+                .malformed,
+                "expected the media token's claims (iss, jti, iat, nbf, exp, resource, mvpd, dev), found a token that does not read")
         }
         let time = now.timeIntervalSince1970
         guard time < TimeInterval(claims.exp) + leeway else {

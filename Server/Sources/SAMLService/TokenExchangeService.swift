@@ -199,7 +199,8 @@ public struct TokenExchangeService: Sendable {
         } else {
             mediaTokens = try! MediaTokenIssuer(keys: [.generated()], lifetime: configuration.mediaTokenLifetime)
             logger.warning(
-                "media tokens are signed with a key made at start (no mediaTokenKeysFile): content servers can check only the tokens of the instance whose media-tokens/keys they read, until a restart")
+                "media tokens are signed with a key made at start (no mediaTokenKeysFile): content servers can check only the tokens of the instance whose media-tokens/keys they read, until a restart"
+            )
         }
         current = Current(
             Self.snapshot(mvpds, configuration: configuration, trust: trust, requests: requests, mediaTokens: mediaTokens))
@@ -251,7 +252,8 @@ public struct TokenExchangeService: Sendable {
         do {
             return try MediaTokenIssuer(keys: try MediaTokenKey.privateKeys(pemFile: pem), lifetime: lifetime)
         } catch {
-            throw SAMLError(.configurationInvalid, "mediaTokenKeysFile: \((error as? MediaTokenError)?.message ?? "a key that does not read")")
+            throw SAMLError(
+                .configurationInvalid, "mediaTokenKeysFile: \(error.message)")
         }
     }
 

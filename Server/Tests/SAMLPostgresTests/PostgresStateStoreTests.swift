@@ -236,7 +236,8 @@ struct PostgresStateStoreTests {
         func save(_ device: String, _ mvpd: String, _ value: String, expires: Duration = .seconds(300)) async throws {
             let json = #"{"attributes":{"userID":{"state":"plain","value":\#(value)}},"type":"appleSSO"}"#
             try await a.store.save(
-                StoredProfile(serviceProvider: "REF30", device: "\(run)-\(device)", mvpd: mvpd, json: Array(json.utf8), notAfter: now + expires))
+                StoredProfile(
+                    serviceProvider: "REF30", device: "\(run)-\(device)", mvpd: mvpd, json: Array(json.utf8), notAfter: now + expires))
         }
         try await save("d1", "MVPD-A", #""u1-\#(run)""#)
         try await save("d1", "MVPD-B", #""u1-\#(run)""#)

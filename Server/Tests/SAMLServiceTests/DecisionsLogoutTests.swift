@@ -57,7 +57,8 @@ struct DecisionsLogoutTests {
         template.issuer = mvpd.issuer
         template.inResponseTo = answer.partnerRequestID
         template.attributes.append(("channels", [channels]))
-        let response = String(decoding: try mvpd.identityProvider.response(template, issuedAt: .now(), placement: .assertion), as: UTF8.self)
+        let response = String(
+            decoding: try mvpd.identityProvider.response(template, issuedAt: .now(), placement: .assertion), as: UTF8.self)
         let request = Service.exchange(response, status, device: device)
         var fields: HTTPFields = [:]
         for header in request.headers { fields.append(HTTPField(name: HTTPField.Name(header.name)!, value: header.value)) }
@@ -78,7 +79,9 @@ struct DecisionsLogoutTests {
 
     static func decisions(_ object: [String: Any]) -> [[String: Any]] { object["decisions"] as? [[String: Any]] ?? [] }
 
-    @Test("preauthorize: a Permit or Deny per resource by the MVPD's policy over the signed attribute; authorize: a media token the verifier accepts")
+    @Test(
+        "preauthorize: a Permit or Deny per resource by the MVPD's policy over the signed attribute; authorize: a media token the verifier accepts"
+    )
     func cookbookDecisions() async throws {
         let application = try ServiceApplication.buildApplication(configuration: try Self.configuration(), logger: Service.quiet)
         try await application.test(.router) { client in
@@ -88,10 +91,15 @@ struct DecisionsLogoutTests {
             let items = Self.decisions(object)
             #expect(status == .ok && items.map { $0["authorized"] as? Bool } == [true, true, false])
             #expect(items.map { $0["resource"] as? String } == ["trailers", "news", "movies"])
-            #expect(items.allSatisfy { $0["serviceProvider"] as? String == "REF30" && $0["mvpd"] as? String == "MVPD-A" && $0["source"] as? String == "mvpd" })
+            #expect(
+                items.allSatisfy {
+                    $0["serviceProvider"] as? String == "REF30" && $0["mvpd"] as? String == "MVPD-A" && $0["source"] as? String == "mvpd"
+                })
             #expect(items.allSatisfy { $0["token"] == nil })
             let error = try #require(items[2]["error"] as? [String: Any])
-            #expect(error["code"] as? String == "preauthorization_denied_by_mvpd" && error["status"] as? Int == 403 && error["action"] as? String == "none")
+            #expect(
+                error["code"] as? String == "preauthorization_denied_by_mvpd" && error["status"] as? Int == 403
+                    && error["action"] as? String == "none")
 
             let (authorized, permit) = try await Self.decide(client, "authorize", ["sports"], device: device)
             let decision = try #require(Self.decisions(permit).first)
@@ -103,7 +111,8 @@ struct DecisionsLogoutTests {
             let keys = try await client.execute(uri: "/api/v2/REF30/media-tokens/keys", method: .get)
             #expect(keys.headers[.contentType] == "application/jwk-set+json")
             let verifier = try await MediaTokenVerifier(jwks: Array(keys.body.readableBytesView))
-            let verified = try await verifier.verify(serialized, resource: "sports", mvpd: "MVPD-A", device: "fingerprint \(device)", issuer: "REF30")
+            let verified = try await verifier.verify(
+                serialized, resource: "sports", mvpd: "MVPD-A", device: "fingerprint \(device)", issuer: "REF30")
             #expect(verified.resource == "sports")
             await #expect(throws: MediaTokenError.self) { try await verifier.verify(serialized, resource: "news") }
             await #expect(throws: MediaTokenError.self) { try await verifier.verify(serialized, resource: "sports", now: Date() + 400) }
@@ -142,16 +151,20 @@ struct DecisionsLogoutTests {
         try await application.test(.router) { client in
             let stranger = Service.newDevice()
             let (missing, object) = try await Self.decide(client, "preauthorize", ["trailers"], device: stranger)
-            #expect(missing == .forbidden && object["code"] as? String == "authenticated_profile_missing" && object["action"] as? String == "authentication")
+            #expect(
+                missing == .forbidden && object["code"] as? String == "authenticated_profile_missing"
+                    && object["action"] as? String == "authentication")
             let (unknown, other) = try await Self.decide(client, "authorize", ["trailers"], device: stranger, mvpd: "MVPD-Z")
             #expect(unknown == .badRequest && other["code"] as? String == "invalid_parameter_mvpd")
             let (many, tooMany) = try await Self.decide(client, "preauthorize", (1...6).map { "r\($0)" }, device: stranger)
             #expect(many == .forbidden && tooMany["code"] as? String == "too_many_resources")
             let (two, twice) = try await Self.decide(client, "authorize", ["a", "b"], device: stranger)
             #expect(two == .forbidden && twice["code"] as? String == "too_many_resources")
-            for body in [#"{"resources": []}"#, #"{"resources": "a"}"#, #"{"resources": [1]}"#, #"{"resources": [""]}"#, "[", #"{"resource": ["a"]}"#,
-                #"{"resources": ["\#(String(repeating: "x", count: 1025))"]}"#]
-            {
+            for body in [
+                #"{"resources": []}"#, #"{"resources": "a"}"#, #"{"resources": [1]}"#, #"{"resources": [""]}"#, "[",
+                #"{"resource": ["a"]}"#,
+                #"{"resources": ["\#(String(repeating: "x", count: 1025))"]}"#,
+            ] {
                 let response = try await client.execute(
                     uri: "/api/v2/REF30/decisions/preauthorize/MVPD-A", method: .post,
                     headers: Self.headers(device: stranger, pfs: nil, json: true), body: ByteBuffer(string: body))
@@ -177,7 +190,9 @@ struct DecisionsLogoutTests {
         }
     }
 
-    @Test("an authorizer that fails or is late denies every resource (network_received_error, retry): fail closed", arguments: [nil, Duration.seconds(5)])
+    @Test(
+        "an authorizer that fails or is late denies every resource (network_received_error, retry): fail closed",
+        arguments: [nil, Duration.seconds(5)])
     func authorizerFailure(delay: Duration?) async throws {
         var configuration = try Self.configuration()
         configuration.authorizationTimeout = .milliseconds(200)
@@ -206,7 +221,10 @@ struct DecisionsLogoutTests {
             let headers: HTTPFields = [Self.deviceName: "fingerprint \(device)"]
             func get(_ uri: String) async throws -> (HTTPResponse.Status, [String: Any]) {
                 let response = try await client.execute(uri: uri, method: .get, headers: headers)
-                return (response.status, (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]) ?? [:])
+                return (
+                    response.status,
+                    (try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]) ?? [:]
+                )
             }
             let (noURL, refused) = try await get("/api/v2/REF30/logout/MVPD-A")
             #expect(noURL == .badRequest && refused["code"] as? String == "invalid_parameter_redirect_url")
@@ -217,13 +235,18 @@ struct DecisionsLogoutTests {
 
             let (status, object) = try await get("/api/v2/REF30/logout/MVPD-A?redirectUrl=https%3A%2F%2Fapp.example")
             let logouts = try #require(object["logouts"] as? [String: [String: String]])
-            #expect(status == .ok && logouts == ["MVPD-A": ["actionName": "partner_logout", "actionType": "partner_interactive", "mvpd": "MVPD-A"]])
+            #expect(
+                status == .ok
+                    && logouts == ["MVPD-A": ["actionName": "partner_logout", "actionType": "partner_interactive", "mvpd": "MVPD-A"]])
             let (_, profiles) = try await get("/api/v2/REF30/profiles")
             #expect((profiles["profiles"] as? [String: Any]).map { Array($0.keys) } == ["MVPD-B"])
             let (missing, _) = try await Self.decide(client, "authorize", ["trailers"], device: device)
             #expect(missing == .forbidden)
             let (_, again) = try await get("/api/v2/REF30/logout/MVPD-A?redirectUrl=https%3A%2F%2Fapp.example")
-            #expect(again["logouts"] as? [String: [String: String]] == ["MVPD-A": ["actionName": "invalid", "actionType": "none", "mvpd": "MVPD-A"]])
+            #expect(
+                again["logouts"] as? [String: [String: String]] == [
+                    "MVPD-A": ["actionName": "invalid", "actionType": "none", "mvpd": "MVPD-A"]
+                ])
             let (_, all) = try await get("/api/v2/REF30/logout?redirectUrl=https%3A%2F%2Fapp.example")
             #expect((all["logouts"] as? [String: Any]).map { Array($0.keys) } == ["MVPD-B"])
             let (_, none) = try await get("/api/v2/REF30/logout?redirectUrl=https%3A%2F%2Fapp.example")
@@ -240,9 +263,12 @@ struct DecisionsLogoutTests {
         let now = SAMLInstant.now()
         func profile(_ device: String, _ mvpd: String, user: String) -> StoredProfile {
             let json = #"{"attributes":{"userID":{"state":"plain","value":"\#(user)"}},"type":"appleSSO"}"#
-            return StoredProfile(serviceProvider: "REF30", device: device, mvpd: mvpd, json: Array(json.utf8), notAfter: now + .seconds(600))
+            return StoredProfile(
+                serviceProvider: "REF30", device: device, mvpd: mvpd, json: Array(json.utf8), notAfter: now + .seconds(600))
         }
-        for (device, mvpd, user) in [("fingerprint d1", "MVPD-A", "u1"), ("fingerprint d2", "MVPD-A", "u1"), ("fingerprint d3", "MVPD-B", "u2")] {
+        for (device, mvpd, user) in [
+            ("fingerprint d1", "MVPD-A", "u1"), ("fingerprint d2", "MVPD-A", "u1"), ("fingerprint d3", "MVPD-B", "u2"),
+        ] {
             try await stores.profiles.save(profile(device, mvpd, user: user))
         }
         let router = Router(context: BasicRequestContext.self)

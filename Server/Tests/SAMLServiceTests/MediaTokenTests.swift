@@ -85,7 +85,9 @@ struct MediaTokenTests {
         for issuer in [previous, current] { _ = try await verifier.verify(try await Self.issued(issuer), resource: "REF30") }
         #expect(try await verifier.verify(try await Self.issued(current), resource: "REF30").keyID == keys[0].keyID)
         #expect(throws: MediaTokenError.self) { try MediaTokenKey.privateKeys(pemFile: "") }
-        #expect(throws: MediaTokenError.self) { try MediaTokenKey.privateKeys(pemFile: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----") }
+        #expect(throws: MediaTokenError.self) {
+            try MediaTokenKey.privateKeys(pemFile: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----")
+        }
         let publicOnly = old.publicKey.pemRepresentation
         #expect(throws: MediaTokenError.self) { try MediaTokenKey.privateKeys(pemFile: publicOnly) }
         await #expect(throws: MediaTokenError.self) { try await MediaTokenVerifier(jwks: Array("{\"keys\": 1}".utf8)) }

@@ -86,12 +86,15 @@ struct ServicePostgresTests {
                 let headers = [("AP-Device-Identifier", "fingerprint \(device)"), ("Authorization", "Bearer token")]
                 #expect(try await Service.send(b, try await Service.freshExchange(b, Service.mvpdB, device: device)).status == 201)
                 func reason() async throws -> String? {
-                    Service.json(try await Service.session(a, Service.pfs("ProviderB").headerValue, device: device))["reasonType"] as? String
+                    Service.json(try await Service.session(a, Service.pfs("ProviderB").headerValue, device: device))["reasonType"]
+                        as? String
                 }
                 func authorize(_ port: Int) async throws -> Int {
                     try await Service.send(
                         port, "/api/v2/REF30/decisions/authorize/MVPD-B",
-                        headers: headers + [("Content-Type", "application/json"), ("AP-Partner-Framework-Status", Service.pfs("ProviderB").headerValue)],
+                        headers: headers + [
+                            ("Content-Type", "application/json"), ("AP-Partner-Framework-Status", Service.pfs("ProviderB").headerValue),
+                        ],
                         body: Array(#"{"resources": ["REF30"]}"#.utf8)
                     ).status
                 }

@@ -47,7 +47,10 @@ struct SessionDecisionTests {
         } else {
             Issue.record("an expired status is invalid")
         }
-        if case .invalid(nil, .providerNotDetermined) = Self.framework("ProviderZ") {} else { Issue.record("an unknown provider is invalid, with no MVPD") }
+        if case .invalid(nil, .providerNotDetermined) = Self.framework("ProviderZ") {
+        } else {
+            Issue.record("an unknown provider is invalid, with no MVPD")
+        }
         if case .valid(let mvpd) = Self.framework("ProviderB") { #expect(mvpd.id == "MVPD-B") } else { Issue.record("valid") }
         let wrongField = PartnerFramework(
             Service.pfs("ProviderB").headerValue, mvpds: Self.mvpds, requested: "MVPD-A", now: .now())

@@ -77,7 +77,8 @@ extension ResourcePolicy {
             for entry in list {
                 guard let resource = entry as? String, !resource.isEmpty else {
                     throw SAMLError(
-                        .mvpdConfigurationInvalidField, "expected \(position).authorization.allow to be \"all\" or an array of resource ids")
+                        .mvpdConfigurationInvalidField, "expected \(position).authorization.allow to be \"all\" or an array of resource ids"
+                    )
                 }
                 resources.insert(resource)
             }

@@ -78,7 +78,8 @@ struct DecisionsController: Sendable {
             items.append(await item(decision, kind: kind, mvpd: mvpd.id, device: device, profile: profile, now: now))
         }
         let permitted = decisions.filter(\.isPermit).count
-        service.metrics.decisions(kind.rawValue, permitted: permitted, denied: decisions.count - permitted, mvpd: service.metricLabel(mvpd: mvpd.id))
+        service.metrics.decisions(
+            kind.rawValue, permitted: permitted, denied: decisions.count - permitted, mvpd: service.metricLabel(mvpd: mvpd.id))
         return .json(200, ["decisions": .array(items)], code: permitted == decisions.count ? "permit" : "deny", mvpd: mvpd.id)
     }
 

@@ -56,7 +56,8 @@ public struct ServiceStores: Sendable {
         let probe = store as? any StoreHealthCheck
         return ServiceStores(
             logins: store, keepingProfiles: store as? any ProfileKeepingStateStore, profiles: keeping ?? memoryProfiles!,
-            removal: keeping != nil ? store as? any ProfileRemoval : memoryProfiles, presence: store as? any ProfilePresence, shared: keeping != nil, checkHealth: { try await probe?.checkHealth() },
+            removal: keeping != nil ? store as? any ProfileRemoval : memoryProfiles, presence: store as? any ProfilePresence,
+            shared: keeping != nil, checkHealth: { try await probe?.checkHealth() },
             memoryLogins: store as? InMemoryStateStore, memoryProfiles: memoryProfiles, database: nil)
     }
 
