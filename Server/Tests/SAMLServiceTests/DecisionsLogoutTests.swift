@@ -180,24 +180,32 @@ struct DecisionsLogoutTests {
         }
     }
 
-    /// An authorizer that fails, or answers after the deadline.
+    /// An authorizer that fails, answers after the deadline, or answers late and ignores its cancellation
+    /// (a blocking client of the MVPD's service).
     struct Failing: ResourceAuthorizer {
         let delay: Duration?
+        var heedsCancellation = true
         func decide(_ query: AuthorizationQuery) async throws -> [ResourceDecision] {
             guard let delay else { throw SAMLError(.storeUnavailable, "expected the MVPD's authorization service, found none") }
-            try await Task.sleep(for: delay)
+            if heedsCancellation {
+                try await Task.sleep(for: delay)
+            } else {
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(delay.components.seconds))) { continuation.resume() }
+                }
+            }
             return query.resources.map { .permit($0) }
         }
     }
 
     @Test(
         "an authorizer that fails or is late denies every resource (network_received_error, retry): fail closed",
-        arguments: [nil, Duration.seconds(5)])
-    func authorizerFailure(delay: Duration?) async throws {
+        arguments: [Failing(delay: nil), Failing(delay: .seconds(5)), Failing(delay: .seconds(4), heedsCancellation: false)])
+    func authorizerFailure(authorizer: Failing) async throws {
         var configuration = try Self.configuration()
         configuration.authorizationTimeout = .milliseconds(200)
         let application = try ServiceApplication.buildApplication(
-            configuration: configuration, authorizer: Failing(delay: delay), logger: Service.quiet)
+            configuration: configuration, authorizer: authorizer, logger: Service.quiet)
         try await application.test(.router) { client in
             let device = Service.newDevice()
             try await Self.login(client, Service.mvpdA, device: device)

@@ -11,7 +11,7 @@ import Testing
 @Suite("Profile reads of a shared store")
 struct ProfileLookupsTests {
     /// A profile store that counts its reads and can hold them until released.
-    final class CountingProfiles: ProfileStore, ProfilePresence, SAMLStateStore {
+    final class CountingProfiles: ProfileStore, ProfilePresence, ProfileRemoval, SAMLStateStore {
         let profiles = InMemoryProfileStore()
         /// What the store's directory answers, by "device/mvpd" (nil: it cannot answer now).
         let directory = Mutex<Set<String>?>(nil)
@@ -34,6 +34,14 @@ struct ProfileLookupsTests {
         }
         func consume(request: IssuedRequestID?, assertion: UsedAssertion, now: SAMLInstant) async throws -> StateStoreOutcome {
             try await replay.consume(request: request, assertion: assertion, now: now)
+        }
+        let removals = Atomic<Int>(0)
+        func removeProfiles(serviceProvider: String, device: String, mvpd: String?, now: SAMLInstant) async throws -> [String] {
+            removals.add(1, ordering: .relaxed)
+            return try await profiles.removeProfiles(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: now)
+        }
+        func removeProfiles(serviceProvider: String, mvpd: String, attribute: String, value: String) async throws -> Int {
+            try await profiles.removeProfiles(serviceProvider: serviceProvider, mvpd: mvpd, attribute: attribute, value: value)
         }
         func release() {
             held.withLock {
@@ -229,6 +237,47 @@ struct ProfileLookupsTests {
                 if answer.status == 503 { #expect(answer.header("Retry-After") == "1") }
             }
             #expect((statuses[200] ?? 0) >= 5 && (statuses[503] ?? 0) > 0 && statuses.keys.sorted() == [200, 503])
+        }
+    }
+
+    @Test(
+        "decisions and logouts of devices the directory knows have no profile: decisions read nothing, logouts reach the shared store at the reads' rate (503 beyond), a known device's at once"
+    )
+    func decisionsAndLogouts() async throws {
+        let store = CountingProfiles()
+        store.directory.withLock { $0 = [] }
+        var configuration = Service.configuration()
+        configuration.profileLookupsPerSecond = 5
+        try await Service.with(configuration, store: store) { port in
+            let headers = [("Authorization", "Bearer token"), ("Content-Type", "application/json")]
+            for _ in 0..<50 {
+                let answer = try await Service.send(
+                    port, "/api/v2/REF30/decisions/preauthorize/MVPD-B",
+                    headers: headers + [("AP-Device-Identifier", "fingerprint \(Service.newDevice())")],
+                    body: Array(#"{"resources": ["a"]}"#.utf8))
+                #expect(answer.status == 403)
+            }
+            #expect(store.reads.load(ordering: .relaxed) == 0)
+            try await Task.sleep(for: .seconds(1))
+            let started = ContinuousClock.now
+            var statuses: [Int: Int] = [:]
+            for _ in 0..<60 {
+                let answer = try await Service.send(
+                    port, "/api/v2/REF30/logout?redirectUrl=https%3A%2F%2Fapp.example", method: "GET",
+                    headers: [("AP-Device-Identifier", "fingerprint \(Service.newDevice())"), ("Authorization", "Bearer token")])
+                statuses[answer.status, default: 0] += 1
+            }
+            let removals = store.removals.load(ordering: .relaxed)
+            let allowed = 5 + Int((ContinuousClock.now - started) / .seconds(1) * 5) + 1
+            #expect(removals >= 5 && removals <= allowed && statuses[503] == 60 - removals, "\(removals) removals, \(statuses)")
+            // A device the directory knows: removed whatever the bucket holds.
+            let device = "fingerprint \(Service.newDevice())"
+            store.directory.withLock { $0 = ["\(device)/MVPD-B"] }
+            try await store.save(Self.profile(device, mvpd: "MVPD-B"))
+            let known = try await Service.send(
+                port, "/api/v2/REF30/logout/MVPD-B?redirectUrl=https%3A%2F%2Fapp.example", method: "GET",
+                headers: [("AP-Device-Identifier", device), ("Authorization", "Bearer token")])
+            #expect(known.status == 200 && known.text.contains("partner_logout"))
         }
     }
 

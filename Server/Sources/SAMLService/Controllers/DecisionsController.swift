@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import SAML
 import SAMLMediaToken
+import Synchronization
 
 /// REST API v2's decisions: `POST /api/v2/{serviceProvider}/decisions/preauthorize/{mvpd}` (a `Permit` or
 /// `Deny` for each resource of a list, no media token) and `.../decisions/authorize/{mvpd}` (one resource,
@@ -92,17 +93,8 @@ struct DecisionsController: Sendable {
     /// The authorizer's decisions, one per resource in order; any other answer, an error or one later than
     /// ``ServiceConfiguration/authorizationTimeout`` denies every resource.
     private func authorize(_ query: AuthorizationQuery) async -> [ResourceDecision] {
-        let authorizer = service.authorizer
-        let deadline = service.configuration.authorizationTimeout
-        let answered = await withTaskGroup(of: [ResourceDecision]?.self) { group in
-            group.addTask { try? await authorizer.decide(query) }
-            group.addTask {
-                try? await Task.sleep(for: deadline)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        let answered = await Self.withDeadline(service.configuration.authorizationTimeout) { [authorizer = service.authorizer] in
+            try? await authorizer.decide(query)
         }
         guard let answered, answered.map(\.resource) == query.resources else {
             service.logger.warning(
@@ -111,6 +103,26 @@ struct DecisionsController: Sendable {
             return query.resources.map { ResourceDecision(resource: $0, denial: .authorizerFailed) }
         }
         return answered
+    }
+
+    /// `operation`'s answer, or nil once `deadline` has passed: the request goes on then, whether or not
+    /// the operation heeds its cancellation (a task group would wait for an authorizer that does not).
+    static func withDeadline<T: Sendable>(_ deadline: Duration, _ operation: @escaping @Sendable () async -> T?) async -> T? {
+        let answer = Mutex<CheckedContinuation<T?, Never>?>(nil)
+        let resume = { @Sendable (value: T?) in answer.withLock { $0.take() }?.resume(returning: value) }
+        var tasks: [Task<Void, Never>] = []
+        let value = await withCheckedContinuation { continuation in
+            answer.withLock { $0 = continuation }
+            tasks = [
+                Task { resume(await operation()) },
+                Task {
+                    try? await Task.sleep(for: deadline)
+                    resume(nil)
+                },
+            ]
+        }
+        for task in tasks { task.cancel() }
+        return value
     }
 
     /// One decision's JSON: `resource`, `serviceProvider`, `mvpd`, `source` (`mvpd`), `authorized`; a

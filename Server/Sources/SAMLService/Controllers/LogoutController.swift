@@ -29,9 +29,9 @@ struct LogoutController: Sendable {
     /// `redirectUrl` that is an absolute http(s) URL (`400 invalid_parameter_redirect_url`): the profiles
     /// removed, then `200 {"logouts": {"<mvpd>": {actionName, actionType, mvpd}}}`, one member per profile
     /// that was valid; for one MVPD without a valid profile, its member says `invalid` / `none`. A store
-    /// that cannot remove answers `503` (`Retry-After`): nothing is said removed that was not. The
-    /// device's directory entry (PostgreSQL) goes with the row, so a device without a profile costs a
-    /// delete on the primary; the bearer token stands in front of it.
+    /// that cannot remove answers `503` (`Retry-After`): nothing is said removed that was not. A device
+    /// the shared store's directory knows has no profile is still deleted (a login on another instance in
+    /// the last second), within the bounds of the anonymous profile reads (`503` beyond them).
     func logout(serviceProvider: String, mvpd id: String?, redirectURL: String?, headers: RequestHeaders) async -> ServiceAnswer {
         if let refusal = service.checkPath(serviceProvider: serviceProvider, partner: nil) ?? service.checkDevice(headers) {
             return refusal
@@ -47,8 +47,12 @@ struct LogoutController: Sendable {
         do {
             removed = try await service.removeProfiles(device: headers.deviceIdentifier ?? "", mvpd: id, by: "logout")
         } catch {
-            service.metrics.storeError(operation: "logout")
-            service.logger.warning("profiles not removed: logout refused (503)", metadata: ["mvpd": "\(id ?? "all")"])
+            // Shed (beyond the bounds of a device nobody knows a profile of) is counted there; a store's
+            // failure here.
+            if !(error is ProfileLookups.Shed) {
+                service.metrics.storeError(operation: "logout")
+                service.logger.warning("profiles not removed: logout refused (503)", metadata: ["mvpd": "\(id ?? "all")"])
+            }
             return .error(
                 EnhancedError(
                     status: 503, code: "service_unavailable", message: "The logout cannot be completed now; retry later.", details: nil,

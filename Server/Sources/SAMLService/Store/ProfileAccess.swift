@@ -33,14 +33,24 @@ extension TokenExchangeService {
 
     /// Removes the device's profiles (only `mvpd`'s when given) from the store and from this instance's
     /// memory; returns the MVPDs whose profile was valid. Throws the store's error (nothing is answered as
-    /// signed out that the store did not remove) and `store.unavailable` for a store that cannot remove.
+    /// signed out that the store did not remove), ``ProfileLookups/Shed`` beyond the bounds of a device
+    /// the directory knows nothing of, and `store.unavailable` for a store that cannot remove.
     func removeProfiles(device: String, mvpd: String?, by: String) async throws -> [String] {
         guard let removal = stores.removal else {
             throw SAMLError(.storeUnavailable, "expected a profile store that removes profiles, found one that cannot")
         }
         let serviceProvider = configuration.serviceProvider
-        let removed = try await removal.removeProfiles(
-            serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: configuration.clock.now())
+        let now = configuration.clock.now()
+        let remove = { try await removal.removeProfiles(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: now) }
+        // A device the shared store's directory knows has no profile may still have one saved elsewhere in
+        // the last second: the delete goes on, but within the anonymous reads' bounds (a caller who has
+        // proven nothing costs the primary no more than a profile read would).
+        let ids = mvpd.map { [$0] } ?? mvpds.mvpds.map(\.id)
+        let unknown =
+            stores.presence.map { presence in
+                ids.allSatisfy { presence.hasLiveProfile(serviceProvider: serviceProvider, device: device, mvpd: $0, now: now) == false }
+            } ?? false
+        let removed = unknown ? try await profileLookups.bounded(remove) : try await remove()
         await profileLookups.forget(serviceProvider: serviceProvider, device: device, mvpd: mvpd)
         metrics.profilesRemoved(by, count: removed.count)
         return removed

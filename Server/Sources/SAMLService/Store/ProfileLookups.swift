@@ -86,11 +86,30 @@ final class ProfileLookups: Sendable {
     /// The profiles of `device` valid at `now`, read from the store (`GET .../profiles`); throws ``Shed``
     /// when the read may not reach it, and the store's error when it fails.
     func profiles(serviceProvider: String, device: String, now: SAMLInstant) async throws -> [StoredProfile] {
-        let started = ContinuousClock.now
-        guard let limits, let known else {
-            defer { metrics.storeDuration(operation: "profiles", mvpd: "none", ContinuousClock.now - started) }
-            return try await store.profiles(serviceProvider: serviceProvider, device: device, now: now)
+        let read = { @Sendable () async throws -> [StoredProfile] in
+            let started = ContinuousClock.now
+            defer { self.metrics.storeDuration(operation: "profiles", mvpd: "none", ContinuousClock.now - started) }
+            return try await self.store.profiles(serviceProvider: serviceProvider, device: device, now: now)
         }
+        guard let known else { return try await read() }
+        let profiles: [StoredProfile]
+        do {
+            profiles = try await bounded(read)
+        } catch is Shed {
+            throw Shed()
+        } catch {
+            metrics.profileLookup("error")
+            throw error
+        }
+        metrics.profileLookup("store")
+        for profile in profiles { try? await known.save(profile) }
+        return profiles
+    }
+
+    /// `operation` on the shared store within the rate and the concurrency of the anonymous reads (at once
+    /// without limits); ``Shed`` (counted) beyond them: nothing waits.
+    func bounded<T>(_ operation: () async throws -> T) async throws -> T {
+        guard let limits else { return try await operation() }
         let admitted = admission.withLock { admission in
             // Read under the lock, so that the instants refilled from only move forward.
             let now = ContinuousClock.now
@@ -106,20 +125,8 @@ final class ProfileLookups: Sendable {
             metrics.profileLookup("shed")
             throw Shed()
         }
-        let read: [StoredProfile]
-        do {
-            defer {
-                admission.withLock { $0.inFlight -= 1 }
-                metrics.storeDuration(operation: "profiles", mvpd: "none", ContinuousClock.now - started)
-            }
-            read = try await store.profiles(serviceProvider: serviceProvider, device: device, now: now)
-        } catch {
-            metrics.profileLookup("error")
-            throw error
-        }
-        metrics.profileLookup("store")
-        for profile in read { try? await known.save(profile) }
-        return read
+        defer { admission.withLock { $0.inFlight -= 1 } }
+        return try await operation()
     }
 
     /// A profile this instance kept (the store holds it): its device's next `sessions/sso` here is
