@@ -22,7 +22,9 @@ struct RouteContractTests {
         ("/api/v2/REF30/profiles", [.get]), ("/api/v2/REF30/profiles/MVPD-A", [.get]), ("/api/v2/REF30/configuration", [.get]),
         ("/api/v2/REF30/saml/metadata", [.get]), ("/api/v1/tokens/authn", [.post]), ("/api/v1/tokens/authn.xml", [.post]),
         ("/api/v1/config/REF30", [.get]),
-        ("/api/v1/REF30/profile-requests/MVPD-A", [.get]),
+        ("/api/v1/REF30/profile-requests/MVPD-A", [.get]), ("/api/v2/REF30/decisions/preauthorize/MVPD-A", [.post]),
+        ("/api/v2/REF30/decisions/authorize/MVPD-A", [.post]), ("/api/v2/REF30/logout/MVPD-A", [.get]), ("/api/v2/REF30/logout", [.get]),
+        ("/api/v2/REF30/media-tokens/keys", [.get]),
     ]
     static let methods: [HTTPRequest.Method] = [.get, .post, .put, .delete, .patch, .head, .options]
 
@@ -49,7 +51,7 @@ struct RouteContractTests {
             for (uri, allowed) in Self.routes {
                 for method in Self.methods where !allowed.contains(method) {
                     let anonymous = try await client.execute(uri: uri, method: method)
-                    let public_ = uri.hasSuffix("/saml/metadata")
+                    let public_ = uri.hasSuffix("/saml/metadata") || uri.hasSuffix("/media-tokens/keys")
                     #expect(anonymous.status == (public_ ? .methodNotAllowed : .unauthorized), "\(method) \(uri)")
                     let answer = try await client.execute(uri: uri, method: method, headers: [.authorization: "Bearer token"])
                     #expect(answer.status == .methodNotAllowed, "\(method) \(uri)")
@@ -65,6 +67,26 @@ struct RouteContractTests {
                         #expect(object["status"] as? Int == 405 && object["trace"] is String, "\(method) \(uri)")
                     }
                 }
+            }
+        }
+    }
+
+    @Test("the decisions: 401, then 415 for anything but JSON, then 413, then the endpoint's own checks")
+    func decisionsRefusalOrder() async throws {
+        try await Self.application(limit: 64).test(.router) { client in
+            for uri in ["/api/v2/REF30/decisions/preauthorize/MVPD-A", "/api/v2/REF30/decisions/authorize/MVPD-A"] {
+                let unauthenticated = try await client.execute(uri: uri, method: .post, headers: [.contentType: "text/plain"])
+                #expect(unauthenticated.status == .unauthorized, "\(uri)")
+                let form = try await client.execute(uri: uri, method: .post, headers: Self.form, body: ByteBuffer(string: "resources=a"))
+                #expect(form.status == .unsupportedMediaType && Self.object(form)["code"] as? String == "unsupported_media_type")
+                let json: HTTPFields = [.contentType: "application/json; charset=utf-8", .authorization: "Bearer token"]
+                let large = try await client.execute(
+                    uri: uri, method: .post, headers: json,
+                    body: ByteBuffer(string: #"{"resources": ["\#(String(repeating: "a", count: 100))"]}"#))
+                #expect(large.status == .contentTooLarge, "\(uri)")
+                let small = try await client.execute(
+                    uri: uri, method: .post, headers: json, body: ByteBuffer(string: #"{"resources": ["a"]}"#))
+                #expect(small.status == .badRequest && Self.object(small)["code"] as? String == "invalid_header_device_identifier")
             }
         }
     }
