@@ -1,10 +1,12 @@
 import AppleSSO
+import Crypto
 import Foundation
 import SAML
-import SAMLService
+import SAMLMediaToken
 import Testing
 
 @testable import SAMLLoad
+@testable import SAMLService
 
 /// Bearer tokens, admin tokens and request-ID keys rotated without a restart: their files read again on
 /// `POST /admin/reload` (as on SIGHUP), old and new accepted during the overlap (issue 68).
@@ -165,5 +167,44 @@ struct SecretRotationTests {
                 try await Service.send(port, "/api/v2/REF30/configuration", method: "GET", headers: [("Authorization", "Bearer old-token")])
                     .status == 401)
         }
+    }
+
+    @Test(
+        "media-token keys: read from their file (0600), a file others may read refused at start; on reload the new key is published beside the old, then signs"
+    )
+    func mediaTokenKeys() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("media-keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keys = folder.appendingPathComponent("media-token-keys").path
+        let old = P256.Signing.PrivateKey().pemRepresentation, new = P256.Signing.PrivateKey().pemRepresentation
+        try Self.write(old, to: keys)
+        let file = folder.appendingPathComponent("service.json").path
+        try """
+        {"serviceProvider": "REF30", "mvpdConfiguration": "\(Service.vectors)/exchange/mvpd-configuration.json",
+         "trust": "\(Service.vectors)/exchange/trust.json", "mediaTokenKeysFile": "media-token-keys", "mediaTokenLifetimeSeconds": 60}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        let environment = ["SAML_SERVICE_ALLOW_DEVELOPMENT_KEYS": "true"]
+        let configuration = try await ServiceConfiguration.load(contentsOf: file, environment: environment)
+        #expect(configuration.mediaTokenLifetime == .seconds(60))
+        let service = try TokenExchangeService(
+            configuration: configuration, stores: .memory(configuration), metrics: ServiceMetrics(), logger: Service.quiet, tracer: nil)
+        let first = try #require(service.mediaTokens.keys.first?.keyID)
+        #expect(service.mediaTokens.keys.count == 1)
+        try Self.write(old + "\n" + new, to: keys)
+        service.reload()
+        #expect(service.mediaTokens.keys.map(\.keyID).first == first && service.mediaTokens.keys.count == 2)
+        try Self.write(new + "\n" + old, to: keys)
+        service.reload()
+        let rotated = service.mediaTokens.keys.map(\.keyID)
+        #expect(rotated.count == 2 && rotated[1] == first)
+        let token = try await service.mediaTokens.issue(serviceProvider: "REF30", resource: "r", mvpd: "MVPD-A", device: "fingerprint d")
+        #expect(token.claims.keyID == rotated[0])
+        // A file that no longer reads leaves the keys in place.
+        try Self.write("not a key", to: keys)
+        service.reload()
+        #expect(service.mediaTokens.keys.map(\.keyID) == rotated)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keys)
+        await #expect(throws: SAMLError.self) { try await ServiceConfiguration.load(contentsOf: file, environment: environment) }
     }
 }
