@@ -76,13 +76,7 @@ public struct ResourceDecision: Sendable, Hashable {
 
         /// The Enhanced Error object (`trace` added by the service).
         public func object(trace: String?) -> JSONValue {
-            var object: [String: JSONValue] = [
-                "action": .string(action), "status": .integer(Int64(status)), "code": .string(code), "message": .string(message),
-                "helpUrl": .string(EnhancedError.helpURL),
-            ]
-            if let details { object["details"] = .string(details) }
-            if let trace { object["trace"] = .string(trace) }
-            return .object(object)
+            EnhancedError.object(action: action, status: status, code: code, message: message, details: details, trace: trace)
         }
     }
 

@@ -87,9 +87,14 @@ public struct EnhancedError: Error, Sendable {
 
     /// The JSON object; `details` and `trace` only when set.
     public var object: JSONValue {
+        Self.object(action: action, status: status, code: code, message: message, details: details, trace: trace)
+    }
+
+    /// An Enhanced Error Code object (this error's, or a decision's `Deny`: ``ResourceDecision/Denial``).
+    static func object(action: String, status: Int, code: String, message: String, details: String?, trace: String?) -> JSONValue {
         var object: [String: JSONValue] = [
             "action": .string(action), "status": .integer(Int64(status)), "code": .string(code), "message": .string(message),
-            "helpUrl": .string(Self.helpURL),
+            "helpUrl": .string(helpURL),
         ]
         if let details { object["details"] = .string(details) }
         if let trace { object["trace"] = .string(trace) }
