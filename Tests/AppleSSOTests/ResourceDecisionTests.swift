@@ -27,6 +27,10 @@ struct ResourceDecisionTests {
         #expect(split.permits("sports", attributes: channels) && split.permits("movies", attributes: channels))
         #expect(split.permits("trailers", attributes: [:]) && !split.permits("cartoons", attributes: channels))
         #expect(!split.permits("sports", attributes: ["other": ["sports"]]))
+        // Byte for byte: another Unicode normalisation form is another resource id.
+        let accented = ResourcePolicy(resources: ["caf\u{E9}"], attribute: "channels", separator: ",")
+        #expect(accented.permits("caf\u{E9}", attributes: [:]) && !accented.permits("cafe\u{301}", attributes: [:]))
+        #expect(!accented.permits("cafe\u{301}", attributes: ["channels": ["caf\u{E9},x"]]))
         let whole = try #require(try Self.configuration(#"{"attribute": "channels"}"#).mvpds.first?.authorization)
         #expect(whole.permits("movies", attributes: channels) && !whole.permits("news", attributes: channels))
     }

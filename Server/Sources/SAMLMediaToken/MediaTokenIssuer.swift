@@ -19,14 +19,16 @@ public struct MediaTokenIssuer: Sendable {
         self.signing = signing
     }
 
-    /// A token for `resource`, issued now to `device` (its `AP-Device-Identifier`) for `mvpd`.
-    public func issue(serviceProvider: String, resource: String, mvpd: String, device: String, now: Date = Date()) async throws
-        -> (token: String, claims: MediaToken)
-    {
+    /// A token for `resource`, issued now to `device` (its `AP-Device-Identifier`) for `mvpd`, valid for
+    /// ``lifetime`` but never past `notAfter` (the profile's end).
+    public func issue(
+        serviceProvider: String, resource: String, mvpd: String, device: String, now: Date = Date(), notAfter: Date? = nil
+    ) async throws -> (token: String, claims: MediaToken) {
         let issued = Int64(now.timeIntervalSince1970.rounded(.down))
-        let seconds = max(1, lifetime.components.seconds)
+        var expires = issued + max(1, lifetime.components.seconds)
+        if let notAfter { expires = min(expires, max(issued, Int64(notAfter.timeIntervalSince1970.rounded(.down)))) }
         let claims = MediaTokenClaims(
-            iss: serviceProvider, jti: UUID().uuidString.lowercased(), iat: issued, nbf: issued, exp: issued + seconds, resource: resource,
+            iss: serviceProvider, jti: UUID().uuidString.lowercased(), iat: issued, nbf: issued, exp: expires, resource: resource,
             mvpd: mvpd, dev: MediaToken.deviceDigest(device))
         // jwt-kit's collection is an actor whose keys are added asynchronously: one per token (an
         // allocation beside the ECDSA signature's tens of microseconds) keeps this initialiser synchronous.

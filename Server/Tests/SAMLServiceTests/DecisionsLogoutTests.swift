@@ -7,6 +7,7 @@ import NIOCore
 import SAML
 import SAMLMediaToken
 import SAMLMockIdP
+import Synchronization
 import Testing
 
 @testable import SAMLLoad
@@ -110,9 +111,9 @@ struct DecisionsLogoutTests {
             #expect((token["notAfter"] as? Int64).map { $0 - notBefore } == 300_000)
             let keys = try await client.execute(uri: "/api/v2/REF30/media-tokens/keys", method: .get)
             #expect(keys.headers[.contentType] == "application/jwk-set+json")
-            let verifier = try await MediaTokenVerifier(jwks: Array(keys.body.readableBytesView))
+            let verifier = try await MediaTokenVerifier(jwks: Array(keys.body.readableBytesView), issuer: "REF30")
             let verified = try await verifier.verify(
-                serialized, resource: "sports", mvpd: "MVPD-A", device: "fingerprint \(device)", issuer: "REF30")
+                serialized, resource: "sports", mvpd: "MVPD-A", device: "fingerprint \(device)")
             #expect(verified.resource == "sports")
             await #expect(throws: MediaTokenError.self) { try await verifier.verify(serialized, resource: "news") }
             await #expect(throws: MediaTokenError.self) { try await verifier.verify(serialized, resource: "sports", now: Date() + 400) }
@@ -162,8 +163,8 @@ struct DecisionsLogoutTests {
             #expect(two == .forbidden && twice["code"] as? String == "too_many_resources")
             for body in [
                 #"{"resources": []}"#, #"{"resources": "a"}"#, #"{"resources": [1]}"#, #"{"resources": [""]}"#, "[",
-                #"{"resource": ["a"]}"#,
-                #"{"resources": ["\#(String(repeating: "x", count: 1025))"]}"#,
+                #"{"resource": ["a"]}"#, #"{"resources": ["a\u0001"]}"#,
+                #"{"resources": ["\#(String(repeating: "x", count: 4097))"]}"#,
             ] {
                 let response = try await client.execute(
                     uri: "/api/v2/REF30/decisions/preauthorize/MVPD-A", method: .post,
@@ -216,6 +217,36 @@ struct DecisionsLogoutTests {
             let error = try #require(item["error"] as? [String: Any])
             #expect(error["code"] as? String == "network_received_error" && error["action"] as? String == "retry")
             #expect(ContinuousClock.now - started < .seconds(3))
+        }
+    }
+
+    /// Counts its calls and never answers within the test (ignoring its cancellation).
+    final class Hung: ResourceAuthorizer {
+        let calls = Atomic<Int>(0)
+        func decide(_ query: AuthorizationQuery) async throws -> [ResourceDecision] {
+            calls.add(1, ordering: .relaxed)
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(8)) { continuation.resume() }
+            }
+            return []
+        }
+    }
+
+    @Test("a hung authorizer: at most 256 calls run at once, past their deadlines included; beyond, a Deny without a call")
+    func hungAuthorizer() async throws {
+        var configuration = try Self.configuration()
+        configuration.authorizationTimeout = .milliseconds(5)
+        let hung = Hung()
+        let application = try ServiceApplication.buildApplication(configuration: configuration, authorizer: hung, logger: Service.quiet)
+        try await application.test(.router) { client in
+            let device = Service.newDevice()
+            try await Self.login(client, Service.mvpdA, device: device)
+            for _ in 0..<(DecisionsController.maximumAuthorizations + 20) {
+                let (status, object) = try await Self.decide(client, "authorize", ["trailers"], device: device)
+                let item = try #require(Self.decisions(object).first)
+                #expect(status == .ok && (item["error"] as? [String: Any])?["code"] as? String == "network_received_error")
+            }
+            #expect(hung.calls.load(ordering: .relaxed) == DecisionsController.maximumAuthorizations)
         }
     }
 
@@ -293,6 +324,14 @@ struct DecisionsLogoutTests {
             #expect(incomplete.0 == .badRequest)
             let unknown = try await post(#"{"mvpd": "MVPD-Z", "attribute": "userID", "value": "u1"}"#)
             #expect(unknown.0 == .badRequest)
+            // A misspelt or empty member never widens the sign-out to every MVPD; a device the API would
+            // refuse is refused here too.
+            for body in [
+                #"{"device": "fingerprint d3", "mvdp": "MVPD-B"}"#, #"{"device": "fingerprint d3", "mvpd": ""}"#,
+                #"{"device": "fingerprint d3", "mvpd": 7}"#, #"{"device": "d3"}"#, #"{"device": "fingerprint d3", "attribute": "x"}"#,
+            ] {
+                #expect(try await post(body).0 == .badRequest, "\(body)")
+            }
             let subscriber = try await post(#"{"mvpd": "MVPD-A", "attribute": "userID", "value": "u1"}"#)
             #expect(subscriber.0 == .ok && subscriber.1 == #"{"removed":2}"#)
             let device = try await post(#"{"device": "fingerprint d3", "mvpd": "MVPD-B"}"#)

@@ -19,8 +19,8 @@ struct MediaTokenTests {
         let issuer = try MediaTokenIssuer(keys: [key], lifetime: .seconds(300))
         let now = Date()
         let token = try await Self.issued(issuer, now: now)
-        let verifier = try await MediaTokenVerifier(jwks: MediaTokenKey.jwks([key]))
-        let claims = try await verifier.verify(token, resource: "REF30", mvpd: "MVPD-A", device: Self.device, issuer: "REF30", now: now)
+        let verifier = try await MediaTokenVerifier(jwks: MediaTokenKey.jwks([key]), issuer: "REF30")
+        let claims = try await verifier.verify(token, resource: "REF30", mvpd: "MVPD-A", device: Self.device, now: now)
         #expect(claims.resource == "REF30" && claims.keyID == key.keyID && claims.notAfter.timeIntervalSince(claims.notBefore) == 300)
         func refused(_ code: MediaTokenError.Code, _ check: () async throws -> Void) async {
             do {
@@ -35,15 +35,24 @@ struct MediaTokenTests {
         await refused(.wrongResource) { _ = try await verifier.verify(token, resource: "REF31", now: now) }
         await refused(.wrongMVPD) { _ = try await verifier.verify(token, resource: "REF30", mvpd: "MVPD-B", now: now) }
         await refused(.wrongDevice) { _ = try await verifier.verify(token, resource: "REF30", device: "fingerprint other", now: now) }
-        await refused(.wrongIssuer) { _ = try await verifier.verify(token, resource: "REF30", issuer: "OTHER", now: now) }
+        let other = try await MediaTokenVerifier(keys: [key], issuer: "OTHER")
+        await refused(.wrongIssuer) { _ = try await other.verify(token, resource: "REF30", now: now) }
+        // Byte for byte: the same resource in another Unicode normalisation form is another resource.
+        let composed = try await issuer.issue(
+            serviceProvider: "REF30", resource: "caf\u{E9}", mvpd: "MVPD-A", device: Self.device, now: now)
+        await refused(.wrongResource) { _ = try await verifier.verify(composed.token, resource: "cafe\u{301}", now: now) }
+        // Never past the profile's end.
+        let capped = try await issuer.issue(
+            serviceProvider: "REF30", resource: "REF30", mvpd: "MVPD-A", device: Self.device, now: now, notAfter: now + 60)
+        #expect(capped.claims.notAfter.timeIntervalSince(capped.claims.notBefore) == 60)
     }
 
     @Test("another key, an altered payload, alg none or HS256, an unknown kid and other forms are refused")
     func hostile() async throws {
         let key = MediaTokenKey.generated()
         let token = try await Self.issued(try MediaTokenIssuer(keys: [key], lifetime: .seconds(300)))
-        let other = try await MediaTokenVerifier(keys: [MediaTokenKey.generated()])
-        let verifier = try await MediaTokenVerifier(keys: [key])
+        let other = try await MediaTokenVerifier(keys: [MediaTokenKey.generated()], issuer: "REF30")
+        let verifier = try await MediaTokenVerifier(keys: [key], issuer: "REF30")
         func code(_ serialized: String, _ using: MediaTokenVerifier) async -> MediaTokenError.Code? {
             do {
                 _ = try await using.verify(serialized, resource: "REF30")
@@ -68,7 +77,9 @@ struct MediaTokenTests {
         #expect(await code([hmac, parts[1], Data(signed).base64EncodedString()].joined(separator: "."), verifier) == .algorithm)
         let stranger = encoded(#"{"alg":"ES256","kid":"someone-else"}"#)
         #expect(await code([stranger, parts[1], parts[2]].joined(separator: "."), verifier) == .unknownKey)
-        for malformed in ["", "a.b", "a.b.c.d", String(repeating: "a", count: 9000), "%%%.e30.x"] {
+        for malformed in [
+            "", "a.b", "a.b.c.d", String(repeating: "a", count: 17000), String(repeating: ".", count: 1_000_000), "%%%.e30.x",
+        ] {
             #expect(await code(malformed, verifier) == .malformed)
         }
     }
@@ -81,7 +92,7 @@ struct MediaTokenTests {
         #expect(keys.count == 2)
         let previous = try MediaTokenIssuer(keys: try MediaTokenKey.privateKeys(pemFile: old.pemRepresentation), lifetime: .seconds(60))
         let current = try MediaTokenIssuer(keys: keys, lifetime: .seconds(60))
-        let verifier = try await MediaTokenVerifier(jwks: MediaTokenKey.jwks(keys))
+        let verifier = try await MediaTokenVerifier(jwks: MediaTokenKey.jwks(keys), issuer: "REF30")
         for issuer in [previous, current] { _ = try await verifier.verify(try await Self.issued(issuer), resource: "REF30") }
         #expect(try await verifier.verify(try await Self.issued(current), resource: "REF30").keyID == keys[0].keyID)
         #expect(throws: MediaTokenError.self) { try MediaTokenKey.privateKeys(pemFile: "") }
@@ -90,7 +101,7 @@ struct MediaTokenTests {
         }
         let publicOnly = old.publicKey.pemRepresentation
         #expect(throws: MediaTokenError.self) { try MediaTokenKey.privateKeys(pemFile: publicOnly) }
-        await #expect(throws: MediaTokenError.self) { try await MediaTokenVerifier(jwks: Array("{\"keys\": 1}".utf8)) }
+        await #expect(throws: MediaTokenError.self) { try await MediaTokenVerifier(jwks: Array("{\"keys\": 1}".utf8), issuer: "REF30") }
     }
 
     static func padded(_ text: String) -> String {

@@ -13,7 +13,7 @@ import SAML
 /// A resource is permitted when the policy allows every resource (`"allow": "all"`), lists it (`"allow"`
 /// as an array), or when the profile's attribute `attribute` (a value the MVPD signed, under its
 /// user-metadata key) holds it: one of its values, each split at `separator` when one is given. Resources
-/// are compared as their exact text (an MRSS document is not parsed). An MVPD without the member permits
+/// are compared byte for byte as UTF-8 (an MRSS document is not parsed). An MVPD without the member permits
 /// nothing: decisions fail closed until the operator says what its subscribers may watch.
 public struct ResourcePolicy: Sendable, Hashable {
     /// Every resource, for any valid profile of the MVPD.
@@ -34,12 +34,15 @@ public struct ResourcePolicy: Sendable, Hashable {
 
     /// Whether a subscriber whose profile holds `attributes` may watch `resource`.
     public func permits(_ resource: String, attributes: [String: [String]]) -> Bool {
-        if allowsEverything || resources.contains(resource) { return true }
+        // Byte for byte: Swift's `==` would take a resource written in another Unicode normalisation form
+        // (another id to a content server) for a listed one.
+        func same(_ a: some StringProtocol, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+        if allowsEverything || resources.contains(where: { same($0, resource) }) { return true }
         guard let attribute, let values = attributes[attribute] else { return false }
         for value in values {
             if let separator, !separator.isEmpty {
-                if value.split(separator: separator).contains(where: { $0.trimmingSpaces == resource }) { return true }
-            } else if value == resource {
+                if value.split(separator: separator).contains(where: { same($0.trimmingSpaces, resource) }) { return true }
+            } else if same(value, resource) {
                 return true
             }
         }

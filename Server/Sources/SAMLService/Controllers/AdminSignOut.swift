@@ -12,8 +12,10 @@ import Logging
 ///   MVPD whose attribute (`userID`, `householdID`, ...: a value the MVPD signed) holds the value, on
 ///   every device: a scan of the MVPD's profiles.
 ///
-/// Answers `200 {"removed": n}`, `400 {"status": "invalid request"}`, `401`, or `503` when the store
-/// cannot remove them. Each sign-out is logged at `notice` with the MVPD, what it matched and how many it
+/// Answers `200 {"removed": n}`, `400` (`invalid request`: any other member set, a member that is not
+/// a non-empty string; `unknown mvpd`; `invalid device`: not `fingerprint <value>` as the API requires),
+/// `401`, or `503` when the store cannot remove them (on a large table the subscriber's scan may pass
+/// the store's deadline: `503`). Each sign-out is logged at `notice` with the MVPD, what it matched and how many it
 /// removed; the device or the value only as the first 12 hex digits of its SHA-256 (personal data stays
 /// out of the logs).
 struct AdminSignOut: Sendable {
@@ -32,22 +34,34 @@ struct AdminSignOut: Sendable {
         }
     }
 
+    /// One of the two forms exactly: a member set that is neither (a misspelt `mvpd` would otherwise sign
+    /// the device out of every MVPD), a member that is not a non-empty string of at most 1,024 bytes, an
+    /// MVPD the configuration does not list or a device identifier the API would refuse: `400`, nothing
+    /// removed.
     func signOut(_ fields: [String: JSONValue], logger: Logger) async -> Response {
-        func text(_ name: String) -> String? {
-            if case .string(let value)? = fields[name], !value.isEmpty, value.utf8.count <= 1024 { value } else { nil }
+        var text: [String: String] = [:]
+        for (name, value) in fields {
+            guard case .string(let value) = value, !value.isEmpty, value.utf8.count <= 1024 else {
+                return Self.answer(400, ["status": "invalid request"])
+            }
+            text[name] = value
         }
-        let mvpd = text("mvpd")
+        let mvpd = text["mvpd"]
         if let mvpd, service.mvpds.mvpd(id: mvpd) == nil { return Self.answer(400, ["status": "unknown mvpd"]) }
+        let members = Set(text.keys)
         do {
-            if let device = text("device"), fields.count <= 2, DeviceIdentifier.key(bytes: Array(device.utf8)) != nil {
-                let key = DeviceIdentifier.key(bytes: Array(device.utf8))!
+            if members == ["device"] || members == ["device", "mvpd"] {
+                let headers = RequestHeaders(deviceIdentifier: text["device"].flatMap { DeviceIdentifier.key(bytes: Array($0.utf8)) })
+                guard service.checkDevice(headers) == nil, let key = headers.deviceIdentifier else {
+                    return Self.answer(400, ["status": "invalid device"])
+                }
                 let removed = try await service.removeProfiles(device: key, mvpd: mvpd, by: "admin")
                 logger.notice(
                     "admin: device signed out",
                     metadata: ["mvpd": "\(mvpd ?? "all")", "device_sha256": "\(Self.digest(key))", "removed": "\(removed.count)"])
                 return Self.answer(200, ["removed": .integer(Int64(removed.count))])
             }
-            if let mvpd, let attribute = text("attribute"), let value = text("value"), fields.count == 3 {
+            if members == ["mvpd", "attribute", "value"], let mvpd, let attribute = text["attribute"], let value = text["value"] {
                 let removed = try await service.removeSubscriber(mvpd: mvpd, attribute: attribute, value: value)
                 logger.notice(
                     "admin: subscriber signed out",

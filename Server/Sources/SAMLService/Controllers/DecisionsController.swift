@@ -11,6 +11,19 @@ import Synchronization
 /// status. docs/service.md has the table.
 struct DecisionsController: Sendable {
     let service: TokenExchangeService
+    /// Authorizer calls running, those past their deadline included (an authorizer that ignores its
+    /// cancellation goes on until it returns): at most ``maximumAuthorizations``, a `Deny`
+    /// (`network_received_error`) beyond, so that a hung MVPD service cannot pile up tasks.
+    let running = Running()
+    static let maximumAuthorizations = 256
+
+    final class Running: Sendable {
+        let count = Atomic<Int>(0)
+    }
+
+    init(service: TokenExchangeService) {
+        self.service = service
+    }
 
     func addRoutes(to routes: ServiceRoutes) {
         let decisions = routes.family().group().add(middleware: routes.json)
@@ -75,13 +88,18 @@ struct DecisionsController: Sendable {
             decisions = Self.denied(resources, outcome)
         }
         var items: [JSONValue] = []
+        var permitted = 0
         for decision in decisions {
-            items.append(await item(decision, kind: kind, mvpd: mvpd.id, device: device, profile: profile, now: now))
+            let item = await item(decision, kind: kind, mvpd: mvpd.id, device: device, profile: profile, now: now)
+            if case .object(let members) = item, members["authorized"] == .bool(true) { permitted += 1 }
+            items.append(item)
         }
-        let permitted = decisions.filter(\.isPermit).count
         service.metrics.decisions(
             kind.rawValue, permitted: permitted, denied: decisions.count - permitted, mvpd: service.metricLabel(mvpd: mvpd.id))
-        return .json(200, ["decisions": .array(items)], code: permitted == decisions.count ? "permit" : "deny", mvpd: mvpd.id)
+        var answer = ServiceAnswer.json(
+            200, ["decisions": .array(items)], code: permitted == decisions.count ? "permit" : "deny", mvpd: mvpd.id)
+        answer.cacheControl = "no-store"
+        return answer
     }
 
     /// Every resource denied for the partner framework status, with its code.
@@ -93,12 +111,21 @@ struct DecisionsController: Sendable {
     /// The authorizer's decisions, one per resource in order; any other answer, an error or one later than
     /// ``ServiceConfiguration/authorizationTimeout`` denies every resource.
     private func authorize(_ query: AuthorizationQuery) async -> [ResourceDecision] {
-        let answered = await Self.withDeadline(service.configuration.authorizationTimeout) { [authorizer = service.authorizer] in
-            try? await authorizer.decide(query)
+        var answered: [ResourceDecision]?
+        if running.count.add(1, ordering: .relaxed).newValue <= Self.maximumAuthorizations {
+            answered = await Self.withDeadline(service.configuration.authorizationTimeout) {
+                [authorizer = service.authorizer, running] in
+                defer { running.count.subtract(1, ordering: .relaxed) }
+                return try? await authorizer.decide(query)
+            }
+        } else {
+            running.count.subtract(1, ordering: .relaxed)
         }
-        guard let answered, answered.map(\.resource) == query.resources else {
+        guard let answered, answered.count == query.resources.count,
+            zip(answered, query.resources).allSatisfy({ $0.resource.utf8.elementsEqual($1.utf8) })
+        else {
             service.logger.warning(
-                "the resource authorizer failed, answered late or not one decision per resource: every resource denied",
+                "the resource authorizer failed, answered late, is saturated or gave not one decision per resource: every resource denied",
                 metadata: ["mvpd": "\(query.mvpd.id)", "kind": "\(query.kind.rawValue)"])
             return query.resources.map { ResourceDecision(resource: $0, denial: .authorizerFailed) }
         }
@@ -147,7 +174,8 @@ struct DecisionsController: Sendable {
         do {
             let issued = try await service.mediaTokens.issue(
                 serviceProvider: service.configuration.serviceProvider, resource: decision.resource, mvpd: mvpd, device: device,
-                now: Date(timeIntervalSince1970: Double(now.millisecondsSinceEpoch) / 1000))
+                now: Date(timeIntervalSince1970: Double(now.millisecondsSinceEpoch) / 1000),
+                notAfter: Date(timeIntervalSince1970: Double(profile.notAfter.millisecondsSinceEpoch) / 1000))
             object["token"] = .object([
                 "notBefore": .integer(Int64(issued.claims.notBefore.timeIntervalSince1970 * 1000)),
                 "notAfter": .integer(Int64(issued.claims.notAfter.timeIntervalSince1970 * 1000)),
@@ -170,6 +198,9 @@ struct DecisionsController: Sendable {
         ])
     }
 
+    /// The longest resource id: an MRSS document of a channel and an item fits.
+    static let maximumResourceBytes = 4096
+
     /// The `resources` of a body `{"resources": ["id", ...]}`.
     static func resources(_ body: [UInt8], limit: Int) -> Result<[String], EnhancedError> {
         let invalid = EnhancedError(
@@ -185,7 +216,10 @@ struct DecisionsController: Sendable {
         }
         var resources: [String] = []
         for entry in list {
-            guard case .string(let resource) = entry, !resource.isEmpty, resource.utf8.count <= 1024 else { return .failure(invalid) }
+            // Control characters are refused: no resource id holds one, and JSON would write each as six bytes.
+            guard case .string(let resource) = entry, !resource.isEmpty, resource.utf8.count <= maximumResourceBytes,
+                !resource.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+            else { return .failure(invalid) }
             resources.append(resource)
         }
         return .success(resources)

@@ -65,6 +65,8 @@ struct LogoutController: Sendable {
         if let id, logouts.isEmpty {
             logouts[id] = .object(["actionName": "invalid", "actionType": "none", "mvpd": .string(id)])
         }
-        return .json(200, ["logouts": .object(logouts)], code: removed.isEmpty ? "no-profile" : "ok", mvpd: id)
+        var answer = ServiceAnswer.json(200, ["logouts": .object(logouts)], code: removed.isEmpty ? "no-profile" : "ok", mvpd: id)
+        answer.cacheControl = "no-store"
+        return answer
     }
 }

@@ -12,7 +12,9 @@ extension TokenExchangeService {
     }
 
     /// The device's valid profile for `mvpd`: "none" from the store's directory when it can say so (no
-    /// query for a device without a profile), else read through the bounded profile reads.
+    /// query for a device without a profile); read from the store at once for a device the directory
+    /// knows has one (it has proven a login: its reads do not spend the anonymous callers' budget, nor
+    /// theirs its); otherwise through the bounded profile reads.
     func liveProfile(device: String, mvpd: String, now: SAMLInstant) async -> LiveProfile {
         let serviceProvider = configuration.serviceProvider
         if stores.presence?.hasLiveProfile(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: now) == false {
@@ -20,11 +22,23 @@ extension TokenExchangeService {
             return .missing
         }
         do {
-            let profiles = try await profileLookups.profiles(serviceProvider: serviceProvider, device: device, now: now)
+            let profiles =
+                proven(device: device, mvpds: [mvpd], now: now)
+                ? try await stores.profiles.profiles(serviceProvider: serviceProvider, device: device, now: now)
+                : try await profileLookups.profiles(serviceProvider: serviceProvider, device: device, now: now)
             return profiles.first { $0.mvpd == mvpd && $0.notAfter > now }.map { .found($0) } ?? .missing
         } catch {
             if !(error is ProfileLookups.Shed) { metrics.storeError(operation: "profiles") }
             return .unavailable(.error(Self.profilesUnavailable, mvpd: mvpd))
+        }
+    }
+
+    /// Whether the shared store's directory knows that `device` has a live profile for one of `mvpds`.
+    /// With the in-memory store (no directory, nothing to protect: its reads are unbounded anyway), false.
+    private func proven(device: String, mvpds: [String], now: SAMLInstant) -> Bool {
+        guard let presence = stores.presence else { return false }
+        return mvpds.contains {
+            presence.hasLiveProfile(serviceProvider: configuration.serviceProvider, device: device, mvpd: $0, now: now) == true
         }
     }
 
@@ -42,15 +56,12 @@ extension TokenExchangeService {
         let serviceProvider = configuration.serviceProvider
         let now = configuration.clock.now()
         let remove = { try await removal.removeProfiles(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: now) }
-        // A device the shared store's directory knows has no profile may still have one saved elsewhere in
-        // the last second: the delete goes on, but within the anonymous reads' bounds (a caller who has
-        // proven nothing costs the primary no more than a profile read would).
+        // Only a device the shared store's directory knows has a live profile is removed at once; any other
+        // (none known, or a directory that cannot answer now: loading, behind, off) may still have one saved
+        // elsewhere in the last second, so the delete goes on, but within the anonymous reads' bounds: a
+        // caller who has proven nothing costs the primary no more than a profile read would.
         let ids = mvpd.map { [$0] } ?? mvpds.mvpds.map(\.id)
-        let unknown =
-            stores.presence.map { presence in
-                ids.allSatisfy { presence.hasLiveProfile(serviceProvider: serviceProvider, device: device, mvpd: $0, now: now) == false }
-            } ?? false
-        let removed = unknown ? try await profileLookups.bounded(remove) : try await remove()
+        let removed = proven(device: device, mvpds: ids, now: now) ? try await remove() : try await profileLookups.bounded(remove)
         await profileLookups.forget(serviceProvider: serviceProvider, device: device, mvpd: mvpd)
         metrics.profilesRemoved(by, count: removed.count)
         return removed
