@@ -19,6 +19,18 @@ struct DecisionsController: Sendable {
 
     final class Running: Sendable {
         let count = Atomic<Int>(0)
+        /// When the last "every resource denied" line was written: one every 10 s at most (a failing MVPD
+        /// service under load must not flood the log; `saml_decisions_total{decision="deny"}` counts all).
+        let logged = Mutex<ContinuousClock.Instant?>(nil)
+
+        var logDue: Bool {
+            let now = ContinuousClock.now
+            return logged.withLock { last in
+                guard last.map({ now - $0 >= .seconds(10) }) ?? true else { return false }
+                last = now
+                return true
+            }
+        }
     }
 
     init(service: TokenExchangeService) {
@@ -41,7 +53,8 @@ struct DecisionsController: Sendable {
 
     /// The answer, in this order: the path and `AP-Device-Identifier`; a configured MVPD (`400
     /// invalid_parameter_mvpd`); a body `{"resources": [...]}` of 1 to the limit non-empty ids of at most
-    /// 1,024 bytes (`400 invalid_parameter_resources`; more than the limit: `403 too_many_resources`); the
+    /// 4,096 bytes without control characters (`400 invalid_parameter_resources`; more than the limit:
+    /// `403 too_many_resources`); the
     /// device's valid profile for the MVPD (`403 authenticated_profile_missing`, action `authentication`;
     /// a store that cannot answer: `503`); then `200` with one decision per resource: every one a `Deny`
     /// with the header's code when the partner framework status is absent, not granted, expired or names
@@ -124,9 +137,11 @@ struct DecisionsController: Sendable {
         guard let answered, answered.count == query.resources.count,
             zip(answered, query.resources).allSatisfy({ $0.resource.utf8.elementsEqual($1.utf8) })
         else {
-            service.logger.warning(
-                "the resource authorizer failed, answered late, is saturated or gave not one decision per resource: every resource denied",
-                metadata: ["mvpd": "\(query.mvpd.id)", "kind": "\(query.kind.rawValue)"])
+            if running.logDue {
+                service.logger.warning(
+                    "the resource authorizer failed, answered late, is saturated or gave not one decision per resource: every resource denied",
+                    metadata: ["mvpd": "\(query.mvpd.id)", "kind": "\(query.kind.rawValue)"])
+            }
             return query.resources.map { ResourceDecision(resource: $0, denial: .authorizerFailed) }
         }
         return answered
