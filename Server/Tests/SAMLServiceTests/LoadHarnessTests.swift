@@ -150,20 +150,24 @@ struct LoadHarnessTests {
         #expect(LoadHarness.expectedProfile(everything, template)["zip"] == ["10001", "10002"])
     }
 
-    /// A plan prepared against a live service, which is then stopped: nothing listens on its port any more.
-    static func orphanPlan(_ configure: @Sendable (inout LoadOptions) -> Void) async throws -> LoadPlan {
-        try await Service.with { port in
+    /// A plan prepared against a live service, then aimed at `refusing`, where nothing answers.
+    static func orphanPlan(_ refusing: RefusingPort, _ configure: @Sendable (inout LoadOptions) -> Void) async throws -> LoadPlan {
+        let plan = try await Service.with { port in
             var options = LoadOptions(targets: [("127.0.0.1", port)], serviceProvider: "REF30", mvpds: Service.mvpds)
             options.requests = 60
             options.connections = 4
             configure(&options)
             return try await LoadHarness.prepare(options)
         }
+        var options = plan.options
+        options.targets = [("127.0.0.1", refusing.port)]
+        return LoadPlan(options: options, items: plan.items, generationSeconds: plan.generationSeconds)
     }
 
     @Test("with no instance accepting connections, the run ends by its duration and fails, naming what it expected")
     func deadlineWithoutTarget() async throws {
-        let plan = try await Self.orphanPlan {
+        let refusing = try RefusingPort()
+        let plan = try await Self.orphanPlan(refusing) {
             $0.duration = .seconds(2)
             $0.connectAttempts = 1000  // only the duration can end the timed phase
         }
@@ -179,11 +183,13 @@ struct LoadHarnessTests {
             report.failures.contains { $0.contains("expected an instance of 127.0.0.1:") && $0.contains("before the duration was over") },
             "\(report.table)")
         #expect(report.failures.contains { $0.hasPrefix("settle: expected 127.0.0.1:") && $0.contains("unreachable") }, "\(report.table)")
+        withExtendedLifetime(refusing) {}
     }
 
     @Test("without a duration, connection attempts are bounded: the run ends and fails; preparing fails too")
     func boundedAttempts() async throws {
-        let plan = try await Self.orphanPlan { _ in }
+        let refusing = try RefusingPort()
+        let plan = try await Self.orphanPlan(refusing) { _ in }
         let clock = ContinuousClock()
         let start = clock.now
         let report = try await LoadHarness.run(plan)
@@ -191,17 +197,20 @@ struct LoadHarnessTests {
         #expect(!report.passed && report.notSent == 60 && !report.deadlineReached, "\(report.table)")
         #expect(report.failures.contains { $0.contains("found none in 5 attempts in a row") }, "\(report.table)")
         await #expect(throws: LoadError.self) { try await LoadHarness.prepare(plan.options) }
+        withExtendedLifetime(refusing) {}
     }
 
     @Test("an instance declared killed must be unreachable in the settle phase, and is then no failure")
     func declaredKilled() async throws {
-        let plan = try await Self.orphanPlan { _ in }
+        let refusing = try RefusingPort()
+        let plan = try await Self.orphanPlan(refusing) { _ in }
         var options = plan.options
         options.killed = options.targets
         let settled = await LoadHarness.settle(options, items: plan.items, outcomes: plan.items.map { _ in nil })
         #expect(settled.failures == ["settle: expected a live instance, found none"])
         let undeclared = await LoadHarness.settle(plan.options, items: plan.items, outcomes: plan.items.map { _ in nil })
         #expect(undeclared.failures.count == 1 && undeclared.failures[0].contains("unreachable"), "\(undeclared.failures)")
+        withExtendedLifetime(refusing) {}
     }
 
     @Test("a 503 to any kind is unavailable when tolerated (a failover run), and wrong otherwise; no answer is never wrong")

@@ -216,7 +216,8 @@ struct TrustMaintenanceTests {
             }
         }
         // The source is down: a valid backing copy is trusted; without one, the MVPD is unavailable.
-        let deadPort = try await Service.freePort()
+        let dead = try RefusingPort()
+        let deadPort = dead.port
         let backing = FileManager.default.temporaryDirectory.appendingPathComponent("backing-\(UUID().uuidString).xml").path
         try Data(try Self.metadata([Self.certificateA])).write(to: URL(fileURLWithPath: backing))
         let fromBacking = try Self.trustFile(url: "http://127.0.0.1:\(deadPort)/idp-a.xml", backingFile: backing)
@@ -233,6 +234,7 @@ struct TrustMaintenanceTests {
             let ready = try await Service.send(port, "/health/ready", method: "GET")
             #expect((Service.json(ready)["trust"] as? [String: Any])?["MVPD-A"] as? String == "unavailable")
         }
+        withExtendedLifetime(dead) {}
     }
 
     @Test("a URL source must be signed and carry validUntil, within the maximum the operator sets")
