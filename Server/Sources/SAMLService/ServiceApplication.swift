@@ -204,9 +204,7 @@ public enum ServiceApplication {
         addHealthRoutes(to: router, metrics: metrics, trust: trust, ready: ready, memory: memory)
         if let credentials {
             router.post("/admin/reload") { request, context in
-                guard let value = request.headers[.authorization], let token = BearerToken.credentials(in: value),
-                    BearerToken.matches(token, credentials.admin)
-                else { return health(401, "unauthorized") }
+                guard credentials.admitsAdmin(request.headers[.authorization]) else { return health(401, "unauthorized") }
                 context.logger.info("admin: reloading the trust file, the MVPD configuration and the secret files")
                 maintainer.reload()
                 return health(202, "reloading")

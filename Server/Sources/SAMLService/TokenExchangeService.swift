@@ -96,7 +96,7 @@ public struct TokenExchangeService: Sendable {
         self.stores = stores
         self.metrics = metrics
         self.logger = logger
-        let fullSince = Mutex<ContinuousClock.Instant?>(nil)
+        let fullStoreLog = LogThrottle()
         // A shared store's reads are bounded for anonymous callers; the in-memory one needs no bound.
         let lookups = ProfileLookups(
             store: stores.profiles, presence: stores.presence,
@@ -114,13 +114,7 @@ public struct TokenExchangeService: Sendable {
             storeFull: { kind in
                 metrics.storeFull(kind: kind)
                 // One line every 10 s at most: a full store refuses every login until entries expire.
-                let now = ContinuousClock.now
-                let due = fullSince.withLock { last in
-                    guard last.map({ now - $0 >= .seconds(10) }) ?? true else { return false }
-                    last = now
-                    return true
-                }
-                if due {
+                if fullStoreLog.isDue {
                     logger.error(
                         "the in-memory store is full of live entries: logins are refused (503, replay.cache-full) until some expire; raise memoryStoreCapacity (about 100 bytes an entry) or use PostgreSQL",
                         metadata: ["kind": "\(kind)"])

@@ -21,6 +21,12 @@ final class Credentials: Sendable {
         }
     }
 
+    /// Whether an `Authorization` header carries one of the admin tokens as last read.
+    func admitsAdmin(_ authorization: String?) -> Bool {
+        guard let authorization, let token = BearerToken.credentials(in: authorization) else { return false }
+        return BearerToken.matches(token, admin)
+    }
+
     private static func digests(_ tokens: [String]) -> [[UInt8]] {
         tokens.map { BearerToken.digest(Array($0.utf8)) }
     }

@@ -24,9 +24,7 @@ struct AdminSignOut: Sendable {
 
     func addRoute(to router: Router<BasicRequestContext>) {
         router.post("/admin/sign-out") { request, context in
-            guard let value = request.headers[.authorization], let token = BearerToken.credentials(in: value),
-                BearerToken.matches(token, credentials.admin)
-            else { return Self.answer(401, ["status": "unauthorized"]) }
+            guard credentials.admitsAdmin(request.headers[.authorization]) else { return Self.answer(401, ["status": "unauthorized"]) }
             guard let body = try? await request.body.collect(upTo: 16 * 1024),
                 case .object(let fields)? = try? JSONValue(parsing: body.readableBytesView, maxDepth: 4)
             else { return Self.answer(400, ["status": "invalid request"]) }

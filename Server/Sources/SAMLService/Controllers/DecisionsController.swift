@@ -19,18 +19,9 @@ struct DecisionsController: Sendable {
 
     final class Running: Sendable {
         let count = Atomic<Int>(0)
-        /// When the last "every resource denied" line was written: one every 10 s at most (a failing MVPD
-        /// service under load must not flood the log; `saml_decisions_total{decision="deny"}` counts all).
-        let logged = Mutex<ContinuousClock.Instant?>(nil)
-
-        var logDue: Bool {
-            let now = ContinuousClock.now
-            return logged.withLock { last in
-                guard last.map({ now - $0 >= .seconds(10) }) ?? true else { return false }
-                last = now
-                return true
-            }
-        }
+        /// The "every resource denied" line: a failing MVPD service under load must not flood the log
+        /// (`saml_decisions_total{decision="deny"}` counts every one).
+        let denialLog = LogThrottle()
     }
 
     init(service: TokenExchangeService) {
@@ -137,7 +128,7 @@ struct DecisionsController: Sendable {
         guard let answered, answered.count == query.resources.count,
             zip(answered, query.resources).allSatisfy({ $0.resource.utf8.elementsEqual($1.utf8) })
         else {
-            if running.logDue {
+            if running.denialLog.isDue {
                 service.logger.warning(
                     "the resource authorizer failed, answered late, is saturated or gave not one decision per resource: every resource denied",
                     metadata: ["mvpd": "\(query.mvpd.id)", "kind": "\(query.kind.rawValue)"])

@@ -42,6 +42,14 @@ extension TokenExchangeService {
         }
     }
 
+    /// The store's removal role; `store.unavailable` for a store of the caller's own that has none.
+    private func profileRemoval() throws -> any ProfileRemoval {
+        guard let removal = stores.removal else {
+            throw SAMLError(.storeUnavailable, "expected a profile store that removes profiles, found one that cannot")
+        }
+        return removal
+    }
+
     static let profilesUnavailable = EnhancedError(
         status: 503, code: "service_unavailable", message: "The profiles cannot be read now; retry later.", details: nil, action: "retry")
 
@@ -50,9 +58,7 @@ extension TokenExchangeService {
     /// signed out that the store did not remove), ``ProfileLookups/Shed`` beyond the bounds of a device
     /// the directory knows nothing of, and `store.unavailable` for a store that cannot remove.
     func removeProfiles(device: String, mvpd: String?, by: String) async throws -> [String] {
-        guard let removal = stores.removal else {
-            throw SAMLError(.storeUnavailable, "expected a profile store that removes profiles, found one that cannot")
-        }
+        let removal = try profileRemoval()
         let serviceProvider = configuration.serviceProvider
         let now = configuration.clock.now()
         let remove = { try await removal.removeProfiles(serviceProvider: serviceProvider, device: device, mvpd: mvpd, now: now) }
@@ -70,9 +76,7 @@ extension TokenExchangeService {
     /// Removes every profile of `mvpd` whose attribute `attribute` holds `value` (an operator signing a
     /// subscriber out); returns how many.
     func removeSubscriber(mvpd: String, attribute: String, value: String) async throws -> Int {
-        guard let removal = stores.removal else {
-            throw SAMLError(.storeUnavailable, "expected a profile store that removes profiles, found one that cannot")
-        }
+        let removal = try profileRemoval()
         let removed = try await removal.removeProfiles(
             serviceProvider: configuration.serviceProvider, mvpd: mvpd, attribute: attribute, value: value)
         await profileLookups.forget(serviceProvider: configuration.serviceProvider, mvpd: mvpd, attribute: attribute, value: value)
