@@ -207,17 +207,6 @@ static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyP
         result = SAML_SHIM_DSIG_IDS_CHANGED;
         goto done;
     }
-    if (referenceBytes != NULL && xmlSecPtrListGetSize(&(ctx->signedInfoReferences)) > 0) {
-        xmlSecDSigReferenceCtxPtr reference = (xmlSecDSigReferenceCtxPtr)xmlSecPtrListGetItem(&(ctx->signedInfoReferences), 0);
-        xmlSecBufferPtr buffer = reference != NULL ? xmlSecDSigReferenceCtxGetPreDigestBuffer(reference) : NULL;
-        if (buffer != NULL && xmlSecBufferGetSize(buffer) > 0) {
-            *referenceLength = xmlSecBufferGetSize(buffer);
-            *referenceBytes = xmlMalloc(*referenceLength);
-            if (*referenceBytes != NULL) {
-                memcpy(*referenceBytes, xmlSecBufferGetData(buffer), *referenceLength);
-            }
-        }
-    }
     if (memo.exceeded != SAML_SHIM_C14N_WITHIN_BUDGET) {
         saml_shim_last_budget_reason = (saml_shim_c14n_budget_reason)memo.exceeded;
         result = SAML_SHIM_DSIG_BUDGET_EXCEEDED;
@@ -230,6 +219,20 @@ static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyP
     }
     if (verified < 0) {
         goto done;
+    }
+    // The first reference's canonical bytes, once its transforms ran to the end: a canonicalisation that
+    // failed half-way (libxml2's refuses a relative namespace URI after writing what precedes it) leaves
+    // a partial buffer that no digest was computed over.
+    if (referenceBytes != NULL && xmlSecPtrListGetSize(&(ctx->signedInfoReferences)) > 0) {
+        xmlSecDSigReferenceCtxPtr reference = (xmlSecDSigReferenceCtxPtr)xmlSecPtrListGetItem(&(ctx->signedInfoReferences), 0);
+        xmlSecBufferPtr buffer = reference != NULL ? xmlSecDSigReferenceCtxGetPreDigestBuffer(reference) : NULL;
+        if (buffer != NULL && xmlSecBufferGetSize(buffer) > 0) {
+            *referenceLength = xmlSecBufferGetSize(buffer);
+            *referenceBytes = xmlMalloc(*referenceLength);
+            if (*referenceBytes != NULL) {
+                memcpy(*referenceBytes, xmlSecBufferGetData(buffer), *referenceLength);
+            }
+        }
     }
     if (ctx->status == xmlSecDSigStatusSucceeded) {
         result = SAML_SHIM_DSIG_VALID;

@@ -77,6 +77,26 @@ struct FastCanonicalizationTests {
         }
     }
 
+    /// libxml2's C14N refuses a relative namespace URI after writing what precedes it; the refused
+    /// canonicalisation gives no bytes either way (a fuzz finding: the stock path handed out the partial
+    /// buffer, the fast one refuses before writing).
+    @Test("no canonical bytes, fast or stock, for signed content with a relative namespace URI")
+    func relativeNamespaceGivesNoBytes() throws {
+        let vector = Vector.named("typical-rsa2048-both-signed")
+        let verifier = try SAMLResponseVerifier(vector.configuration())
+        let text = String(decoding: vector.bytes, as: UTF8.self)
+        let status = try #require(text.range(of: "</samlp:Status>"))
+        var mutated = text
+        mutated.insert(contentsOf: #"<x:E xmlns:x="htt/w/:pww.w3.org/2001/04/xmlenc#"/>"#, at: status.upperBound)
+        let bytes = Array(mutated.utf8)
+        let fast = try bytes.withUnsafeBytes { verifier.canonicalReferenceBytes(try verifier.parse($0), fastCanonicalization: true) }
+        let stock = try bytes.withUnsafeBytes { verifier.canonicalReferenceBytes(try verifier.parse($0), fastCanonicalization: false) }
+        #expect(fast.count == 2 && fast[0] == nil, "the response's reference holds the relative namespace")
+        #expect(fast == stock)
+        let (fastVerdict, stockVerdict) = Self.verdicts(bytes, verifier: verifier)
+        #expect(fastVerdict == stockVerdict)
+    }
+
     static func compareBytes(_ xml: [UInt8], named name: String, into total: inout CanonicalizationComparison.Report) {
         guard let report = try? xml.withUnsafeBytes({ try CanonicalizationComparison.compareEveryElement($0) }) else { return }
         total.same += report.same
