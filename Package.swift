@@ -8,10 +8,14 @@ let buildCommit = Context.environment["SAML_BUILD_COMMIT"].flatMap { commit in
 
 let package = Package(
     name: "swift-saml",
-    platforms: [.macOS(.v15)],
+    // iOS and tvOS for the app's client (AppleSSOClient): the verifier's libraries are not built there.
+    platforms: [.macOS(.v15), .iOS(.v16), .tvOS(.v16)],
     products: [
         .library(name: "SAML", targets: ["SAML"]),
         .library(name: "AppleSSO", targets: ["AppleSSO"]),
+        // The app's side (a tvOS/iOS app walking the cookbooks): Foundation only, neither libxml2 nor
+        // libxmlsec1 nor SwiftNIO.
+        .library(name: "AppleSSOClient", targets: ["AppleSSOClient"]),
         .executable(name: "saml", targets: ["SAMLCommand"]),
         // Not API (the underscore, as swift-certificates' `_CertificateInternals`): products this
         // repository's other packages use, which may change in any release. The benchmark package's and
@@ -57,16 +61,23 @@ let package = Package(
             name: "CSAMLBuildInfo",
             cSettings: buildCommit.map { [.define("SAML_BUILD_COMMIT", to: "\"\($0)\"")] }
         ),
+        // The cookbook's client-side encoding and the Base64 under it, with no dependency: shared by the
+        // verifier, the backend module and the app's client.
+        .target(name: "CookbookEncoding"),
         .target(
             name: "SAML",
             dependencies: [
-                "CSAMLShim", "CSAMLBuildInfo", .product(name: "Logging", package: "swift-log"),
+                "CSAMLShim", "CSAMLBuildInfo", "CookbookEncoding", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .target(
             name: "AppleSSO",
-            dependencies: ["SAML"]
+            dependencies: ["SAML", "CookbookEncoding"]
+        ),
+        .target(
+            name: "AppleSSOClient",
+            dependencies: ["CookbookEncoding"]
         ),
         // The mock IdP's signing and encryption C, apart from the shim the verifier uses.
         .target(
@@ -111,7 +122,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SAMLTests",
-            dependencies: ["SAML", "CSAMLShim"]
+            dependencies: ["SAML", "CSAMLShim", "CookbookEncoding"]
         ),
         // Verification tests use Foundation (JSON manifests), so they stay apart from the C-level tests.
         .testTarget(
@@ -125,13 +136,13 @@ let package = Package(
         ),
         .testTarget(
             name: "AppleSSOTests",
-            dependencies: ["AppleSSO", "SAML", "SAMLMockIdP", "SAMLTestSupport"]
+            dependencies: ["AppleSSO", "SAML", "SAMLMockIdP", "SAMLTestSupport", "CookbookEncoding", "AppleSSOClient"]
         ),
         // Compiles every code block of README.md and the DocC catalogues as written (Snippets/, generated
         // by scripts/ci/doc-snippets, one file per block), and checks that the generated files are current.
         .testTarget(
             name: "DocumentationTests",
-            dependencies: ["SAML", "AppleSSO", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["SAML", "AppleSSO", "AppleSSOClient", .product(name: "Logging", package: "swift-log")]
         ),
         // Runs the built `saml` executable; the dependency makes sure it is built first.
         .testTarget(

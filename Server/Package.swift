@@ -141,6 +141,7 @@ let package = Package(
                 "SAMLPostgres",
                 .product(name: "SAML", package: "swift-saml"),
                 .product(name: "AppleSSO", package: "swift-saml"),
+                .product(name: "AppleSSOClient", package: "swift-saml"),
                 .product(name: "_SAMLMockIdP", package: "swift-saml"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,4 +1,5 @@
 import AppleSSO
+import CookbookEncoding
 import SAML
 import SAMLTestSupport
 import Testing

@@ -1,3 +1,4 @@
+import CookbookEncoding
 import Testing
 
 @testable import SAML

@@ -1,3 +1,4 @@
+import CookbookEncoding
 import SAML
 
 extension Cookbook {
@@ -8,11 +9,7 @@ extension Cookbook {
     /// alphabet it changes exactly `+` (`%2B`), `/` (`%2F`) and `=` (`%3D`). The result is ready to be
     /// sent as the `SAMLResponse` form value and must not be URL-encoded again.
     public static func encode(_ text: String) -> String {
-        var text = text
-        return text.withUTF8 { utf8 in
-            let bytes = encode(wellFormed: UnsafeRawBufferPointer(utf8))
-            return String(decoding: bytes, as: UTF8.self)
-        }
+        CookbookText.encode(text)
     }
 
     /// The cookbook's full client-side encoding of UTF-8 bytes (see ``encode(_:)-(String)``).
@@ -20,7 +17,7 @@ extension Cookbook {
     /// - Throws: `SAMLError.Code.inputNotUTF8` when `utf8` is not well-formed UTF-8.
     public static func encode(utf8: UnsafeRawBufferPointer) throws -> [UInt8] {
         try requireUTF8(utf8)
-        return encode(wellFormed: utf8)
+        return CookbookText.encode(wellFormed: utf8)
     }
 
     /// The cookbook's full client-side encoding of UTF-8 bytes (see ``encode(_:)-(String)``).
@@ -34,7 +31,7 @@ extension Cookbook {
     /// - Throws: `SAMLError.Code.inputNotUTF8` when `utf8` is not well-formed UTF-8.
     public static func encode(normalizingInPlace utf8: inout [UInt8]) throws -> [UInt8] {
         try normalize(inPlace: &utf8)
-        return utf8.withUnsafeBytes { base64PercentEncoded($0) }
+        return utf8.withUnsafeBytes { CookbookText.base64PercentEncoded($0) }
     }
 
     /// The cookbook's full client-side encoding, streamed: the normalisation happens in the storage of
@@ -62,20 +59,6 @@ extension Cookbook {
                 try sink(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(output)[0..<count]))
                 start = end
             }
-        }
-    }
-
-    static func encode(wellFormed input: UnsafeRawBufferPointer) -> [UInt8] {
-        let scratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: Swift.max(input.count, 1))
-        defer { scratch.deallocate() }
-        let normalizedCount = normalize(wellFormed: input, into: scratch)
-        return base64PercentEncoded(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(scratch)[0..<normalizedCount]))
-    }
-
-    private static func base64PercentEncoded(_ normalized: UnsafeRawBufferPointer) -> [UInt8] {
-        // Every Base64 symbol may become three bytes; only the part written is ever touched.
-        [UInt8](unsafeUninitializedCapacity: Base64.encodedLength(normalized.count) * 3) { output, initialized in
-            initialized = Base64.encode(normalized, into: output, alphabet: .cookbookPercentEncoded)
         }
     }
 }

@@ -1,3 +1,4 @@
+import CookbookEncoding
 import SAML
 
 /// Reading JSON text (RFC 8259) into a ``JSONValue``: the headers a device sends

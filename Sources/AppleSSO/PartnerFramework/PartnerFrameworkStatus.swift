@@ -1,3 +1,4 @@
+import CookbookEncoding
 import Foundation
 import SAML
 

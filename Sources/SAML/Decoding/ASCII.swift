@@ -1,3 +1,5 @@
+import CookbookEncoding
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

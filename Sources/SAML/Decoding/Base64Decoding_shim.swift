@@ -1,4 +1,5 @@
 internal import CSAMLShim
+import CookbookEncoding
 
 /// Lenient-where-safe Base64 decoding for values that travelled through HTTP forms.
 enum Base64Decoding {

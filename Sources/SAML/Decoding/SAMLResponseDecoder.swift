@@ -1,3 +1,5 @@
+import CookbookEncoding
+
 /// Turns what a Token Exchange endpoint (or any SAML HTTP-POST endpoint) receives into the bytes of the
 /// SAML response document.
 ///

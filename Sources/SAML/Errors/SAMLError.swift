@@ -1,3 +1,5 @@
+import CookbookEncoding
+
 /// The one error type of the package.
 ///
 /// Every failure carries a stable ``Code`` (log it, map it to an HTTP answer, match on it) and a message

@@ -1,4 +1,5 @@
 internal import CSAMLShim
+import CookbookEncoding
 
 /// A pinned IdP signing key: the only kind of key a signature is verified with.
 ///

@@ -1,3 +1,5 @@
+import CookbookEncoding
+
 /// The service provider's own SAML 2.0 metadata: what an MVPD's identity provider imports to know the SP's
 /// entity ID, where to post responses, which key signs the SP's requests and which key to encrypt
 /// assertions to.

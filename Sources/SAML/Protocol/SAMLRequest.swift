@@ -1,3 +1,5 @@
+import CookbookEncoding
+
 /// A SAML 2.0 request of the partner flow: what REST API v2 `sessions/sso/{partner}` answers as
 /// `authenticationRequest.request` (Base64), with a fresh unpredictable ID that the service records as
 /// outstanding (self-describing, MAC-protected IDs, or the ``SAMLStateStore``) so that only a response to it is

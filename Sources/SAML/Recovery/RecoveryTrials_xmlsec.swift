@@ -1,4 +1,5 @@
 internal import CSAMLShim
+import CookbookEncoding
 
 extension SignatureRecovery {
     /// The canonical bytes of a region, made once with every place a candidate can change marked, from

@@ -1,4 +1,5 @@
 internal import CSAMLShim
+import CookbookEncoding
 
 // The tree edits of recovery: the region a signature covers, the gaps the cookbook collapsed in it, and
 // a plan that makes one layout (RecoveryLayouts.swift) in the parsed document and reverts it.
