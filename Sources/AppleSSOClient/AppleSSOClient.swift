@@ -24,6 +24,9 @@ public struct AppleSSOClient: Sendable {
         public var deviceInfo: String?
         /// The partner of the SSO routes.
         public var partner = "Apple"
+        /// The framework's `channelIdentifier`: the SAML issuer of the service's requests, as the REST API v1
+        /// cookbook sets it.
+        public var channelIdentifier: String? = "https://saml.sp.auth.adobe.com"
         /// v1's `deviceType`.
         public var deviceType: DeviceType = .tvOS
         /// The app's `domainName` and `redirectUrl`: sent with `sessions` (for the regular flow's URL) and
@@ -154,7 +157,7 @@ public struct AppleSSOClient: Sendable {
         }
         let metadata = try await metadata(
             VideoSubscriberAccountRequest(
-                supportedProviderIdentifiers: configuration.supportedProviderIdentifiers,
+                channelIdentifier: settings.channelIdentifier, supportedProviderIdentifiers: configuration.supportedProviderIdentifiers,
                 featuredProviderIdentifiers: configuration.featuredProviderIdentifiers, isInterruptionAllowed: interactive),
             configuration, interactive: interactive)
         return try validate(metadata, configuration)
@@ -166,7 +169,7 @@ public struct AppleSSOClient: Sendable {
     {
         let metadata = try await metadata(
             VideoSubscriberAccountRequest(
-                supportedProviderIdentifiers: configuration.supportedProviderIdentifiers,
+                channelIdentifier: settings.channelIdentifier, supportedProviderIdentifiers: configuration.supportedProviderIdentifiers,
                 featuredProviderIdentifiers: configuration.featuredProviderIdentifiers, verificationToken: token,
                 attributeNames: attributes,
                 isInterruptionAllowed: true),
@@ -219,13 +222,13 @@ public struct AppleSSOClient: Sendable {
         case .userCancelled: return .cancelled
         case .unsupportedProvider(nil): return .otherProviderChosen
         case .unsupportedProvider(let identifier?):
-            do {
-                _ = try ssoMVPD(identifier, configuration)
-                // The framework refused a provider the configuration says completes SSO.
-                return interactive ? .metadataRequestFailed(message: error.name) : .frameworkError(details: error.name)
-            } catch {
-                return error.outcome
+            // A provider in Apple's picker that the framework does not complete: the regular flow, with the
+            // MVPD selected when the configuration lists it (REST API v1 cookbook, "Initiate Platform SSO
+            // workflow with Adobe config"), N004 otherwise.
+            guard let mvpd = configuration.mvpd(providerIdentifier: identifier) else {
+                return .providerNotSupported(providerIdentifier: identifier)
             }
+            return .pickerOnlyProvider(mvpd: mvpd.id)
         case .other(_, _, let description):
             let text = "\(error.name): \(description)"
             return interactive ? .metadataRequestFailed(message: text) : .frameworkError(details: text)

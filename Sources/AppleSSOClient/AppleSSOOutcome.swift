@@ -18,8 +18,9 @@ public enum AppleSSOOutcome: Sendable, Hashable {
     /// `N004`: the provider the user chose (or is signed in to) is not one the service provider
     /// integrates, or not for single sign-on.
     case providerNotSupported(providerIdentifier: String?)
-    /// No code: the provider chosen is in Apple's picker but authenticates through the regular flow
-    /// (`boardingStatus` `PICKER`), which starts with it selected.
+    /// No code: the provider chosen is in Apple's picker but authenticates through the regular flow, which
+    /// starts with it selected: `boardingStatus` `PICKER`, or the framework's `unsupportedProvider` for a
+    /// provider the configuration lists.
     case pickerOnlyProvider(mvpd: String)
     /// `N005`: the user cancelled the picker or the provider's sign-in.
     case cancelled

@@ -46,6 +46,7 @@
                 return try await withCheckedThrowingContinuation { continuation in
                     Task { @MainActor in
                         let metadataRequest = VSAccountMetadataRequest()
+                        metadataRequest.channelIdentifier = request.channelIdentifier
                         metadataRequest.supportedAccountProviderIdentifiers = request.supportedProviderIdentifiers
                         #if os(tvOS)
                             metadataRequest.featuredAccountProviderIdentifiers = request.featuredProviderIdentifiers

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the client asks of Apple's Video Subscriber Account framework: the calls an app makes on
-/// `VSAccountManager`, as values. ``VSAccountManagerAccounts`` is the real one (where the framework
+/// `VSAccountManager`, as values. `VSAccountManagerAccounts` is the real one (where the framework
 /// exists); ``ScriptedAccounts`` answers as a test or a preview scripts it.
 public protocol VideoSubscriberAccounts: Sendable {
     /// `checkAccessStatus(options:)`: whether the user lets the app read their TV-provider account,
@@ -23,6 +23,8 @@ public enum VideoSubscriberAccountStatus: String, Sendable, Hashable {
 
 /// A `VSAccountMetadataRequest`, as the cookbooks fill it.
 public struct VideoSubscriberAccountRequest: Sendable, Hashable {
+    /// `channelIdentifier`.
+    public var channelIdentifier: String?
     /// `supportedAccountProviderIdentifiers`: the `platformMappingId`s the configuration lists for Apple's
     /// picker.
     public var supportedProviderIdentifiers: [String]
@@ -42,9 +44,10 @@ public struct VideoSubscriberAccountRequest: Sendable, Hashable {
     public var includeAuthenticationExpirationDate = true
 
     public init(
-        supportedProviderIdentifiers: [String], featuredProviderIdentifiers: [String] = [], verificationToken: String? = nil,
-        attributeNames: [String] = [], isInterruptionAllowed: Bool
+        channelIdentifier: String? = nil, supportedProviderIdentifiers: [String], featuredProviderIdentifiers: [String] = [],
+        verificationToken: String? = nil, attributeNames: [String] = [], isInterruptionAllowed: Bool
     ) {
+        self.channelIdentifier = channelIdentifier
         self.supportedProviderIdentifiers = supportedProviderIdentifiers
         self.featuredProviderIdentifiers = featuredProviderIdentifiers
         self.verificationToken = verificationToken

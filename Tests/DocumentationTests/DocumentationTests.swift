@@ -14,8 +14,10 @@ struct DocumentationTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
         let snippets = try files.map { try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8) }.joined(separator: "\n")
         var documents = [root.appendingPathComponent("README.md")]
-        for catalogue in ["Sources/SAML/SAML.docc", "Sources/AppleSSO/AppleSSO.docc"] {
-            let folder = root.appendingPathComponent(catalogue)
+        let sources = root.appendingPathComponent("Sources")
+        for module in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {
+            let folder = sources.appendingPathComponent("\(module)/\(module).docc")
+            guard FileManager.default.fileExists(atPath: folder.path) else { continue }
             documents += try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".md") }
                 .map { folder.appendingPathComponent($0) }
         }

@@ -102,6 +102,7 @@ struct AppleSSOClientTests {
             #expect(requests.first?.supportedProviderIdentifiers == ["ProviderA", "ProviderB"])
             #expect(requests.first?.featuredProviderIdentifiers == ["ProviderB"])
             #expect(requests.first?.verificationToken == nil && requests.allSatisfy(\.isInterruptionAllowed))
+            #expect(requests.allSatisfy { $0.channelIdentifier == "https://saml.sp.auth.adobe.com" })
             #expect(requests.last?.verificationToken.flatMap(Self.requestID) != nil)
             #expect(requests.last?.attributeNames == ["NameID", "uid", "householdId"])
             // The partner framework status the client sent reads back as AppleSSO reads it.
@@ -227,6 +228,9 @@ struct AppleSSOClientTests {
             for (outcome, code, next) in cases {
                 #expect(outcome.code == code && outcome.nextStep == next, "\(outcome)")
             }
+            // The framework refuses a provider the configuration lists: the regular flow with it selected.
+            let listed = await outcome { _ throws(VideoSubscriberAccountError) in throw .unsupportedProvider(identifier: "ProviderA") }
+            #expect(listed == .pickerOnlyProvider(mvpd: "MVPD-A") && listed.code == nil)
             #expect(cases[4].0 == .otherProviderChosen && cases[6].0 == .providerNotSupported(providerIdentifier: "ProviderZ"))
             #expect(cases[12].0 == .notSignedInToProvider)
 
