@@ -24,6 +24,21 @@ struct AppleSSOClientTests {
         { token, _ in (try? Service.response(mvpd, to: requestID(token))) ?? "" }
     }
 
+    /// A framework answering as `mvpd`'s provider, and the first response it handed over (to replay).
+    static func keepingFirstAnswer(_ mvpd: LoadMVPD) -> (ScriptedAccounts, FirstAnswer) {
+        let first = FirstAnswer()
+        let accounts = ScriptedAccounts(provider: mvpd.providerID) { token, attributes in
+            let response = answer(mvpd)(token, attributes)
+            first.value.withLock { $0 = $0 ?? response }
+            return response
+        }
+        return (accounts, first)
+    }
+
+    final class FirstAnswer: Sendable {
+        let value = Mutex<String?>(nil)
+    }
+
     static func requestID(_ token: String) -> String? {
         guard let xml = Data(base64Encoded: token).map({ String(decoding: $0, as: UTF8.self) }), let start = xml.range(of: " ID=\"")
         else { return nil }
@@ -153,14 +168,9 @@ struct AppleSSOClientTests {
     func replay() async throws {
         try await Service.with(Self.configuration()) { port in
             let mvpd = Service.mvpdA
-            let first = Mutex<String?>(nil)
-            let accounts = ScriptedAccounts(provider: mvpd.providerID) { token, attributes in
-                let response = Self.answer(mvpd)(token, attributes)
-                first.withLock { $0 = $0 ?? response }
-                return response
-            }
+            let (accounts, first) = Self.keepingFirstAnswer(mvpd)
             #expect(await Self.client(port, accounts).signIn().nextStep == .continueToDecisions)
-            let captured = try #require(first.withLock { $0 })
+            let captured = try #require(first.value.withLock { $0 })
             // Another device hands over the same response.
             let replaying = ScriptedAccounts(provider: mvpd.providerID) { _, _ in captured }
             let outcome = await Self.client(port, replaying).signIn()
@@ -329,12 +339,7 @@ struct AppleSSOClientTests {
     func restAPIv1() async throws {
         try await Service.with(Self.configuration()) { port in
             let mvpd = Service.mvpdA
-            let first = Mutex<String?>(nil)
-            let accounts = ScriptedAccounts(provider: mvpd.providerID) { token, attributes in
-                let response = Self.answer(mvpd)(token, attributes)
-                first.withLock { $0 = $0 ?? response }
-                return response
-            }
+            let (accounts, first) = Self.keepingFirstAnswer(mvpd)
             let recording = Recording(port: port)
             let outcome = await Self.client(port, accounts, transport: recording).signInV1()
             #expect(outcome == .signedIn(AppleSSOClient.Profile(mvpd: "MVPD-A")))
@@ -343,7 +348,7 @@ struct AppleSSOClientTests {
             let body = String(decoding: try #require(recording.requests.last?.body), as: UTF8.self)
             #expect(body.hasPrefix("requestor=REF30&deviceId=") && body.contains("&mvpd=MVPD-A&deviceType=tvOS&SAMLResponse="))
 
-            let captured = try #require(first.withLock { $0 })
+            let captured = try #require(first.value.withLock { $0 })
             let replayed = await Self.client(port, ScriptedAccounts(provider: mvpd.providerID) { _, _ in captured }).signInV1()
             guard case .refused(let error) = replayed else {
                 Issue.record("expected refused, found \(replayed)")
