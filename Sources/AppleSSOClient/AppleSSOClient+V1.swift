@@ -20,7 +20,9 @@ extension AppleSSOClient {
             guard !token.isEmpty else {
                 throw Stop(.unexpectedAnswer(status: 200, message: "expected a profile request, found an empty body"))
             }
-            let (response, _) = try await providerAnswer(token: token, attributes: mvpd.requiredMetadataFields, configuration, mvpd)
+            // REST API v1 cookbook, "Forward the Adobe request to Platform SSO": `isInterruptionAllowed` false.
+            let (response, _) = try await providerAnswer(
+                token: token, attributes: mvpd.requiredMetadataFields, configuration, mvpd, interactive: false)
             var headers = v1Headers
             headers["Content-Type"] = "application/x-www-form-urlencoded"
             let form =
@@ -29,7 +31,8 @@ extension AppleSSOClient {
                     ("deviceType", settings.deviceType.rawValue),
                 ]) + "&SAMLResponse=" + CookbookText.encode(response)
             _ = try await send("POST", "/api/v1/tokens/authn", headers: headers, body: Data(form.utf8), expecting: 204)
-            return .signedIn(Profile(mvpd: mvpd.id))
+            // v1 answers no profile; it was made through Apple SSO (the SDK's `tokenSource` "Apple").
+            return .signedIn(Profile(mvpd: mvpd.id, type: "appleSSO"))
         } catch {
             return error.outcome
         }

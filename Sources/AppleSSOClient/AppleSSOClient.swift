@@ -24,19 +24,20 @@ public struct AppleSSOClient: Sendable {
         public var deviceInfo: String?
         /// The partner of the SSO routes.
         public var partner = "Apple"
-        /// The framework's `channelIdentifier`: the SAML issuer of the service's requests, as the REST API v1
-        /// cookbook sets it.
+        /// The framework's `channelIdentifier`: the SAML issuer of the service's requests (its SP entity ID,
+        /// `spEntityID` in the reference service's configuration), as the REST API v1 cookbook sets it.
         public var channelIdentifier: String? = "https://saml.sp.auth.adobe.com"
         /// v1's `deviceType`.
         public var deviceType: DeviceType = .tvOS
-        /// The app's `domainName` and `redirectUrl`: sent with `sessions` (for the regular flow's URL) and
-        /// `logout` (which requires the redirect URL).
-        public var domainName: String?
-        public var redirectURL: String?
+        /// The app's `domainName` and `redirectUrl`: REST API v2 requires both with `sessions` (without them
+        /// the service answers `resume`, ``AppleSSOOutcome/missingParameters(_:)``), and the redirect URL
+        /// with `logout`.
+        public var domainName: String
+        public var redirectURL: String
 
         public init(
-            serviceProvider: String, accessToken: String, deviceIdentifier: String, deviceInfo: String? = nil, domainName: String? = nil,
-            redirectURL: String? = nil
+            serviceProvider: String, accessToken: String, deviceIdentifier: String, deviceInfo: String? = nil, domainName: String,
+            redirectURL: String
         ) {
             self.serviceProvider = serviceProvider
             self.accessToken = accessToken
@@ -83,11 +84,15 @@ public struct AppleSSOClient: Sendable {
                 guard let request = session.authenticationRequest, !request.request.isEmpty else {
                     throw Stop(.unexpectedAnswer(status: 200, message: "expected authenticationRequest with partner_profile, found none"))
                 }
+                // REST API v2 cookbook, C: `isInterruptionAllowed` true, the provider's sign-in may show.
                 let (response, answered) = try await providerAnswer(
-                    token: request.request, attributes: request.attributesNames ?? mvpd.requiredMetadataFields, configuration, mvpd)
+                    token: request.request, attributes: request.attributesNames ?? mvpd.requiredMetadataFields, configuration, mvpd,
+                    interactive: true)
                 return try await exchange(response, status: answered, mvpd: mvpd)
-            case "authenticate", "resume":
+            case "authenticate":
                 return .regularFlow(reason: session.reasonType ?? "none", mvpd: session.mvpd, url: session.url, code: session.code)
+            case "resume":
+                return .missingParameters(session.missingParameters ?? [])
             default:
                 throw Stop(
                     .unexpectedAnswer(status: 200, message: "expected actionName authorize, partner_profile, authenticate or resume"))
@@ -98,37 +103,66 @@ public struct AppleSSOClient: Sendable {
     }
 
     /// The cookbook's "check authentication" (REST API v2, "B"): the permission and provider checked
-    /// silently (no picker), then the profiles the service holds for the device (`GET profiles` with the
-    /// partner framework status). No profile: ``AppleSSOOutcome/profiles(_:)`` of none, and the next step
-    /// is ``signIn()``.
+    /// silently (no picker), then the profiles the service holds for the device (`GET profiles`, with the
+    /// partner framework status when the check gave one, so that an `appleSSO` profile can be among them).
+    ///
+    /// Profiles: ``AppleSSOOutcome/profiles(_:)``. None: ``AppleSSOOutcome/profiles(_:)`` of none, whose
+    /// next step is ``signIn()``, when the user has not decided on the permission or is signed in to no
+    /// provider (``signIn()`` prompts and shows Apple's picker); otherwise what the check found
+    /// (`VSA403`, `APPL_ERROR`, `N004`, ...).
     public func checkAuthentication() async -> AppleSSOOutcome {
         do throws(Stop) {
             let configuration = try await configuration(path: "/api/v2/\(escaped(settings.serviceProvider))/configuration")
-            let (status, _) = try await provider(configuration, interactive: false)
+            var status: FrameworkStatus?
+            var silent: AppleSSOOutcome?
+            do {
+                status = try await provider(configuration, interactive: false).0
+            } catch {
+                silent = error.outcome
+            }
             let answer = try await send(
                 "GET", "/api/v2/\(escaped(settings.serviceProvider))/profiles", headers: v2Headers(status), expecting: 200)
-            let profiles = try decode(Wire.Profiles.self, answer)
-            return .profiles(profiles.profiles.sorted { $0.key < $1.key }.map { Wire.profile($0.key, $0.value) })
+            let profiles = try decode(Wire.Profiles.self, answer).profiles.sorted { $0.key < $1.key }.map { Wire.profile($0.key, $0.value) }
+            switch silent {
+            case nil, .accessNotDetermined?, .notSignedInToProvider?: return .profiles(profiles)
+            case let outcome?: return profiles.isEmpty ? outcome : .profiles(profiles)
+            }
+        } catch {
+            return error.outcome
+        }
+    }
+
+    /// The `AP-Partner-Framework-Status` header value for the decisions (REST API v2, "D"), which require it
+    /// for an `appleSSO` profile: the permission and provider checked silently, as the cookbook says
+    /// (``AppleSSOOutcome/partnerFrameworkStatus(header:mvpd:)``), or what the check found. The cookbook
+    /// allows a cached value refreshed when the app comes to the foreground.
+    public func partnerFrameworkStatus() async -> AppleSSOOutcome {
+        do throws(Stop) {
+            let configuration = try await configuration(path: "/api/v2/\(escaped(settings.serviceProvider))/configuration")
+            let (status, mvpd) = try await provider(configuration, interactive: false)
+            return .partnerFrameworkStatus(header: status.headerValue, mvpd: mvpd.id)
         } catch {
             return error.outcome
         }
     }
 
     /// The cookbook's logout (REST API v2, "D. Logout"): `GET logout/{mvpd}` (every MVPD when `mvpd` is
-    /// nil) with ``Settings/redirectURL``. A profile made through Apple SSO gives `VSA203`
-    /// (``AppleSSOOutcome/providerSignOutRequired(mvpds:)``): the framework has no API to sign the
-    /// device out of its provider.
+    /// nil) with ``Settings/redirectURL``, one ``Logout`` per MVPD whose profile was removed. A profile
+    /// made through Apple SSO (`partner_logout`) gives `VSA203`
+    /// (``AppleSSOOutcome/providerSignOutRequired(_:)``): the framework has no API to sign the device out
+    /// of its provider.
     public func logout(mvpd: String? = nil) async -> AppleSSOOutcome {
         do throws(Stop) {
             var path = "/api/v2/\(escaped(settings.serviceProvider))/logout"
             if let mvpd { path += "/\(escaped(mvpd))" }
-            if let redirectURL = settings.redirectURL { path += "?redirectUrl=\(escaped(redirectURL))" }
+            path += "?redirectUrl=\(escaped(settings.redirectURL))"
             let answer = try await send("GET", path, headers: v2Headers(nil), expecting: 200)
-            let logouts = try decode(Wire.Logouts.self, answer).logouts.sorted { $0.key < $1.key }
-            let partner = logouts.filter { $0.value.actionName == "partner_logout" }.map(\.key)
-            if !partner.isEmpty { return .providerSignOutRequired(mvpds: partner) }
-            let others = logouts.filter { $0.value.actionName != "invalid" }.map(\.key)
-            return others.isEmpty ? .noProfile : .signedOut(mvpds: others)
+            let logouts = try decode(Wire.Logouts.self, answer).logouts.sorted { $0.key < $1.key }.filter {
+                $0.value.actionName != "invalid"
+            }
+            .map { Logout(mvpd: $0.key, actionName: $0.value.actionName, actionType: $0.value.actionType, url: $0.value.url) }
+            if logouts.isEmpty { return .noProfile }
+            return logouts.contains(where: \.requiresProviderSignOut) ? .providerSignOutRequired(logouts) : .signedOut(logouts)
         } catch {
             return error.outcome
         }
@@ -164,7 +198,7 @@ public struct AppleSSOClient: Sendable {
     }
 
     /// The provider's SAML answer to the service's request `token`, from the same provider.
-    func providerAnswer(token: String, attributes: [String], _ configuration: Configuration, _ mvpd: MVPD)
+    func providerAnswer(token: String, attributes: [String], _ configuration: Configuration, _ mvpd: MVPD, interactive: Bool)
         async throws(Stop) -> (String, FrameworkStatus)
     {
         let metadata = try await metadata(
@@ -172,8 +206,8 @@ public struct AppleSSOClient: Sendable {
                 channelIdentifier: settings.channelIdentifier, supportedProviderIdentifiers: configuration.supportedProviderIdentifiers,
                 featuredProviderIdentifiers: configuration.featuredProviderIdentifiers, verificationToken: token,
                 attributeNames: attributes,
-                isInterruptionAllowed: true),
-            configuration, interactive: true)
+                isInterruptionAllowed: interactive),
+            configuration, interactive: interactive)
         let (status, answering) = try validate(metadata, configuration)
         guard answering.id == mvpd.id else {
             throw Stop(.metadataRequestFailed(message: "expected the answer of \(mvpd.id)'s provider, found another provider's"))
@@ -239,9 +273,7 @@ public struct AppleSSOClient: Sendable {
 
     /// `POST sessions/sso/{partner}` for `mvpd`.
     func session(mvpd: MVPD, status: FrameworkStatus) async throws(Stop) -> Wire.Session {
-        var fields = [("mvpd", mvpd.id)]
-        if let domainName = settings.domainName { fields.append(("domainName", domainName)) }
-        if let redirectURL = settings.redirectURL { fields.append(("redirectUrl", redirectURL)) }
+        let fields = [("mvpd", mvpd.id), ("domainName", settings.domainName), ("redirectUrl", settings.redirectURL)]
         var headers = v2Headers(status)
         headers["Content-Type"] = "application/x-www-form-urlencoded"
         let answer = try await send(
@@ -258,11 +290,10 @@ public struct AppleSSOClient: Sendable {
         let answer = try await send(
             "POST", "/api/v2/\(escaped(settings.serviceProvider))/profiles/sso/\(escaped(settings.partner))", headers: headers,
             body: Data(("SAMLResponse=" + CookbookText.encode(response)).utf8), expecting: 201)
-        let profiles = try decode(Wire.Profiles.self, answer).profiles
-        guard let profile = profiles[mvpd.id] ?? profiles.first?.value else {
-            throw Stop(.unexpectedAnswer(status: answer.status, message: "expected a profile for \(mvpd.id), found none"))
+        guard let profile = try decode(Wire.Profiles.self, answer).profiles[mvpd.id] else {
+            throw Stop(.unexpectedAnswer(status: answer.status, message: "expected the profile of \(mvpd.id), found none"))
         }
-        return .signedIn(Wire.profile(profiles[mvpd.id] == nil ? profiles.first!.key : mvpd.id, profile))
+        return .signedIn(Wire.profile(mvpd.id, profile))
     }
 
     // MARK: HTTP
@@ -295,11 +326,14 @@ public struct AppleSSOClient: Sendable {
     /// out of contract.
     static func failure(_ answer: TransportResponse) -> AppleSSOOutcome {
         let error = try? JSONDecoder().decode(ServiceError.self, from: answer.body)
+        let retryAfter = answer.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         switch answer.status {
         case 401:
             return .unauthorized(error)
         case 429, 503:
-            return .unavailable(retryAfter: answer.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }, error)
+            return .unavailable(retryAfter: retryAfter, error)
+        case _ where error?.action == "retry-after":
+            return .unavailable(retryAfter: retryAfter, error)
         default:
             guard let error else {
                 return .unexpectedAnswer(status: answer.status, message: "expected an Enhanced Error Code object, found another body")

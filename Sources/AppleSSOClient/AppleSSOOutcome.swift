@@ -8,6 +8,9 @@ public enum AppleSSOOutcome: Sendable, Hashable {
     /// The service already holds a profile for the device and MVPD (`actionName` `authorize`): no
     /// authentication was needed.
     case alreadySignedIn(mvpd: String)
+    /// ``AppleSSOClient/partnerFrameworkStatus()``: the `AP-Partner-Framework-Status` value the decisions
+    /// need for an `appleSSO` profile of `mvpd`.
+    case partnerFrameworkStatus(header: String, mvpd: String)
     /// ``AppleSSOClient/checkAuthentication()``: the profiles the service holds for the device (none: the
     /// next step is ``AppleSSOClient/signIn()``).
     case profiles([AppleSSOClient.Profile])
@@ -22,7 +25,8 @@ public enum AppleSSOOutcome: Sendable, Hashable {
     /// starts with it selected: `boardingStatus` `PICKER`, or the framework's `unsupportedProvider` for a
     /// provider the configuration lists.
     case pickerOnlyProvider(mvpd: String)
-    /// `N005`: the user cancelled the picker or the provider's sign-in.
+    /// `N005`: the user cancelled Apple's picker or the provider's sign-in; the SDK then shows the app's
+    /// own MVPD picker (the regular flow).
     case cancelled
     /// `VSA403`: the user denied the app access to their TV provider (or it is restricted).
     case accessDenied
@@ -40,6 +44,9 @@ public enum AppleSSOOutcome: Sendable, Hashable {
     /// `reason` is its `reasonType` (`degraded`, `pfs_fallback`, `configuration_fallback`, ...), `url` and
     /// `code` what that flow starts from.
     case regularFlow(reason: String, mvpd: String?, url: String?, code: String?)
+    /// The service answered `resume` (`reasonType` `missing_parameters_fallback`): the request lacked
+    /// these parameters (``AppleSSOClient/Settings/domainName``, ``AppleSSOClient/Settings/redirectURL``).
+    case missingParameters([String])
     /// The service refused the request with an Enhanced Error Code (a replayed or invalid response, an
     /// unknown MVPD, a partner framework status it does not accept, ...).
     case refused(AppleSSOClient.ServiceError)
@@ -55,16 +62,20 @@ public enum AppleSSOOutcome: Sendable, Hashable {
     // Logout.
     /// `VSA203`: the service removed a profile made through Apple SSO; the device stays signed in to the
     /// provider until the user signs out in Settings (`partner_logout` / `partner_interactive`).
-    case providerSignOutRequired(mvpds: [String])
-    /// The service removed the profiles, and nothing more is needed.
-    case signedOut(mvpds: [String])
+    /// Every MVPD whose profile was removed is listed, each with its action.
+    case providerSignOutRequired([AppleSSOClient.Logout])
+    /// The service removed profiles of the regular flow: open the MVPD's logout `url` when there is one.
+    case signedOut([AppleSSOClient.Logout])
     /// The service held no profile to remove.
     case noProfile
 
     /// The cookbook's or the service's code; nil where the cookbooks name none.
     public var code: String? {
         switch self {
-        case .signedIn, .alreadySignedIn, .profiles, .pickerOnlyProvider, .notSignedInToProvider, .signedOut, .noProfile: nil
+        case .signedIn, .alreadySignedIn, .profiles, .partnerFrameworkStatus, .pickerOnlyProvider, .notSignedInToProvider, .signedOut,
+            .noProfile:
+            nil
+        case .missingParameters: "missing_parameters_fallback"
         case .otherProviderChosen: "N003"
         case .providerNotSupported: "N004"
         case .cancelled: "N005"
@@ -85,19 +96,20 @@ public enum AppleSSOOutcome: Sendable, Hashable {
     /// What the app does next.
     public var nextStep: AppleSSONextStep {
         switch self {
-        case .signedIn, .alreadySignedIn: .continueToDecisions
+        case .signedIn, .alreadySignedIn, .partnerFrameworkStatus: .continueToDecisions
         case .profiles(let profiles): profiles.isEmpty ? .signIn : .continueToDecisions
         case .otherProviderChosen, .providerNotSupported, .accessDenied, .accessNotDetermined, .metadataRequestFailed, .frameworkError,
-            .notSignedInToProvider:
+            .notSignedInToProvider, .cancelled:
             .regularAuthentication(mvpd: nil)
         case .pickerOnlyProvider(let mvpd): .regularAuthentication(mvpd: mvpd)
         case .regularFlow(_, let mvpd, _, _): .regularAuthentication(mvpd: mvpd)
-        case .cancelled, .signedOut, .noProfile: .nothing
+        case .signedOut(let logouts): logouts.compactMap(\.url).first.map { .openLogoutURL($0) } ?? .nothing
+        case .noProfile: .nothing
         case .providerSignOutRequired: .showProviderSignOutInstruction
         case .unauthorized: .renewAccessToken
         case .unavailable(let retryAfter, _): .retry(afterSeconds: retryAfter)
         case .networkFailure: .retry(afterSeconds: nil)
-        case .unexpectedAnswer: .report
+        case .unexpectedAnswer, .missingParameters: .report
         case .refused(let error):
             switch error.action {
             case "retry", "retry-after": .retry(afterSeconds: nil)
@@ -118,8 +130,11 @@ public enum AppleSSONextStep: Sendable, Hashable {
     /// `VSA403`/`VSA404`, the cookbooks add: explain what single sign-on gives, and that Settings ›
     /// TV Provider (iOS) or Settings › Accounts › TV Provider (tvOS) changes the decision.
     case regularAuthentication(mvpd: String?)
-    /// The user chose this (a cancelled picker) or nothing is left to do.
+    /// Nothing is left to do.
     case nothing
+    /// Open the MVPD's logout page (a profile of the regular flow), as the v1 cookbook says for iOS: in a
+    /// web view, so that the MVPD's session ends too.
+    case openLogoutURL(String)
     /// Try again, after `afterSeconds` when the service said.
     case retry(afterSeconds: Int?)
     /// Get a new access token (Dynamic Client Registration), then try again.

@@ -122,6 +122,26 @@ extension AppleSSOClient {
         }
     }
 
+    /// What the service did for one MVPD at logout: `partner_logout` / `partner_interactive` for a profile
+    /// made through Apple SSO (the user signs out of the provider in Settings), another action (with the
+    /// MVPD's logout `url` to open) for a profile of the regular flow.
+    public struct Logout: Sendable, Hashable {
+        public var mvpd: String
+        public var actionName: String
+        public var actionType: String?
+        public var url: String?
+        /// `partner_logout`: the device stays signed in to the provider until the user signs out in
+        /// Settings (`VSA203`).
+        public var requiresProviderSignOut: Bool { actionName == "partner_logout" }
+
+        public init(mvpd: String, actionName: String, actionType: String? = nil, url: String? = nil) {
+            self.mvpd = mvpd
+            self.actionName = actionName
+            self.actionType = actionType
+            self.url = url
+        }
+    }
+
     /// The `appleSSO` profile the Token Exchange created (v2's `201`), or what v1's `204` implies.
     public struct Profile: Sendable, Hashable {
         public var mvpd: String
@@ -153,6 +173,7 @@ enum Wire {
         var mvpd: String?
         var url: String?
         var code: String?
+        var missingParameters: [String]?
         var authenticationRequest: AuthenticationRequest?
     }
 

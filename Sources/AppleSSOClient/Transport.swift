@@ -72,9 +72,11 @@ public final class URLSessionTransport: NSObject, AppleSSOTransport, URLSessionT
         return TransportResponse(status: http.statusCode, headers: headers, body: data)
     }
 
+    // The completion-handler form: FoundationNetworking (Linux) declares no other.
     public func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest
-    ) async -> URLRequest? {
-        nil
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }

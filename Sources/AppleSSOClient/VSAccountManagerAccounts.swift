@@ -1,12 +1,14 @@
-#if canImport(VideoSubscriberAccount) && (os(iOS) || os(tvOS))
+#if canImport(VideoSubscriberAccount) && (os(iOS) || os(tvOS) || os(visionOS))
     import Foundation
     import VideoSubscriberAccount
 
     /// ``VideoSubscriberAccounts`` on Apple's framework: `VSAccountManager`'s `checkAccessStatus` and
-    /// `enqueue`, their `VSError`s mapped to ``VideoSubscriberAccountError``.
+    /// `enqueue`, their `VSError`s mapped to ``VideoSubscriberAccountError``. A cancelled task cancels its
+    /// metadata request (`VSAccountManagerResult.cancel()`).
     ///
     /// The app owns the manager and its `delegate`, which presents and dismisses the framework's view
-    /// controllers (the picker, the provider's sign-in) as `VSAccountManagerDelegate` says.
+    /// controllers (Apple's picker, the provider's sign-in) as `VSAccountManagerDelegate` says: it takes
+    /// the place of the SDK's `presentTVProviderDialog` and `dismissTVProviderDialog` callbacks.
     public final class VSAccountManagerAccounts: VideoSubscriberAccounts, @unchecked Sendable {
         // The manager is only touched on the main actor.
         private let manager: VSAccountManager
@@ -19,7 +21,7 @@
             do {
                 return try await withCheckedThrowingContinuation { continuation in
                     Task { @MainActor in
-                        manager.checkAccessStatus(options: [VSCheckAccessOption.prompt: prompt]) { status, error in
+                        manager.checkAccessStatus(options: [VSCheckAccessOption.prompt: prompt]) { @Sendable status, error in
                             if let error {
                                 continuation.resume(throwing: error)
                                 return
@@ -42,35 +44,63 @@
         public func metadata(_ request: VideoSubscriberAccountRequest) async throws(VideoSubscriberAccountError)
             -> VideoSubscriberAccountMetadata
         {
+            let pending = Pending()
             do {
-                return try await withCheckedThrowingContinuation { continuation in
-                    Task { @MainActor in
-                        let metadataRequest = VSAccountMetadataRequest()
-                        metadataRequest.channelIdentifier = request.channelIdentifier
-                        metadataRequest.supportedAccountProviderIdentifiers = request.supportedProviderIdentifiers
-                        #if os(tvOS)
+                return try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { continuation in
+                        Task { @MainActor in
+                            let metadataRequest = VSAccountMetadataRequest()
+                            metadataRequest.channelIdentifier = request.channelIdentifier
+                            metadataRequest.supportedAccountProviderIdentifiers = request.supportedProviderIdentifiers
                             metadataRequest.featuredAccountProviderIdentifiers = request.featuredProviderIdentifiers
-                        #endif
-                        metadataRequest.verificationToken = request.verificationToken
-                        metadataRequest.attributeNames = request.attributeNames
-                        metadataRequest.isInterruptionAllowed = request.isInterruptionAllowed
-                        metadataRequest.includeAccountProviderIdentifier = request.includeAccountProviderIdentifier
-                        metadataRequest.includeAuthenticationExpirationDate = request.includeAuthenticationExpirationDate
-                        _ = manager.enqueue(metadataRequest) { metadata, error in
-                            guard let metadata else {
-                                continuation.resume(throwing: error ?? VSError(.rejected))
-                                return
+                            metadataRequest.verificationToken = request.verificationToken
+                            metadataRequest.attributeNames = request.attributeNames
+                            metadataRequest.isInterruptionAllowed = request.isInterruptionAllowed
+                            metadataRequest.includeAccountProviderIdentifier = request.includeAccountProviderIdentifier
+                            metadataRequest.includeAuthenticationExpirationDate = request.includeAuthenticationExpirationDate
+                            // The framework may call back on any queue: the handler is not main-actor code.
+                            let result = manager.enqueue(metadataRequest) { @Sendable metadata, error in
+                                guard let metadata else {
+                                    continuation.resume(throwing: error ?? VSError(.rejected))
+                                    return
+                                }
+                                continuation.resume(
+                                    returning: VideoSubscriberAccountMetadata(
+                                        providerIdentifier: metadata.accountProviderIdentifier,
+                                        authenticationExpiration: metadata.authenticationExpirationDate,
+                                        samlAttributeQueryResponse: metadata.samlAttributeQueryResponse))
                             }
-                            continuation.resume(
-                                returning: VideoSubscriberAccountMetadata(
-                                    providerIdentifier: metadata.accountProviderIdentifier,
-                                    authenticationExpiration: metadata.authenticationExpirationDate,
-                                    samlAttributeQueryResponse: metadata.samlAttributeQueryResponse))
+                            if pending.enqueued(result) { result.cancel() }
                         }
                     }
+                } onCancel: {
+                    pending.cancelled()?.cancel()
                 }
             } catch {
                 throw Self.map(error)
+            }
+        }
+
+        /// The request in flight, and whether its task was cancelled before it was enqueued.
+        private final class Pending: @unchecked Sendable {
+            private let lock = NSLock()
+            private var result: VSAccountManagerResult?
+            private var isCancelled = false
+
+            /// Records the enqueued request; true when the task was cancelled already (cancel it now).
+            func enqueued(_ result: VSAccountManagerResult) -> Bool {
+                lock.withLock {
+                    self.result = result
+                    return isCancelled
+                }
+            }
+
+            /// Marks the task cancelled; the request to cancel, when it was enqueued.
+            func cancelled() -> VSAccountManagerResult? {
+                lock.withLock {
+                    isCancelled = true
+                    return result
+                }
             }
         }
 

@@ -28,7 +28,7 @@ public struct VideoSubscriberAccountRequest: Sendable, Hashable {
     /// `supportedAccountProviderIdentifiers`: the `platformMappingId`s the configuration lists for Apple's
     /// picker.
     public var supportedProviderIdentifiers: [String]
-    /// `featuredAccountProviderIdentifiers` (tvOS): the providers shown first.
+    /// `featuredAccountProviderIdentifiers`: the providers Apple's picker shows first.
     public var featuredProviderIdentifiers: [String]
     /// `verificationToken`: the service's SAML request (Base64), for the provider's SAML answer.
     public var verificationToken: String?

@@ -66,7 +66,9 @@ struct AppleSSOClientUnitTests {
             (.otherProviderChosen, "N003", .regularAuthentication(mvpd: nil)),
             (.providerNotSupported(providerIdentifier: "P"), "N004", .regularAuthentication(mvpd: nil)),
             (.pickerOnlyProvider(mvpd: "M"), nil, .regularAuthentication(mvpd: "M")),
-            (.cancelled, "N005", .nothing),
+            (.cancelled, "N005", .regularAuthentication(mvpd: nil)),
+            (.partnerFrameworkStatus(header: "e30=", mvpd: "M"), nil, .continueToDecisions),
+            (.missingParameters(["domainName"]), "missing_parameters_fallback", .report),
             (.accessDenied, "VSA403", .regularAuthentication(mvpd: nil)),
             (.accessNotDetermined, "VSA404", .regularAuthentication(mvpd: nil)),
             (.metadataRequestFailed(message: "m"), "VSA503", .regularAuthentication(mvpd: nil)),
@@ -80,8 +82,12 @@ struct AppleSSOClientUnitTests {
             (.unavailable(retryAfter: 7, nil), "service_unavailable", .retry(afterSeconds: 7)),
             (.networkFailure(message: "m"), "network_connection_failure", .retry(afterSeconds: nil)),
             (.unexpectedAnswer(status: 200, message: "m"), "unexpected_answer", .report),
-            (.providerSignOutRequired(mvpds: ["M"]), "VSA203", .showProviderSignOutInstruction),
-            (.signedOut(mvpds: ["M"]), nil, .nothing),
+            (.providerSignOutRequired([.init(mvpd: "M", actionName: "partner_logout")]), "VSA203", .showProviderSignOutInstruction),
+            (
+                .signedOut([.init(mvpd: "M", actionName: "logout", url: "https://mvpd.example/logout")]), nil,
+                .openLogoutURL("https://mvpd.example/logout")
+            ),
+            (.signedOut([.init(mvpd: "M", actionName: "logout")]), nil, .nothing),
             (.noProfile, nil, .nothing),
         ]
         for (outcome, code, next) in table {
@@ -101,5 +107,9 @@ struct AppleSSOClientUnitTests {
             AppleSSOClient.failure(TransportResponse(status: 429, headers: ["retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"]))
                 == .unavailable(retryAfter: nil, nil))
         #expect(AppleSSOClient.failure(TransportResponse(status: 500, body: Data("<html/>".utf8))).code == "unexpected_answer")
+        let later = Data(#"{"action":"retry-after","status":403,"code":"too_many_requests"}"#.utf8)
+        #expect(
+            AppleSSOClient.failure(TransportResponse(status: 403, headers: ["Retry-After": "9"], body: later)).nextStep
+                == .retry(afterSeconds: 9))
     }
 }

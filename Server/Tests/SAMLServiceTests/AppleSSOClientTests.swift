@@ -54,12 +54,12 @@ struct AppleSSOClientTests {
 
     static func client(
         _ port: Int, _ accounts: any VideoSubscriberAccounts, token: String = "token", device: String = Service.newDevice(),
-        transport: Recording? = nil
+        domainName: String = "app.example", transport: Recording? = nil
     ) -> AppleSSOClient {
         AppleSSOClient(
             settings: .init(
                 serviceProvider: "REF30", accessToken: token, deviceIdentifier: device,
-                deviceInfo: Data(#"{"model":"AppleTV","osName":"tvOS"}"#.utf8).base64EncodedString(), domainName: "app.example",
+                deviceInfo: Data(#"{"model":"AppleTV","osName":"tvOS"}"#.utf8).base64EncodedString(), domainName: domainName,
                 redirectURL: "https://app.example/signed-out"),
             transport: transport ?? Recording(port: port), accounts: accounts)
     }
@@ -129,8 +129,30 @@ struct AppleSSOClientTests {
             #expect(check == .profiles([profile]) && check.nextStep == .continueToDecisions)
             #expect(await client.signIn() == .alreadySignedIn(mvpd: "MVPD-A"))
 
+            // The decisions need the partner framework status of an appleSSO profile: the client gives it,
+            // and the service permits with it.
+            let framework = await client.partnerFrameworkStatus()
+            guard case .partnerFrameworkStatus(let value, let frameworkMVPD) = framework else {
+                Issue.record("expected partnerFrameworkStatus, found \(framework)")
+                return
+            }
+            #expect(frameworkMVPD == "MVPD-A" && framework.nextStep == .continueToDecisions)
+            let decision = try await recording.send(
+                TransportRequest(
+                    method: "POST", path: "/api/v2/REF30/decisions/preauthorize/MVPD-A",
+                    headers: [
+                        "Authorization": "Bearer token", "AP-Device-Identifier": "fingerprint \(device)",
+                        "AP-Partner-Framework-Status": value,
+                        "Content-Type": "application/json",
+                    ], body: Data(#"{"resources":["REF30"]}"#.utf8)))
+            let decisions = try JSONSerialization.jsonObject(with: decision.body) as? [String: Any]
+            let first = (decisions?["decisions"] as? [[String: Any]])?.first
+            #expect(decision.status == 200 && first?["authorized"] as? Bool == true, "\(String(decoding: decision.body, as: UTF8.self))")
+
             let logout = await client.logout(mvpd: "MVPD-A")
-            #expect(logout == .providerSignOutRequired(mvpds: ["MVPD-A"]))
+            #expect(
+                logout == .providerSignOutRequired([.init(mvpd: "MVPD-A", actionName: "partner_logout", actionType: "partner_interactive")])
+            )
             #expect(logout.code == "VSA203" && logout.nextStep == .showProviderSignOutInstruction)
             #expect(await client.logout(mvpd: "MVPD-A") == .noProfile)
             let after = await client.checkAuthentication()
@@ -210,7 +232,10 @@ struct AppleSSOClientTests {
                     .regularAuthentication(mvpd: nil)
                 ),
                 (await outcome { _ in .init(providerIdentifier: "ProviderZ") }, "N004", .regularAuthentication(mvpd: nil)),
-                (await outcome { _ throws(VideoSubscriberAccountError) in throw .userCancelled }, "N005", .nothing),
+                (
+                    await outcome { _ throws(VideoSubscriberAccountError) in throw .userCancelled }, "N005",
+                    .regularAuthentication(mvpd: nil)
+                ),
                 (
                     await outcome { _ throws(VideoSubscriberAccountError) in throw .serviceTemporarilyUnavailable }, "VSA503",
                     .regularAuthentication(mvpd: nil)
@@ -249,6 +274,20 @@ struct AppleSSOClientTests {
             let check = await Self.client(port, silent).checkAuthentication()
             #expect(check == .frameworkError(details: "VSErrorCodeServiceTemporarilyUnavailable") && check.code == "APPL_ERROR")
             #expect(silent.accessChecks == [false] && silent.requests.allSatisfy { !$0.isInterruptionAllowed })
+            // Undecided, or signed in to no provider: no profile yet, and the next step is signIn (which
+            // prompts and shows the picker); denied: VSA403.
+            let undecided = await Self.client(port, ScriptedAccounts(status: .success(.notDetermined)) { _ in signedIn })
+                .checkAuthentication()
+            #expect(undecided == .profiles([]) && undecided.nextStep == .signIn)
+            let nobody = await Self.client(port, ScriptedAccounts { _ in .init(providerIdentifier: nil) }).checkAuthentication()
+            #expect(nobody == .profiles([]) && nobody.nextStep == .signIn)
+            let denied = await Self.client(port, ScriptedAccounts(status: .success(.denied)) { _ in signedIn }).checkAuthentication()
+            #expect(denied == .accessDenied)
+            // Without the app's domain name, the service answers resume: a fault of the integration.
+            let missing = await Self.client(port, ScriptedAccounts { _ in signedIn }, domainName: "").signIn()
+            #expect(
+                missing == .missingParameters(["domainName"]) && missing.code == "missing_parameters_fallback"
+                    && missing.nextStep == .report)
         }
     }
 
@@ -342,9 +381,11 @@ struct AppleSSOClientTests {
             let (accounts, first) = Self.keepingFirstAnswer(mvpd)
             let recording = Recording(port: port)
             let outcome = await Self.client(port, accounts, transport: recording).signInV1()
-            #expect(outcome == .signedIn(AppleSSOClient.Profile(mvpd: "MVPD-A")))
+            #expect(outcome == .signedIn(AppleSSOClient.Profile(mvpd: "MVPD-A", type: "appleSSO")))
             #expect(recording.paths == ["/api/v1/config/REF30", "/api/v1/REF30/profile-requests/MVPD-A", "/api/v1/tokens/authn"])
             #expect(accounts.requests.last?.attributeNames == ["NameID", "uid", "householdId"])
+            // The v1 cookbook forwards the request without interrupting the user.
+            #expect(accounts.requests.last?.isInterruptionAllowed == false)
             let body = String(decoding: try #require(recording.requests.last?.body), as: UTF8.self)
             #expect(body.hasPrefix("requestor=REF30&deviceId=") && body.contains("&mvpd=MVPD-A&deviceType=tvOS&SAMLResponse="))
 
