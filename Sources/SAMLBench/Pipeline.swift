@@ -49,3 +49,50 @@ public final class CBaseline: @unchecked Sendable {
         return Int(values)
     }
 }
+
+/// The floor of primitives (CSAMLPrimitives.h) on an input: libxml2's parse, libxml2's exclusive C14N of
+/// the signed element, SHA-256, the one public-key verification, and nothing else. Only inputs signed
+/// with RSA-SHA256 have a floor.
+///
+/// `@unchecked Sendable`: the C object is only read (its key and digest fetched once are reference
+/// counted by OpenSSL), so concurrent calls are safe.
+public final class PrimitivesFloor: @unchecked Sendable {
+    private let primitives: OpaquePointer
+    /// The decoded XML the primitives start from.
+    private let xml: [UInt8]
+
+    /// Nil when the input has no floor (another algorithm, an encrypted assertion, a signature that does
+    /// not verify with the primitives alone).
+    public convenience init?(_ input: BenchInput) {
+        guard let decoded = try? SAMLResponseDecoder().decode(input.transported) else { return nil }
+        self.init(xml: decoded.bytes, certificatePEM: input.certificatePEM)
+    }
+
+    /// The floor of the XML document `xml` signed with the key of `certificatePEM`; nil when the
+    /// primitives alone do not verify it.
+    public init?(xml: [UInt8], certificatePEM: [UInt8]) {
+        guard (try? XMLSecRuntime.initialize()) != nil else { return nil }
+        self.xml = xml
+        let created = certificatePEM.withUnsafeBufferPointer { pem in
+            xml.withUnsafeBufferPointer { xml in
+                xml.withMemoryRebound(to: CChar.self) { saml_primitives_create(pem.baseAddress, pem.count, $0.baseAddress, $0.count) }
+            }
+        }
+        guard let created else { return nil }
+        primitives = created
+    }
+
+    deinit {
+        saml_primitives_destroy(primitives)
+    }
+
+    /// Runs the primitives once; throws when they do not verify (never, for an input that has a floor).
+    @discardableResult
+    public func run() throws -> Int {
+        let length = xml.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { saml_primitives_run(primitives, $0.baseAddress, $0.count) }
+        }
+        guard length > 0 else { throw SAMLError(.signatureInvalid, "expected the primitives to verify, they did not") }
+        return length
+    }
+}

@@ -21,6 +21,25 @@ struct BenchCommandTests {
         #expect(rows.last?["scaling"] is Double)
     }
 
+    @Test("the floor of primitives verifies what it measures: the bundled RSA vectors have one, a tampered byte fails it")
+    func floorOfPrimitives() throws {
+        let inputs = try BenchInput.bundled(directory: URL(fileURLWithPath: "TestVectors"))
+        let typical = try #require(inputs.first { $0.name == "typical-rsa2048-assertion-signed" })
+        let floor = try #require(PrimitivesFloor(typical))
+        #expect(try floor.run() > 1000, "the canonical assertion, some kilobytes")
+        #expect(inputs.filter { $0.name.contains("rsa2048") }.allSatisfy { PrimitivesFloor($0) != nil })
+        // ECDSA has no floor here (RSA-SHA256 only); a response whose signed content changed has none either.
+        #expect(inputs.first { $0.name.contains("ecdsa") }.flatMap(PrimitivesFloor.init) == nil)
+        let xml = try SAMLResponseDecoder().decode(typical.transported).bytes
+        #expect(PrimitivesFloor(xml: xml, certificatePEM: typical.certificatePEM) != nil)
+        let text = String(decoding: xml, as: UTF8.self)
+        let tampered = text.replacingOccurrences(of: "<saml:Audience>", with: "<saml:Audience>x")
+        #expect(tampered != text)
+        #expect(PrimitivesFloor(xml: Array(tampered.utf8), certificatePEM: typical.certificatePEM) == nil)
+        let otherKey = try Array(Data(contentsOf: URL(fileURLWithPath: "TestVectors/keys/rsa-4096.cert.pem")))
+        #expect(PrimitivesFloor(xml: xml, certificatePEM: otherKey) == nil)
+    }
+
     @Test(
         "with a JDK on the PATH, the JDK's XML-DSig is measured on the same input beside the project",
         .enabled(if: JDKBaseline.isAvailable))

@@ -9,6 +9,8 @@
 #define CSAMLBASELINE_H
 
 #include <stddef.h>
+// The floor of primitives, beside the baseline (one module for both).
+#include "CSAMLPrimitives.h"
 
 typedef struct saml_baseline saml_baseline;
 
