@@ -191,17 +191,22 @@ struct AppleSSOClientTests {
         try await Service.with(Self.configuration()) { port in
             let mvpd = Service.mvpdA
             let (accounts, first) = Self.keepingFirstAnswer(mvpd)
-            #expect(await Self.client(port, accounts).signIn().nextStep == .continueToDecisions)
+            let device = Service.newDevice()
+            #expect(await Self.client(port, accounts, device: device).signIn().nextStep == .continueToDecisions)
             let captured = try #require(first.value.withLock { $0 })
-            // Another device hands over the same response.
             let replaying = ScriptedAccounts(provider: mvpd.providerID) { _, _ in captured }
-            let outcome = await Self.client(port, replaying).signIn()
-            guard case .refused(let error) = outcome else {
-                Issue.record("expected refused, found \(outcome)")
-                return
+            // The same device, signed out, hands the same response over for its next request; then
+            // another device does.
+            #expect(await Self.client(port, accounts, device: device).logout(mvpd: "MVPD-A").code == "VSA203")
+            for client in [Self.client(port, replaying, device: device), Self.client(port, replaying)] {
+                let outcome = await client.signIn()
+                guard case .refused(let error) = outcome else {
+                    Issue.record("expected refused, found \(outcome)")
+                    continue
+                }
+                #expect(error.status == 400 && error.code == "invalid_parameter_saml_response", "\(error)")
+                #expect(outcome.code == "invalid_parameter_saml_response" && outcome.nextStep == .report)
             }
-            #expect(error.status == 400 && error.code == "invalid_parameter_saml_response", "\(error)")
-            #expect(outcome.code == "invalid_parameter_saml_response" && outcome.nextStep == .report)
         }
     }
 
