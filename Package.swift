@@ -136,7 +136,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AppleSSOTests",
-            dependencies: ["AppleSSO", "SAML", "SAMLMockIdP", "SAMLTestSupport", "CookbookEncoding", "AppleSSOClient"]
+            dependencies: ["AppleSSO", "SAML", "SAMLMockIdP", "SAMLTestSupport", "AppleSSOClient"]
         ),
         // Compiles every code block of README.md and the DocC catalogues as written (Snippets/, generated
         // by scripts/ci/doc-snippets, one file per block), and checks that the generated files are current.

@@ -66,9 +66,7 @@ public final class URLSessionTransport: NSObject, AppleSSOTransport, URLSessionT
         let (data, response) = try await session.data(for: urlRequest, delegate: self)
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         var headers: [String: String] = [:]
-        for (name, value) in http.allHeaderFields {
-            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
-        }
+        for case let (name as String, value as String) in http.allHeaderFields { headers[name] = value }
         return TransportResponse(status: http.statusCode, headers: headers, body: data)
     }
 

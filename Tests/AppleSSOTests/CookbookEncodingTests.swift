@@ -1,5 +1,4 @@
 import AppleSSO
-import CookbookEncoding
 import SAML
 import SAMLTestSupport
 import Testing

@@ -1,4 +1,3 @@
-import CookbookEncoding
 import Foundation
 import SAML
 
