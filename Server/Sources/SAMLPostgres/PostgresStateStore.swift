@@ -13,7 +13,7 @@ import Synchronization
 ///   two instances can never both accept. Concurrent consumes and profile saves share one transaction
 ///   (group commit, ``GroupCommit``): one commit, and with a synchronous standby one wait for it, carries
 ///   up to ``Configuration/maximumBatch`` logins, and each is answered only once that commit is confirmed.
-///   A small batch of a busy store waits up to ``Configuration/batchWindow`` (4 ms) for more. One
+///   A small batch waits up to ``Configuration/batchWindow`` (20 ms) for more while logins arrive more often than that. One
 ///   round trip a batch: a procedure runs the statement and commits, then answers.
 /// - A replay this process has seen recorded is refused without a round trip (``Configuration/recentlyUsedCapacity``).
 /// - The schema is created and versioned by ``prepare()`` (a transaction under an advisory lock, so that

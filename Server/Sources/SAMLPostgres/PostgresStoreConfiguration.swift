@@ -46,15 +46,16 @@ extension PostgresStateStore {
         public var maximumConnections = 4
         /// The most consumes and profile saves one transaction carries. Default 64.
         public var maximumBatch = 64
-        /// The batching window: while the store is busy (its last transaction carried more than one
-        /// write), a transaction that would carry fewer than ``batchTarget`` writes waits until that many
-        /// are queued, or this long, whichever comes first, then carries them too. Default 4 ms; zero:
-        /// off; at most 50 ms. A quiet store (one login at a time) never waits. Measured on one 2-core
-        /// machine with two instances and a synchronous standby (`scripts/bench/store-bench`): 5.2
-        /// logins a commit instead of 2.2, and 17% less CPU a login, instances and both nodes counted
-        /// (docs/service.md).
-        public var batchWindow: Duration = .milliseconds(4)
-        /// The transaction size a busy store's transaction waits for, up to ``batchWindow``. Default 6.
+        /// The batching window: while logins arrive, on average, more often than this (per instance), a
+        /// transaction that would carry fewer than ``batchTarget`` writes waits until that many are
+        /// queued, or this long, whichever comes first, then carries them too. Default 20 ms; zero: off;
+        /// at most 50 ms. A quiet store (logins further apart) never waits; a busy one fills its target
+        /// sooner. A commit with a synchronous standby costs the database far more than a login's rows:
+        /// measured on one 2-core machine with two instances at 500 requests a second
+        /// (`RATE=500 scripts/bench/store-bench`), 4.0 logins a commit and 385 µs of database CPU a
+        /// login, against 1.0 and 988 µs without a window (BENCHMARKS.md, docs/service.md).
+        public var batchWindow: Duration = .milliseconds(20)
+        /// The transaction size a small transaction waits for, up to ``batchWindow``. Default 6.
         public var batchTarget = 6
         /// The most operations waiting for a connection; beyond it an operation fails closed at once
         /// (``SAMLError/Code/storeUnavailable``) instead of queueing past its deadline. Default 4096.

@@ -98,7 +98,7 @@ final class StoreLanes: Sendable {
     private func work(_ lane: Lane, number: Int) async {
         while var work = await queue.next() {
             if case .batch(let batch, waits: true) = work {
-                // A busy store's small batch: the writes that arrive within the window join it, up to the
+                // A small batch while writes arrive often: the writes that arrive within the window join it, up to the
                 // target. Tracked meanwhile, so that the deadline sweep sees it.
                 lane.started(batch)
                 await queue.fill(batch.count)

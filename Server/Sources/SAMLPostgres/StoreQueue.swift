@@ -11,17 +11,20 @@ import Synchronization
 /// quiet store answers each write with one transaction without delay, and a busy one spends one commit
 /// on many writes instead of one connection's commit on each.
 ///
-/// The batching window: when the previous batch carried more than one write (the store is busy) and
-/// the next one would carry fewer than ``batchTarget``, its lane waits (``fill(_:)``) until enough
-/// writes to reach the target are queued, or ``batchWindow`` has passed, whichever comes first, and
-/// takes the writes that arrived meanwhile (``more(for:)``) into the same transaction. A commit costs
-/// the database far more than a row (BENCHMARKS.md), so fewer, fuller commits leave more of a shared
-/// machine to everything else; a quiet store (batches of one) never waits.
+/// The batching window: when writes arrive, on average, more often than ``batchWindow`` (the store has
+/// company coming) and the next batch would carry fewer than ``batchTarget``, its lane waits
+/// (``fill(_:)``) until enough writes to reach the target are queued, or ``batchWindow`` has passed,
+/// whichever comes first, and takes the writes that arrived meanwhile (``more(for:)``) into the same
+/// transaction. A commit costs the database far more than a row (BENCHMARKS.md), so fewer, fuller commits
+/// leave more of a shared machine to everything else. The rate, not the last batch, decides: at a few
+/// hundred logins a second per instance each login would otherwise get a commit of its own, which is
+/// where a commit costs the most a login. A quiet store (writes further apart than the window) never
+/// waits; a busy one reaches the target before the window ends.
 final class StoreQueue: Sendable {
     /// What a lane takes: a batch of writes for one transaction, or one job.
     enum Work: Sendable {
         /// Writes for one transaction; `waits`: the lane waits ``batchWindow`` and adds ``more(for:)``
-        /// (the store is busy: the batch before carried more than one write, and this one is small).
+        /// (writes arrive more often than the window, and this batch is small).
         case batch([StoreOperation], waits: Bool)
         case job(StoreOperation)
     }
@@ -33,8 +36,10 @@ final class StoreQueue: Sendable {
         var idleLanes: [CheckedContinuation<Void, Never>] = []
         var closed = false
         var writeBatchesInFlight = 0
-        /// The size of the last batch of writes taken.
-        var lastBatch = 0
+        /// When the last write arrived, and the mean gap between writes (an exponential moving average,
+        /// each gap counted at most a second): the rate that says whether a small batch has company coming.
+        var lastArrival: ContinuousClock.Instant?
+        var meanGap: Duration = .seconds(1)
         /// The lanes filling their batch (``fill(_:)``): the number of queued writes that ends the wait,
         /// and the lane's continuation.
         var filling: [UInt64: (needed: Int, lane: CheckedContinuation<Void, Never>)] = [:]
@@ -75,6 +80,9 @@ final class StoreQueue: Sendable {
                 state.jobs.append((state.sequence, operation))
             } else {
                 state.writes.append((state.sequence, operation))
+                let now = ContinuousClock.now
+                if let last = state.lastArrival { state.meanGap = (state.meanGap * 7 + min(now - last, .seconds(1))) / 8 }
+                state.lastArrival = now
             }
             // An idle lane takes the work; and a lane filling its batch may now have enough.
             return [canTake(state) ? state.idleLanes.popLast() : nil, filled(&state)].compactMap { $0 }
@@ -218,8 +226,8 @@ final class StoreQueue: Sendable {
             fill(&batch, keys: &keys, from: &state)
             guard !batch.isEmpty else { return nil }
             state.writeBatchesInFlight += 1
-            let waits = batchWindow > .zero && batch.count < batchTarget && state.lastBatch > 1
-            state.lastBatch = batch.count
+            // Company is coming when writes arrive, on average, more often than the window.
+            let waits = batch.count < batchTarget && state.meanGap < batchWindow
             return .batch(batch, waits: waits)
         }
     }
@@ -230,7 +238,6 @@ final class StoreQueue: Sendable {
             var joined = batch
             var keys = Set(batch.flatMap(\.batchKeys))
             fill(&joined, keys: &keys, from: &state)
-            state.lastBatch = joined.count
             return Array(joined[batch.count...])
         }
     }

@@ -59,19 +59,22 @@ struct StoreQueueTests {
         return false
     }
 
-    @Test("the batching window: a busy store's small batch waits and takes the writes that arrived; a quiet store's never waits")
+    @Test("the batching window: a small batch waits while writes arrive more often than the window; a quiet store's never waits")
     func batchingWindow() async throws {
-        let queue = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .milliseconds(1), batchTarget: 4)
-        // Quiet: a lone write goes at once, and does not wait (no batch of more than one before it).
+        let queue = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .milliseconds(50), batchTarget: 4)
+        // Quiet: a lone write goes at once, and does not wait (no rate yet).
         try queue.submit(Self.consume("lone"))
         let lone = await queue.next()
         #expect(Self.ids(lone) == ["lone"] && !Self.waits(lone))
         queue.batchFinished()
-        // Busy: two writes in one batch; the next small batch is told to wait.
-        try queue.submit(Self.consume("a"))
-        try queue.submit(Self.consume("b"))
-        #expect(Self.ids(await queue.next()) == ["a", "b"])
-        queue.batchFinished()
+        // Writes arriving far more often than the window (back to back): the mean gap falls below it.
+        for number in 0..<40 {
+            try queue.submit(Self.consume("busy-\(number)"))
+            if number % 8 == 7 {
+                _ = await queue.next()
+                queue.batchFinished()
+            }
+        }
         try queue.submit(Self.consume("c", request: "r"))
         let small = await queue.next()
         guard case .batch(let taken, waits: true) = small else {
@@ -92,11 +95,32 @@ struct StoreQueueTests {
         let full = await queue.next()
         #expect(Self.ids(full) == ["d", "g", "h", "i"] && !Self.waits(full))
         queue.batchFinished()
-        // A window of zero never waits.
+        // The rate decides, not the batches: writes taken one at a time as they come, each in a batch of its
+        // own, but arriving back to back; once their mean gap is below the window, the next small batch waits.
+        let steady = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .milliseconds(50), batchTarget: 4)
+        var lastWaits = false
+        for number in 0..<40 {
+            try steady.submit(Self.consume("steady-\(number)"))
+            lastWaits = Self.waits(await steady.next())
+            steady.batchFinished()
+        }
+        #expect(lastWaits)
+        // Writes further apart than the window: the mean gap climbs back above it, and a small batch goes at once.
+        let slow = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .milliseconds(1), batchTarget: 4)
+        for number in 0..<3 {
+            try slow.submit(Self.consume("slow-\(number)"))
+            let alone = await slow.next()
+            #expect(Self.ids(alone) == ["slow-\(number)"] && !Self.waits(alone))
+            slow.batchFinished()
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // A window of zero never waits, however fast the writes come.
         let off = StoreQueue(capacity: 100, maximumBatch: 8, batchWindow: .zero, batchTarget: 4)
-        for id in ["x", "y"] { try off.submit(Self.consume(id)) }
-        _ = await off.next()
-        off.batchFinished()
+        for number in 0..<40 { try off.submit(Self.consume("x-\(number)")) }
+        for _ in 0..<5 {
+            #expect(!Self.waits(await off.next()))
+            off.batchFinished()
+        }
         try off.submit(Self.consume("z"))
         #expect(!Self.waits(await off.next()))
     }

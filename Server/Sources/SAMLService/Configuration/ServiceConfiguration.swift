@@ -58,10 +58,10 @@ public struct ServiceConfiguration: Sendable {
     /// Connections to PostgreSQL, each carrying one transaction (a batch of logins) at a time. Default 4
     /// (docs/service.md: what it costs).
     public var storeConnections = 4
-    /// The store's batching window: while the store is busy, a small transaction waits up to this long for
-    /// more logins to carry (`PostgresStateStore.Configuration.batchWindow`). Default 4 ms; zero: off; at
-    /// most 50 ms.
-    public var storeBatchWindow: Duration = .milliseconds(4)
+    /// The store's batching window: while logins arrive more often than this, a small transaction waits up
+    /// to this long for more logins to carry (`PostgresStateStore.Configuration.batchWindow`). Default
+    /// 20 ms; zero: off; at most 50 ms.
+    public var storeBatchWindow: Duration = .milliseconds(20)
     /// With a shared store: the profile reads a second that `sessions/sso` and `GET .../profiles` (both
     /// anonymous) may send it from this instance; beyond, `sessions/sso` answers as if the device had no
     /// profile and `GET .../profiles` answers `503` (docs/service.md, "Limits"). Default 1,000.
