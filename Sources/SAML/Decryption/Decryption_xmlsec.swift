@@ -70,8 +70,7 @@ enum Decryption {
         }
         if sessionKeys.isEmpty {
             // Implicit rejection: the data step runs with a key that cannot work, and fails like any other.
-            var random = SystemRandomNumberGenerator()
-            sessionKeys.append((0..<keyLength.bytes).map { _ in random.next() })
+            sessionKeys.append(RandomBytes.draw(keyLength.bytes))
         }
         for sessionKey in sessionKeys {
             guard let bytes = decryptData(encryptedData, sessionKey: sessionKey, des: keyLength.isDES, policy: policy, limits: limits)

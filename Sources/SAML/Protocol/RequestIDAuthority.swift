@@ -53,9 +53,8 @@ public struct RequestIDKey: Sendable {
     /// A key of 32 bytes from the system's cryptographic random source (one process only: other
     /// instances cannot check the IDs it MACs).
     public static func random(id: UInt8 = 0) -> RequestIDKey {
-        var generator = SystemRandomNumberGenerator()
         // 32 random bytes always satisfy the length rule.
-        return try! RequestIDKey(id: id, secret: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        try! RequestIDKey(id: id, secret: RandomBytes.draw(32))
     }
 }
 
@@ -105,8 +104,7 @@ public struct RequestIDAuthority: Sendable {
     public func issue(for binding: RequestBinding, lifetime: Duration, now: SAMLInstant) throws(SAMLError) -> IssuedRequestID {
         let key = keys[0]
         let expirySeconds = (now + lifetime).millisecondsSinceEpoch / 1000 + 1
-        var generator = SystemRandomNumberGenerator()
-        let nonce = (0..<Self.nonceLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let nonce = RandomBytes.draw(Self.nonceLength)
         var payload: [UInt8] = [key.id]
         payload.reserveCapacity(Self.payloadLength)
         for shift in stride(from: 56, through: 0, by: -8) {

@@ -104,8 +104,7 @@ public struct SAMLRequest: Sendable, Hashable {
     /// `bytes` from the system's cryptographic random source, as lowercase hexadecimal (request IDs,
     /// transient NameIDs, the IDs of SP metadata).
     static func randomHex(bytes: Int) -> String {
-        var random = SystemRandomNumberGenerator()
-        return Hex.string((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &random) }, uppercase: false)
+        Hex.string(RandomBytes.draw(bytes), uppercase: false)
     }
 }
 
