@@ -52,8 +52,8 @@ extension PostgresStateStore {
         /// at most 50 ms. A quiet store (logins further apart) never waits; a busy one fills its target
         /// sooner. A commit with a synchronous standby costs the database far more than a login's rows:
         /// measured on one 2-core machine with two instances at 500 requests a second
-        /// (`RATE=500 scripts/bench/store-bench`), 4.0 logins a commit and 385 µs of database CPU a
-        /// login, against 1.0 and 988 µs without a window (BENCHMARKS.md, docs/service.md).
+        /// (`RATE=500 scripts/bench/store-bench`), 4.0 logins a commit and 355 µs of database CPU a
+        /// login, against 1.0 and 923 µs without a window (BENCHMARKS.md, docs/service.md).
         public var batchWindow: Duration = .milliseconds(20)
         /// The transaction size a small transaction waits for, up to ``batchWindow``. Default 6.
         public var batchTarget = 6
