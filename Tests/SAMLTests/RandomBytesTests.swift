@@ -14,6 +14,9 @@ struct RandomBytesTests {
         let second = RandomBytes.draw(32)
         #expect(first != second)
         #expect(first.contains { $0 != 0 })
+        // A fresh draw for every eight bytes: the four words of 32 bytes all differ.
+        let words = (0..<4).map { Array(first[($0 * 8)..<($0 * 8 + 8)]) }
+        #expect(Set(words).count == 4)
         // Every byte position varies across draws: no position left unfilled by the eight-byte steps.
         let draws = (0..<64).map { _ in RandomBytes.draw(13) }
         for position in 0..<13 {
