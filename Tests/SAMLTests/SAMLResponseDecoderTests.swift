@@ -312,6 +312,21 @@ struct SAMLResponseDecoderTests {
         #expect(error.message.count < 200)
         #expect(!error.message.contains("\u{1}"))
     }
+
+    @Test("a form field is found by its decoded name, once; a missing one's message names the first eight fields")
+    func formFields() throws {
+        let body = Array("a=1&&device%49d=x+y&c&SAMLResponse=PGE%2B".utf8)
+        #expect(try FormBody.text(named: "deviceId", in: body) == "x y")
+        #expect(try FormBody.text(named: "c", in: body) == "")
+        #expect(try FormBody.text(named: "b", in: body) == nil)
+        #expect(throws: SAMLError(.decodeDuplicateField, "")) { try FormBody.text(named: "a", in: Array("a=1&a=2".utf8)) }
+        let many = (1...12).map { "f\($0)=v" }.joined(separator: "&")
+        let missing = try #require(throws: SAMLError.self) { try SAMLResponseDecoder().decode(many + "&d%2Bx=1") }
+        #expect(missing.code == .decodeMissingField)
+        #expect(missing.message.contains("\"f1\"") && missing.message.contains("\"f8\"") && !missing.message.contains("\"f9\""))
+        let decodedName = try #require(throws: SAMLError.self) { try SAMLResponseDecoder().decode("d%2Bx=1&requestor=abc") }
+        #expect(decodedName.message.contains("\"d+x\"") && decodedName.message.contains("\"requestor\""))
+    }
 }
 
 /// An independent Base64 encoder for the tests (the library's is package-internal).

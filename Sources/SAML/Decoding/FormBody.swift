@@ -37,37 +37,60 @@ public enum FormBody {
     static func field(named name: String, in body: Slice<UnsafeRawBufferPointer>) throws -> Slice<UnsafeRawBufferPointer> {
         let wanted = Array(name.utf8)
         var found: Slice<UnsafeRawBufferPointer>?
-        var names: [String] = []
-        var start = body.startIndex
-        // One memchr per field: the SAMLResponse field is kilobytes long, a byte-by-byte split was 2% of
-        // a service request (docs/benchmarks-history.md, issue 28).
-        while start < body.endIndex {
-            let end = ASCII.firstIndex(of: UInt8(ascii: "&"), in: body[start...])
-            defer { start = end + 1 }
-            guard end > start else { continue }
-            let pair = body[start..<end]
-            let equals = ASCII.firstIndex(of: UInt8(ascii: "="), in: pair)
-            let rawName = pair[pair.startIndex..<equals]
-            let matches: Bool
-            if ASCII.contains(rawName, UInt8(ascii: "%")) || ASCII.contains(rawName, UInt8(ascii: "+")) {
-                let decodedName = (try? PercentDecoding.decode(Array(rawName), plusAsSpace: true)) ?? Array(rawName)
-                matches = decodedName == wanted
-                if !matches, names.count < 8 { names.append(SAMLError.quote(bytes: decodedName.prefix(32))) }
-            } else {
-                matches = rawName.elementsEqual(wanted)
-                if !matches, names.count < 8 { names.append(SAMLError.quote(bytes: rawName.prefix(32))) }
-            }
-            guard matches else { continue }
+        for (rawName, value) in Pairs(body) where matches(rawName, wanted) {
             guard found == nil else {
                 throw SAMLError(.decodeDuplicateField, "expected one \(name) field, found more than one")
             }
-            found = equals == pair.endIndex ? pair[equals...] : pair[pair.index(after: equals)...]
+            found = value
         }
         guard let found else {
+            // The names the body has, for the message: read again only on this path, which a well-formed
+            // request never takes (quoting every other name up front was 1.2% of a service login).
+            let names = Pairs(body).prefix(8).map { rawName, _ in
+                SAMLError.quote(bytes: (decodedName(rawName) ?? Array(rawName)).prefix(32))
+            }
             let list = names.isEmpty ? "no fields" : "fields " + names.joined(separator: ", ")
             throw SAMLError(.decodeMissingField, "expected a \(name) field in the form body, found \(list)")
         }
         return found
+    }
+
+    /// Whether the raw field name `rawName` is `wanted` once percent-decoded.
+    private static func matches(_ rawName: Slice<UnsafeRawBufferPointer>, _ wanted: [UInt8]) -> Bool {
+        guard let decoded = decodedName(rawName) else { return rawName.elementsEqual(wanted) }
+        return decoded == wanted
+    }
+
+    /// `rawName` percent-decoded (`+` as a space), or nil when it has nothing to decode; a name that is
+    /// not valid percent-encoding stays as written.
+    private static func decodedName(_ rawName: Slice<UnsafeRawBufferPointer>) -> [UInt8]? {
+        guard ASCII.contains(rawName, UInt8(ascii: "%")) || ASCII.contains(rawName, UInt8(ascii: "+")) else { return nil }
+        return (try? PercentDecoding.decode(Array(rawName), plusAsSpace: true)) ?? Array(rawName)
+    }
+
+    /// The `name=value` pairs of a body, raw, in order; empty pairs (`&&`) skipped, a pair without `=` has an
+    /// empty value. One `memchr` per field: the SAMLResponse field is kilobytes long, a byte-by-byte split
+    /// was 2% of a service request (docs/benchmarks-history.md, issue 28).
+    private struct Pairs: Sequence, IteratorProtocol {
+        private let body: Slice<UnsafeRawBufferPointer>
+        private var start: Int
+
+        init(_ body: Slice<UnsafeRawBufferPointer>) {
+            self.body = body
+            start = body.startIndex
+        }
+
+        mutating func next() -> (name: Slice<UnsafeRawBufferPointer>, value: Slice<UnsafeRawBufferPointer>)? {
+            while start < body.endIndex {
+                let end = ASCII.firstIndex(of: UInt8(ascii: "&"), in: body[start...])
+                defer { start = end + 1 }
+                guard end > start else { continue }
+                let pair = body[start..<end]
+                let equals = ASCII.firstIndex(of: UInt8(ascii: "="), in: pair)
+                return (pair[pair.startIndex..<equals], equals == pair.endIndex ? pair[equals...] : pair[pair.index(after: equals)...])
+            }
+            return nil
+        }
     }
 }
 

@@ -140,7 +140,7 @@ public struct SAMLResponseDecoder: Sendable {
         let encodedXML = value.starts(with: Array("%3C".utf8)) || value.starts(with: Array("%3c".utf8))
         var text = try PercentDecoding.decode(value, plusAsSpace: encodedXML)
         if format == .base64 { format = .formValue }
-        if text.contains(UInt8(ascii: "%")) {
+        if text.withUnsafeBytes({ ASCII.contains($0[...], UInt8(ascii: "%")) }) {
             guard options.doubleEncoding == .repair else {
                 throw SAMLError(
                     .decodeDoubleURLEncoded,
