@@ -326,6 +326,15 @@ struct SAMLResponseDecoderTests {
         #expect(missing.message.contains("\"f1\"") && missing.message.contains("\"f8\"") && !missing.message.contains("\"f9\""))
         let decodedName = try #require(throws: SAMLError.self) { try SAMLResponseDecoder().decode("d%2Bx=1&requestor=abc") }
         #expect(decodedName.message.contains("\"d+x\"") && decodedName.message.contains("\"requestor\""))
+        // A name is matched decoded (a second `a` spelled `%61` is a duplicate); one that is not valid
+        // percent-encoding stays as written; a quoted name stops at 32 bytes; a body of separators has none.
+        #expect(throws: SAMLError(.decodeDuplicateField, "")) { try FormBody.text(named: "a", in: Array("a=1&%61=2".utf8)) }
+        #expect(try FormBody.text(named: "b%zz", in: Array("b%zz=3".utf8)) == "3")
+        let long = try #require(throws: SAMLError.self) { try SAMLResponseDecoder().decode(String(repeating: "n", count: 100) + "=1&x=2") }
+        let quoted = "\"" + String(repeating: "n", count: 32) + "\""
+        #expect(long.message.contains(quoted) && !long.message.contains(String(repeating: "n", count: 33)))
+        let none = try #require(throws: SAMLError.self) { try SAMLResponseDecoder().decode("&&&") }
+        #expect(none.code == .decodeMissingField && none.message.hasSuffix("found no fields"))
     }
 }
 

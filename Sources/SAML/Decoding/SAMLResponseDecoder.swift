@@ -129,7 +129,10 @@ public struct SAMLResponseDecoder: Sendable {
         var format = InputFormat.base64
         var value = trimmed
         if FormBody.looksLikeFormBody(trimmed, fieldName: options.fieldName) {
-            value = try FormBody.field(named: options.fieldName, in: trimmed)
+            guard let field = try FormBody.field(named: options.fieldName, in: trimmed) else {
+                throw FormBody.missingField(options.fieldName, in: trimmed)
+            }
+            value = field
             format = .formBody
         }
         guard ASCII.contains(value, UInt8(ascii: "%")) else {
