@@ -43,6 +43,9 @@ saml_shim_init_result saml_shim_initialize(void) {
     if (saml_shim_install_fast_c14n() < 0) {
         return SAML_SHIM_INIT_C14N_FAILED;
     }
+    if (saml_shim_install_fast_signatures() < 0) {
+        return SAML_SHIM_INIT_CRYPTO_FAILED;
+    }
     // Last: the backend's start-up may install its own callback.
     xmlSecErrorsSetCallback(saml_shim_collect_xmlsec_error);
     saml_shim_silence_libxml2();

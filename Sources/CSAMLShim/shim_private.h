@@ -13,4 +13,12 @@ void saml_shim_collect_xmlsec_error(const char *file, int line, const char *func
 // required of the IDs signing.c registers).
 int saml_shim_plain_name(const xmlChar *name);
 
+// fast_signature.c: the RSA signature klasses (installed once by saml_shim_initialize); the SignedInfo
+// pre-execute callback that switches the chain's canonicalisation (fast_c14n.c) and RSA signature
+// transforms to them; the verification running on this thread, whose `signKey` they verify with (NULL
+// when none runs).
+int saml_shim_install_fast_signatures(void);
+int saml_shim_signed_info_pre_execute(xmlSecTransformCtxPtr ctx);
+void saml_shim_fast_signature_running(xmlSecDSigCtxPtr ctx);
+
 #endif

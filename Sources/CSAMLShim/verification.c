@@ -36,9 +36,10 @@ static int saml_shim_configure(xmlSecDSigCtxPtr ctx, int allowSHA1) {
     ctx->keyInfoReadCtx.retrievalMethodCtx.enabledUris = xmlSecTransformUriTypeNone;
     ctx->keyInfoReadCtx.maxRetrievalMethodLevel = 0;
     // References and SignedInfo canonicalised within their budget, with the cheap visibility test unless
-    // the memo asks for xmlsec's own (fast_c14n.c).
+    // the memo asks for xmlsec's own (fast_c14n.c); an RSA SignatureMethod verified with OpenSSL's context
+    // prepared once per key and thread (fast_signature.c).
     ctx->referencePreExecuteCallback = saml_shim_fast_c14n_pre_execute;
-    ctx->transformCtx.preExecCallback = saml_shim_fast_c14n_pre_execute;
+    ctx->transformCtx.preExecCallback = saml_shim_signed_info_pre_execute;
     // `#ID` resolved by a direct `xmlGetID` (the element as a tree without comments, the node set of
     // `xpointer(id('ID'))`), never by building and evaluating an XPointer expression: only plain names
     // get this far (saml_shim_plain_references).
@@ -200,7 +201,9 @@ static saml_shim_dsig_result saml_shim_dsig_run(xmlNodePtr signature, xmlSecKeyP
     saml_shim_last_budget_reason = SAML_SHIM_C14N_WITHIN_BUDGET;
     saml_shim_last_refusal = SAML_SHIM_C14N_NOT_REFUSED;
     int ids = signature->doc != NULL && signature->doc->ids != NULL ? xmlHashSize((xmlHashTablePtr)signature->doc->ids) : 0;
+    saml_shim_fast_signature_running(ctx);
     int verified = xmlSecDSigCtxVerify(ctx, signature);
+    saml_shim_fast_signature_running(NULL);
     // xmlsec registers every `Id` of the signature's subtree; the structure checks registered them first.
     // Should xmlsec have added one, the document's ID table is not the one the checks saw: fail.
     if ((signature->doc != NULL && signature->doc->ids != NULL ? xmlHashSize((xmlHashTablePtr)signature->doc->ids) : 0) != ids) {

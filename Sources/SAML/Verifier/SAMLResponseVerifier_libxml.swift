@@ -30,9 +30,10 @@ extension SAMLResponseVerifier {
     /// signature (which covers the ciphertext) and before the Assertion's own (which covers the plaintext);
     /// encrypted NameIDs and attributes are decrypted after both.
     ///
-    /// `fastCanonicalization: false` runs libxmlsec1's stock canonicalisation and XPointer reference
-    /// resolution, for the tests that compare: libxml2's canonicaliser, unmetered (the early estimate and the output
-    /// limit only); never for unverified input.
+    /// `fastCanonicalization: false` runs libxmlsec1's stock canonicalisation, XPointer reference
+    /// resolution and RSA signature transform, for the tests that compare: libxml2's canonicaliser, unmetered
+    /// (the early estimate and the output limit only), and OpenSSL's context built per signature; never for
+    /// unverified input.
     @_spi(Stages)
     public func verifySignatures(_ parsed: ParsedResponse, fastCanonicalization: Bool = true) throws -> SignedParts {
         let structure = parsed.structure
