@@ -16,6 +16,7 @@
 // reference chains of the verifier's own contexts are switched to these klasses, by a pre-execute
 // callback, just before they run.
 #include "CSAMLShim.h"
+#include "shim_private.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -23,9 +24,8 @@
 #include <libxml/xpath.h>
 
 typedef struct {
-    xmlSecTransformId original;
-    struct _xmlSecTransformKlass klass;  // xmlSecTransformKlass is const-qualified
-    int mode;          // XML_C14N_1_0, XML_C14N_1_1 or XML_C14N_EXCLUSIVE_1_0
+    saml_replaced_klass base;  // first: a saml_replaced_klass * is one of these (replaced_klass.c)
+    int mode;                  // XML_C14N_1_0, XML_C14N_1_1 or XML_C14N_EXCLUSIVE_1_0
     int withComments;
 } saml_fast_c14n;
 
@@ -33,12 +33,7 @@ enum { SAML_FAST_C14N_COUNT = 6 };
 static saml_fast_c14n saml_fast_klasses[SAML_FAST_C14N_COUNT];
 
 static saml_fast_c14n *saml_fast_lookup(xmlSecTransformId id) {
-    for (int i = 0; i < SAML_FAST_C14N_COUNT; ++i) {
-        if (&saml_fast_klasses[i].klass == id) {
-            return &saml_fast_klasses[i];
-        }
-    }
-    return NULL;
+    return (saml_fast_c14n *)saml_replaced_klass_of(id);
 }
 
 // The recognised shapes, a ring of intersections (so the order of the sets does not matter):
@@ -143,36 +138,11 @@ static int saml_fast_sink(void *context, const unsigned char *bytes, size_t leng
     return xmlSecBufferAppend(&(target->transform->outBuf), bytes, (xmlSecSize)length);
 }
 
-// Runs `call` on `transform` as the original klass would see it.
-#define SAML_AS_ORIGINAL(transform, fast, call) \
-    do { (transform)->id = (fast)->original; ret = (call); (transform)->id = &(fast)->klass; } while (0)
-
-static int saml_fast_initialize(xmlSecTransformPtr transform) {
-    saml_fast_c14n *fast = saml_fast_lookup(transform->id);
-    int ret;
-    SAML_AS_ORIGINAL(transform, fast, fast->original->initialize(transform));
-    return ret;
-}
-
-static void saml_fast_finalize(xmlSecTransformPtr transform) {
-    saml_fast_c14n *fast = saml_fast_lookup(transform->id);
-    transform->id = fast->original;
-    fast->original->finalize(transform);
-    transform->id = &fast->klass;
-}
-
-static int saml_fast_read_node(xmlSecTransformPtr transform, xmlNodePtr node, xmlSecTransformCtxPtr ctx) {
-    saml_fast_c14n *fast = saml_fast_lookup(transform->id);
-    int ret;
-    SAML_AS_ORIGINAL(transform, fast, fast->original->readNode(transform, node, ctx));
-    return ret;
-}
-
 static int saml_fast_pop_bin(xmlSecTransformPtr transform, xmlSecByte *data, xmlSecSize maxDataSize,
                              xmlSecSize *dataSize, xmlSecTransformCtxPtr ctx) {
     saml_fast_c14n *fast = saml_fast_lookup(transform->id);
     int ret;
-    SAML_AS_ORIGINAL(transform, fast, fast->original->popBin(transform, data, maxDataSize, dataSize, ctx));
+    SAML_AS_ORIGINAL(transform, &fast->base, fast->base.original->popBin(transform, data, maxDataSize, dataSize, ctx));
     return ret;
 }
 
@@ -216,7 +186,7 @@ static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nod
     saml_fast_c14n *fast = saml_fast_lookup(transform->id);
     int ret;
     if (nodes == NULL || nodes->doc == NULL) {
-        SAML_AS_ORIGINAL(transform, fast, fast->original->pushXml(transform, nodes, ctx));
+        SAML_AS_ORIGINAL(transform, &fast->base, fast->base.original->pushXml(transform, nodes, ctx));
         return ret;
     }
     switch (transform->status) {
@@ -287,33 +257,32 @@ static int saml_fast_push_xml(xmlSecTransformPtr transform, xmlSecNodeSetPtr nod
     return 0;
 }
 
-static void saml_fast_make(saml_fast_c14n *fast, xmlSecTransformId original, int mode, int withComments) {
-    fast->original = original;
-    fast->klass = *original;
+static int saml_fast_make(saml_fast_c14n *fast, xmlSecTransformId original, int mode, int withComments) {
+    if (saml_replaced_klass_make(&fast->base, original) < 0) {
+        return -1;
+    }
     fast->mode = mode;
     fast->withComments = withComments;
-    fast->klass.initialize = saml_fast_initialize;
-    fast->klass.finalize = saml_fast_finalize;
-    fast->klass.readNode = original->readNode != NULL ? saml_fast_read_node : NULL;
-    fast->klass.popBin = saml_fast_pop_bin;
-    fast->klass.pushXml = saml_fast_push_xml;
+    fast->base.klass.popBin = saml_fast_pop_bin;
+    fast->base.klass.pushXml = saml_fast_push_xml;
+    return 0;
 }
 
 int saml_shim_install_fast_c14n(void) {
-    saml_fast_make(&saml_fast_klasses[0], xmlSecTransformExclC14NId, XML_C14N_EXCLUSIVE_1_0, 0);
-    saml_fast_make(&saml_fast_klasses[1], xmlSecTransformExclC14NWithCommentsId, XML_C14N_EXCLUSIVE_1_0, 1);
-    saml_fast_make(&saml_fast_klasses[2], xmlSecTransformInclC14NId, XML_C14N_1_0, 0);
-    saml_fast_make(&saml_fast_klasses[3], xmlSecTransformInclC14NWithCommentsId, XML_C14N_1_0, 1);
-    saml_fast_make(&saml_fast_klasses[4], xmlSecTransformInclC14N11Id, XML_C14N_1_1, 0);
-    saml_fast_make(&saml_fast_klasses[5], xmlSecTransformInclC14N11WithCommentsId, XML_C14N_1_1, 1);
-    return 0;
+    return saml_fast_make(&saml_fast_klasses[0], xmlSecTransformExclC14NId, XML_C14N_EXCLUSIVE_1_0, 0) < 0
+        || saml_fast_make(&saml_fast_klasses[1], xmlSecTransformExclC14NWithCommentsId, XML_C14N_EXCLUSIVE_1_0, 1) < 0
+        || saml_fast_make(&saml_fast_klasses[2], xmlSecTransformInclC14NId, XML_C14N_1_0, 0) < 0
+        || saml_fast_make(&saml_fast_klasses[3], xmlSecTransformInclC14NWithCommentsId, XML_C14N_1_0, 1) < 0
+        || saml_fast_make(&saml_fast_klasses[4], xmlSecTransformInclC14N11Id, XML_C14N_1_1, 0) < 0
+        || saml_fast_make(&saml_fast_klasses[5], xmlSecTransformInclC14N11WithCommentsId, XML_C14N_1_1, 1) < 0
+        ? -1 : 0;
 }
 
 int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx) {
     for (xmlSecTransformPtr transform = ctx->first; transform != NULL; transform = transform->next) {
         for (int k = 0; k < SAML_FAST_C14N_COUNT; ++k) {
-            if (transform->id == saml_fast_klasses[k].original && transform->status == xmlSecTransformStatusNone) {
-                transform->id = &saml_fast_klasses[k].klass;
+            if (transform->id == saml_fast_klasses[k].base.original && transform->status == xmlSecTransformStatusNone) {
+                transform->id = &saml_fast_klasses[k].base.klass;
             }
         }
     }

@@ -36,10 +36,8 @@
 #include <xmlsec/openssl/evp.h>
 
 typedef struct {
-    xmlSecTransformId original;
-    struct _xmlSecTransformKlass klass;  // xmlSecTransformKlass is const-qualified
-    const char *digestName;
-    EVP_MD *digest;                      // fetched once, at installation
+    saml_replaced_klass base;  // first: a saml_replaced_klass * is one of these (replaced_klass.c)
+    EVP_MD *digest;            // fetched once, at installation
 } saml_fast_signature;
 
 enum { SAML_FAST_SIGNATURE_COUNT = 5, SAML_FAST_SIGNATURE_PREPARED = 4 };
@@ -47,12 +45,7 @@ static saml_fast_signature saml_fast_signatures[SAML_FAST_SIGNATURE_COUNT];
 static int saml_fast_signatures_installed = 0;
 
 static saml_fast_signature *saml_fast_signature_lookup(xmlSecTransformId id) {
-    for (int i = 0; i < SAML_FAST_SIGNATURE_COUNT; ++i) {
-        if (&saml_fast_signatures[i].klass == id) {
-            return &saml_fast_signatures[i];
-        }
-    }
-    return NULL;
+    return (saml_fast_signature *)saml_replaced_klass_of(id);
 }
 
 // What a thread keeps between signatures: the digest context and, while a signature transform runs,
@@ -140,19 +133,8 @@ void saml_shim_fast_signature_running(xmlSecDSigCtxPtr ctx) {
     saml_fast_signature_running = ctx;
 }
 
-// Runs `call` on `transform` as the original klass would see it.
-#define SAML_AS_ORIGINAL(transform, fast, call) \
-    do { (transform)->id = (fast)->original; ret = (call); (transform)->id = &(fast)->klass; } while (0)
-
-static int saml_fast_signature_initialize(xmlSecTransformPtr transform) {
-    saml_fast_signature *fast = saml_fast_signature_lookup(transform->id);
-    int ret;
-    SAML_AS_ORIGINAL(transform, fast, fast->original->initialize(transform));
-    return ret;
-}
-
+// A finished or abandoned signature leaves the thread's digest state to the next one.
 static void saml_fast_signature_finalize(xmlSecTransformPtr transform) {
-    saml_fast_signature *fast = saml_fast_signature_lookup(transform->id);
     saml_signature_thread *state = (saml_signature_thread *)(saml_signature_thread_ready
                                                                  ? pthread_getspecific(saml_signature_thread_key)
                                                                  : NULL);
@@ -160,29 +142,20 @@ static void saml_fast_signature_finalize(xmlSecTransformPtr transform) {
         state->owner = NULL;
         state->digested = 0;
     }
-    transform->id = fast->original;
-    fast->original->finalize(transform);
-    transform->id = &fast->klass;
-}
-
-static int saml_fast_signature_read_node(xmlSecTransformPtr transform, xmlNodePtr node, xmlSecTransformCtxPtr ctx) {
-    saml_fast_signature *fast = saml_fast_signature_lookup(transform->id);
-    int ret;
-    SAML_AS_ORIGINAL(transform, fast, fast->original->readNode(transform, node, ctx));
-    return ret;
+    saml_replaced_klass_finalize(transform);
 }
 
 static int saml_fast_signature_set_key_req(xmlSecTransformPtr transform, xmlSecKeyReqPtr keyReq) {
     saml_fast_signature *fast = saml_fast_signature_lookup(transform->id);
     int ret;
-    SAML_AS_ORIGINAL(transform, fast, fast->original->setKeyReq(transform, keyReq));
+    SAML_AS_ORIGINAL(transform, &fast->base, fast->base.original->setKeyReq(transform, keyReq));
     return ret;
 }
 
 static int saml_fast_signature_set_key(xmlSecTransformPtr transform, xmlSecKeyPtr key) {
     saml_fast_signature *fast = saml_fast_signature_lookup(transform->id);
     int ret;
-    SAML_AS_ORIGINAL(transform, fast, fast->original->setKey(transform, key));
+    SAML_AS_ORIGINAL(transform, &fast->base, fast->base.original->setKey(transform, key));
     return ret;
 }
 
@@ -263,18 +236,16 @@ static int saml_fast_signature_verify(xmlSecTransformPtr transform, const xmlSec
 }
 
 static int saml_fast_signature_make(saml_fast_signature *fast, xmlSecTransformId original, const char *digestName) {
-    fast->original = original;
-    fast->klass = *original;
-    fast->digestName = digestName;
+    if (original->setKeyReq == NULL || original->setKey == NULL || saml_replaced_klass_make(&fast->base, original) < 0) {
+        return -1;
+    }
     fast->digest = EVP_MD_fetch(xmlSecOpenSSLGetLibCtx(), digestName, NULL);
-    fast->klass.initialize = saml_fast_signature_initialize;
-    fast->klass.finalize = saml_fast_signature_finalize;
-    fast->klass.readNode = original->readNode != NULL ? saml_fast_signature_read_node : NULL;
-    fast->klass.setKeyReq = saml_fast_signature_set_key_req;
-    fast->klass.setKey = saml_fast_signature_set_key;
-    fast->klass.execute = saml_fast_signature_execute;
-    fast->klass.verify = saml_fast_signature_verify;
-    return fast->digest != NULL && original->setKeyReq != NULL && original->setKey != NULL ? 0 : -1;
+    fast->base.klass.finalize = saml_fast_signature_finalize;
+    fast->base.klass.setKeyReq = saml_fast_signature_set_key_req;
+    fast->base.klass.setKey = saml_fast_signature_set_key;
+    fast->base.klass.execute = saml_fast_signature_execute;
+    fast->base.klass.verify = saml_fast_signature_verify;
+    return fast->digest != NULL ? 0 : -1;
 }
 
 int saml_shim_install_fast_signatures(void) {
@@ -300,9 +271,9 @@ int saml_shim_signed_info_pre_execute(xmlSecTransformCtxPtr ctx) {
     }
     for (xmlSecTransformPtr transform = ctx->first; transform != NULL; transform = transform->next) {
         for (int k = 0; k < SAML_FAST_SIGNATURE_COUNT; ++k) {
-            if (transform->id == saml_fast_signatures[k].original && transform->status == xmlSecTransformStatusNone
+            if (transform->id == saml_fast_signatures[k].base.original && transform->status == xmlSecTransformStatusNone
                 && transform->operation == xmlSecTransformOperationVerify) {
-                transform->id = &saml_fast_signatures[k].klass;
+                transform->id = &saml_fast_signatures[k].base.klass;
             }
         }
     }
