@@ -18,7 +18,8 @@
 // an RSA key. ECDSA transforms stay xmlsec's own.
 //
 // The prepared contexts are per thread (an EVP_PKEY_CTX is not to be shared), at most
-// SAML_FAST_SIGNATURE_PREPARED of them, replaced in turn; each holds a reference to its key, so a key
+// SAML_FAST_SIGNATURE_PREPARED of them (enough for the MVPDs that carry most logins, a key each, to stay
+// prepared on every thread; past it a key costs what it did before), replaced in turn; each holds a reference to its key, so a key
 // cannot be freed and another allocated at its address while it is cached (a retired key is released
 // when its entry is replaced or the thread ends). Only the verifier's own contexts use these klasses:
 // the SignedInfo pre-execute callback below switches the chain's RSA transform just before it runs,
@@ -40,7 +41,7 @@ typedef struct {
     EVP_MD *digest;            // fetched once, at installation
 } saml_fast_signature;
 
-enum { SAML_FAST_SIGNATURE_COUNT = 5, SAML_FAST_SIGNATURE_PREPARED = 4 };
+enum { SAML_FAST_SIGNATURE_COUNT = 5, SAML_FAST_SIGNATURE_PREPARED = 16 };
 static saml_fast_signature saml_fast_signatures[SAML_FAST_SIGNATURE_COUNT];
 static int saml_fast_signatures_installed = 0;
 
