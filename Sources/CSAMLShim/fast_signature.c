@@ -3,8 +3,8 @@
 // libxmlsec1-openssl's signature transform verifies with EVP_VerifyFinal_ex, which on OpenSSL 3 copies
 // the digest context and builds a new EVP_PKEY_CTX for every signature: a provider context for the key,
 // the RSA signature method fetched, the digest set by name (OpenSSL 3.0 then walks its whole name map to
-// find the digest's NID), then freed. About 2.5% of a typical verification's instructions, with locks and
-// hash lookups among them. The issue of record (62) asks for fetches once per key.
+// find the digest's NID), then freed: about 2.5% of a typical verification's instructions but, with
+// its locks and hash lookups, about a tenth of its time (docs/benchmarks-history.md, issue 62).
 //
 // These replacement klasses change two functions of the RSA transforms and nothing else:
 // - execute: the SHA digest of the canonical SignedInfo, with the digest fetched once for the process;
@@ -69,9 +69,17 @@ static pthread_key_t saml_signature_thread_key;
 static pthread_once_t saml_signature_thread_once = PTHREAD_ONCE_INIT;
 static int saml_signature_thread_ready = 0;
 
+// Set when the process exits: a thread that ends after OpenSSL's own exit-time cleanup (registered
+// before this, so run after) must not free contexts whose provider is gone; the process is ending.
+static volatile int saml_signature_exiting = 0;
+
+static void saml_signature_exit(void) {
+    saml_signature_exiting = 1;
+}
+
 static void saml_signature_thread_free(void *value) {
     saml_signature_thread *state = (saml_signature_thread *)value;
-    if (state == NULL) {
+    if (state == NULL || saml_signature_exiting) {
         return;
     }
     for (int i = 0; i < SAML_FAST_SIGNATURE_PREPARED; ++i) {
@@ -129,6 +137,13 @@ static EVP_PKEY_CTX *saml_prepared_context(saml_signature_thread *state, EVP_PKE
 
 // The verification running on this thread (set by verification.c around xmlSecDSigCtxVerify).
 static __thread xmlSecDSigCtxPtr saml_fast_signature_running = NULL;
+
+// The signature values this thread checked with a prepared context (for tests: that the path runs).
+static __thread unsigned long long saml_fast_signature_checks = 0;
+
+unsigned long long saml_shim_fast_signature_checks(void) {
+    return saml_fast_signature_checks;
+}
 
 void saml_shim_fast_signature_running(xmlSecDSigCtxPtr ctx) {
     saml_fast_signature_running = ctx;
@@ -228,6 +243,7 @@ static int saml_fast_signature_verify(xmlSecTransformPtr transform, const xmlSec
     if (prepared == NULL) {
         return -1;
     }
+    saml_fast_signature_checks += 1;
     int verified = EVP_PKEY_verify(prepared, data, (size_t)dataSize, state->digest, state->digestLength);
     if (verified < 0) {
         return -1;
@@ -257,6 +273,7 @@ int saml_shim_install_fast_signatures(void) {
         || saml_fast_signature_make(&saml_fast_signatures[4], xmlSecOpenSSLTransformRsaSha224Id, "SHA2-224") < 0) {
         return -1;
     }
+    atexit(saml_signature_exit);
     saml_fast_signatures_installed = 1;
     return 0;
 }

@@ -213,6 +213,10 @@ int saml_shim_sign_root(const char *xml, int length, xmlSecKeyPtr key, unsigned 
 /// signature (see fast_c14n.c). Called once by `saml_shim_initialize`.
 int saml_shim_install_fast_c14n(void);
 
+/// How many RSA signature values this thread has checked with an OpenSSL context prepared once per key
+/// (fast_signature.c); for tests that the path runs.
+unsigned long long saml_shim_fast_signature_checks(void);
+
 /// A reference pre-execute callback (`xmlSecDSigCtx.referencePreExecuteCallback`) that switches the
 /// canonicalisation transforms of the chain about to run to the prepared klasses.
 int saml_shim_fast_c14n_pre_execute(xmlSecTransformCtxPtr ctx);
