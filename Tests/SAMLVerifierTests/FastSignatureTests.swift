@@ -62,8 +62,9 @@ struct FastSignatureTests {
     /// The RSA-SHA384 and RSA-SHA512 klasses (no bundled vector uses them): the typical response's
     /// SignedInfo re-signed with each by the xmlsec1 command (the reference tool), then verified by the
     /// prepared path and by xmlsec's own transform; a changed SignatureValue fails both.
-    @Test("RSA-SHA384 and RSA-SHA512 signatures from xmlsec1 verify as with xmlsec's transform",
-          .enabled(if: XMLSecCommand.enabled), arguments: ["rsa-sha384", "rsa-sha512"])
+    @Test(
+        "RSA-SHA384 and RSA-SHA512 signatures from xmlsec1 verify as with xmlsec's transform",
+        .enabled(if: XMLSecCommand.enabled), arguments: ["rsa-sha384", "rsa-sha512"])
     func otherDigests(algorithm: String) throws {
         try XMLSecCommand.requireAvailable()
         let vector = Vector.named("typical-rsa2048-assertion-signed")
