@@ -19,12 +19,13 @@
 //
 // The prepared contexts are per thread (an EVP_PKEY_CTX is not to be shared), at most
 // SAML_FAST_SIGNATURE_PREPARED of them (enough for the MVPDs that carry most logins, a key each, to stay
-// prepared on every thread; past it a key costs what it did before), replaced in turn; each holds a reference to its key, so a key
-// cannot be freed and another allocated at its address while it is cached (a retired key is released
-// when its entry is replaced or the thread ends). Only the verifier's own contexts use these klasses:
-// the SignedInfo pre-execute callback below switches the chain's RSA transform just before it runs,
-// except in the verifier's stock mode, which keeps xmlsec's transforms for differential tests
-// (FastCanonicalizationTests compare the two on every vector, the corpus and seeded mutations).
+// prepared on every thread; past it a key costs what it did before), replaced in turn. Each holds a
+// reference to its key, so a key cannot be freed and another allocated at its address while it is cached
+// (a retired key is released when its entry is replaced or the thread ends). Only the verifier's own
+// contexts use these klasses: the SignedInfo pre-execute callback below switches the chain's RSA
+// transform just before it runs, except in the verifier's stock mode, which keeps xmlsec's transforms for
+// differential tests (FastCanonicalizationTests compare the two on every vector, the corpus and seeded
+// mutations).
 #include "CSAMLShim.h"
 #include "shim_private.h"
 
