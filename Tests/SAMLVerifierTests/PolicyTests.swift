@@ -141,5 +141,12 @@ struct PolicyTests {
         #expect(refusal.code == .fieldsMissing)
         #expect(refusal.message.contains("\"mail\" is only the FriendlyName of the attribute \"uid\": ask for that Name"))
         #expect(!refusal.message.contains("\"absent\" is only"))
+        // A long list (hashed rather than compared in turn) finds the same.
+        let padding = (0..<20).map { "padding-\($0)" }
+        let long = try response.fields(
+            ["zip", "uid", "mail", "NameID", "other", "uid", "blank", "absent"] + padding, allowMissing: true)
+        #expect(long.values.map(\.name) == fields.values.map(\.name))
+        #expect(long.values.map(\.values) == fields.values.map(\.values))
+        #expect(long.missing == fields.missing + padding)
     }
 }

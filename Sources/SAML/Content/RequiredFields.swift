@@ -37,21 +37,34 @@ extension VerifiedResponse {
     ///   true, in which case ``RequiredFields/missing`` lists them.
     public func fields(_ names: [String], allowMissing: Bool = false) throws -> RequiredFields {
         let attributes = assertion.attributes
-        // Each asked-for name's first attribute by Name, in one pass over the attributes: hashing the few
-        // names asked for, not every attribute (a scan per name would be quadratic when every one is
-        // asked for). -1: not found.
-        var first = [String: Int](minimumCapacity: names.count)
-        for name in names where name != "NameID" { first[name] = -1 }
-        var unmatched = first.count
-        for (index, attribute) in attributes.enumerated() where unmatched > 0 {
-            guard let slot = first.index(forKey: attribute.name), first.values[slot] < 0 else { continue }
-            first.values[slot] = index
-            unmatched -= 1
+        // Each asked-for name's first attribute by Name (-1: none), in one pass over the attributes. A
+        // configuration asks for a few names: each attribute's Name is compared with them in turn, without
+        // hashing. A long list is hashed instead, so that the pass stays linear in the attributes.
+        var first = [Int](repeating: -1, count: names.count)
+        var unmatched = names.count { $0 != "NameID" }
+        if names.count <= 16 {
+            for (index, attribute) in attributes.enumerated() where unmatched > 0 {
+                for slot in names.indices where first[slot] < 0 && names[slot] == attribute.name && names[slot] != "NameID" {
+                    first[slot] = index
+                    unmatched -= 1
+                }
+            }
+        } else {
+            var byName = [String: Int](minimumCapacity: names.count)
+            for name in names where name != "NameID" { byName[name] = -1 }
+            unmatched = byName.count
+            for (index, attribute) in attributes.enumerated() where unmatched > 0 {
+                guard let slot = byName.index(forKey: attribute.name), byName.values[slot] < 0 else { continue }
+                byName.values[slot] = index
+                unmatched -= 1
+            }
+            for slot in names.indices { first[slot] = byName[names[slot]] ?? -1 }
         }
         var found: [(name: String, values: [String])] = []
+        found.reserveCapacity(names.count)
         var missing: [String] = []
-        for name in names {
-            if let values = values(of: name, at: first[name] ?? -1) {
+        for (slot, name) in names.enumerated() {
+            if let values = values(of: name, at: first[slot]) {
                 found.append((name, values))
             } else {
                 missing.append(name)

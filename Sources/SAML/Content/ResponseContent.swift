@@ -16,15 +16,36 @@ struct ResponseContent: Sendable, Hashable {
         var message: String?
     }
 
-    /// An attribute that holds an `xs:dateTime`, as written, with where it was found (for messages).
+    /// An attribute that holds an `xs:dateTime`, read as the content is: its instant
+    /// (``SAMLInstant/init(xmlDateTime:)-(String)``), or, when it is not one, what the message says.
     struct Instant: Sendable, Hashable {
-        var text: String
-        /// The element's qualified name, for example `saml:Conditions`.
-        var element: String
-        /// For example `NotBefore`.
-        var attribute: String
-        /// For example `saml:Conditions/@NotBefore`; composed only when a message needs it.
-        var location: String { "\(element)/@\(attribute)" }
+        /// A value that is not an `xs:dateTime`: the text as written and where it was found, for example
+        /// `saml:Conditions/@NotBefore`.
+        struct Malformed: Sendable, Hashable {
+            var text: String
+            var location: String
+        }
+
+        /// Nil when the value is malformed.
+        var value: SAMLInstant?
+        var malformed: Malformed?
+
+        init(_ value: SAMLInstant) {
+            self.value = value
+        }
+
+        init(malformed text: String, location: String) {
+            malformed = Malformed(text: text, location: location)
+        }
+
+        /// The attribute `attribute` of `element` (a qualified name, for the message) holding `text`.
+        init(text: String, element: String, attribute: String) {
+            if let value = SAMLInstant(xmlDateTime: text) {
+                self.init(value)
+            } else {
+                self.init(malformed: text, location: "\(element)/@\(attribute)")
+            }
+        }
     }
 
     /// A `saml:SubjectConfirmation`.

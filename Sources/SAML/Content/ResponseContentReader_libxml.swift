@@ -127,8 +127,12 @@ enum ResponseContentReader {
         }
     }
 
+    /// Read in place: a String only for a malformed value's message.
     private static func instant(_ element: xmlNodePtr, _ attribute: StaticString) -> ResponseContent.Instant? {
-        element.attribute(attribute).map { .init(text: $0, element: element.qualifiedDescription, attribute: attribute.description) }
+        guard let node = element.attributeNode(attribute) else { return nil }
+        let text = Text.concatenated(node.pointee.children, textOnly: false)
+        if let value = text.withBytes(SAMLInstant.init(xmlDateTime:)) { return .init(value) }
+        return .init(malformed: Text.string(text), location: "\(element.qualifiedDescription)/@\(attribute)")
     }
 
     static func nameID(of node: xmlNodePtr) -> NameID {

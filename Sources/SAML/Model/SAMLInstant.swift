@@ -33,11 +33,15 @@ public struct SAMLInstant: Sendable, Hashable, Comparable, CustomStringConvertib
     /// day, as XML Schema allows), minutes and seconds 00-59 (no leap second), an offset within ±14:00
     /// whose minutes are below 60. Anything else is nil, so that no impossible time is read as a later one.
     public init?(xmlDateTime text: String) {
-        // Read in place from the string's UTF-8 (no copy), XML whitespace at either end skipped.
+        // Read in place from the string's UTF-8 (no copy).
         var text = text
-        guard let milliseconds = text.withUTF8({ utf8 in Self.millisecondsSinceEpoch(utf8[XMLWhitespace.trimmedRange(utf8)]) }) else {
-            return nil
-        }
+        guard let instant = text.withUTF8(Self.init(xmlDateTime:)) else { return nil }
+        self = instant
+    }
+
+    /// ``init(xmlDateTime:)-(String)`` on UTF-8 bytes, XML whitespace at either end skipped.
+    init?(xmlDateTime utf8: UnsafeBufferPointer<UInt8>) {
+        guard let milliseconds = Self.millisecondsSinceEpoch(utf8[XMLWhitespace.trimmedRange(utf8)]) else { return nil }
         millisecondsSinceEpoch = milliseconds
     }
 

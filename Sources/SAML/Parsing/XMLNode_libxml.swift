@@ -234,6 +234,12 @@ extension UnsafeMutablePointer where Pointee == xmlAttr {
         Text.string(Text.concatenated(pointee.children, textOnly: false))
     }
 
+    /// `body` on the attribute's value as a C string, in place when the value is one text node (as
+    /// libxml2's ID table takes it).
+    func withValue<Result>(_ body: (UnsafePointer<xmlChar>) throws -> Result) rethrows -> Result {
+        try Text.concatenated(pointee.children, textOnly: false).withCString(body)
+    }
+
     /// True for an attribute with this local name and no namespace (`namespace == nil`) or this one.
     func `is`(_ localName: StaticString, namespace: StaticString?) -> Bool {
         guard let name = pointee.name, XMLName.equals(name, localName) else { return false }
@@ -284,6 +290,22 @@ enum Text {
     enum Gathered {
         case single(UnsafePointer<xmlChar>)
         case buffer([UInt8])
+
+        /// `body` on the gathered bytes, in place.
+        func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+            switch self {
+            case .single(let pointer): body(UnsafeBufferPointer(start: pointer, count: strlen(pointer)))
+            case .buffer(let bytes): bytes.withUnsafeBufferPointer(body)
+            }
+        }
+
+        /// `body` on the gathered bytes NUL-terminated: in place when they are one node's.
+        func withCString<Result>(_ body: (UnsafePointer<xmlChar>) throws -> Result) rethrows -> Result {
+            switch self {
+            case .single(let pointer): try body(pointer)
+            case .buffer(let bytes): try (bytes + [0]).withUnsafeBufferPointer { try body($0.baseAddress!) }
+            }
+        }
     }
 
     static func string(_ gathered: Gathered) -> String {
@@ -300,12 +322,7 @@ enum XMLWhitespace {
     }
 
     static func trimmed(_ gathered: Text.Gathered) -> String {
-        switch gathered {
-        case .single(let pointer):
-            return trimmed(UnsafeBufferPointer(start: pointer, count: strlen(pointer)))
-        case .buffer(let bytes):
-            return bytes.withUnsafeBufferPointer { trimmed($0) }
-        }
+        gathered.withBytes(trimmed)
     }
 
     static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
@@ -321,8 +338,12 @@ enum XMLWhitespace {
         return start..<end
     }
 
+    /// `text` itself (no copy) when it has no XML whitespace at either end.
     static func trimmed(_ text: String) -> String {
         var text = text
-        return text.withUTF8 { trimmed($0) }
+        return text.withUTF8 { utf8 in
+            let range = trimmedRange(utf8)
+            return range.count == utf8.count ? nil : String(decoding: UnsafeBufferPointer(rebasing: utf8[range]), as: UTF8.self)
+        } ?? text
     }
 }

@@ -210,13 +210,14 @@ final class DocumentStructure {
     private static func register(_ attributes: [xmlAttrPtr], document: xmlDocPtr) throws {
         idTable(document)
         for attribute in attributes {
-            let value = attribute.value
-            if let registered = xmlGetID(document, value) {
-                guard registered == attribute else {
-                    throw SAMLError(.idDuplicate, "expected the ID \(SAMLError.quote(value)) once, found it twice")
+            try attribute.withValue { value in
+                if let registered = xmlGetID(document, value) {
+                    guard registered == attribute else {
+                        throw SAMLError(.idDuplicate, "expected the ID \(SAMLError.quote(attribute.value)) once, found it twice")
+                    }
+                } else if xmlAddID(nil, document, value, attribute) == nil {
+                    throw SAMLError(.idDuplicate, "expected to register the ID \(SAMLError.quote(attribute.value)), found it taken")
                 }
-            } else if xmlAddID(nil, document, value, attribute) == nil {
-                throw SAMLError(.idDuplicate, "expected to register the ID \(SAMLError.quote(value)), found it taken")
             }
         }
     }
@@ -224,17 +225,20 @@ final class DocumentStructure {
     /// Registers the unqualified `ID` of a Response or Assertion (and nothing else) as an XML ID.
     private static func register(_ element: xmlNodePtr, document: xmlDocPtr) throws {
         idTable(document)
-        guard let attribute = element.attributeNode("ID"), case let value = attribute.value, !value.isEmpty else {
+        guard let attribute = element.attributeNode("ID"), attribute.withValue({ $0.pointee != 0 }) else {
             throw SAMLError(.idMissing, "expected an ID on \(element.qualifiedDescription), found none")
         }
-        if let registered = xmlGetID(document, value) {
-            guard registered.pointee.parent == element else {
-                throw SAMLError(
-                    .idDuplicate,
-                    "expected the ID \(SAMLError.quote(value)) to name \(element.qualifiedDescription), found it naming another element")
+        try attribute.withValue { value in
+            if let registered = xmlGetID(document, value) {
+                guard registered.pointee.parent == element else {
+                    throw SAMLError(
+                        .idDuplicate,
+                        "expected the ID \(SAMLError.quote(attribute.value)) to name \(element.qualifiedDescription), found it naming another element"
+                    )
+                }
+            } else if xmlAddID(nil, document, value, attribute) == nil {
+                throw SAMLError(.idDuplicate, "expected to register the ID \(SAMLError.quote(attribute.value)), found it taken")
             }
-        } else if xmlAddID(nil, document, value, attribute) == nil {
-            throw SAMLError(.idDuplicate, "expected to register the ID \(SAMLError.quote(value)), found it taken")
         }
     }
 }

@@ -4,8 +4,11 @@
 enum TimeWindowPolicy {
     static func instant(_ attribute: ResponseContent.Instant?) throws -> SAMLInstant? {
         guard let attribute else { return nil }
-        guard let instant = SAMLInstant(xmlDateTime: attribute.text) else {
-            throw SAMLError(.timeMalformed, "expected an xs:dateTime in \(attribute.location), found \(SAMLError.quote(attribute.text))")
+        guard let instant = attribute.value else {
+            let malformed = attribute.malformed
+            throw SAMLError(
+                .timeMalformed,
+                "expected an xs:dateTime in \(malformed?.location ?? "?"), found \(SAMLError.quote(malformed?.text ?? ""))")
         }
         return instant
     }
