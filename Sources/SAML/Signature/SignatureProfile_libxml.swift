@@ -26,9 +26,9 @@ enum SignatureProfile {
         if forbidden {
             throw SAMLError(.signatureObjectForbidden, "expected no ds:Object or ds:Manifest in a signature, found one")
         }
-        let signedInfos = signature.children(dsig, "SignedInfo")
-        guard signedInfos.count == 1, let signedInfo = signedInfos.first else {
-            throw SAMLError(.signatureMalformed, "expected one ds:SignedInfo, found \(signedInfos.count)")
+        let signedInfos = signature.elementChildren.count { $0.is(dsig, "SignedInfo") }
+        guard signedInfos == 1, let signedInfo = signature.firstChild(dsig, "SignedInfo") else {
+            throw SAMLError(.signatureMalformed, "expected one ds:SignedInfo, found \(signedInfos)")
         }
         guard signature.firstChild(dsig, "SignatureValue") != nil else {
             throw SAMLError(.signatureMalformed, "expected a ds:SignatureValue, found none")
@@ -42,9 +42,9 @@ enum SignatureProfile {
         guard algorithms.allowsSignatureMethod(method) else {
             throw algorithms.refusal("signature", method)
         }
-        let references = signedInfo.children(dsig, "Reference")
-        guard references.count == 1, let reference = references.first else {
-            throw SAMLError(.signatureReferenceMismatch, "expected exactly one ds:Reference, found \(references.count)")
+        let references = signedInfo.elementChildren.count { $0.is(dsig, "Reference") }
+        guard references == 1, let reference = signedInfo.firstChild(dsig, "Reference") else {
+            throw SAMLError(.signatureReferenceMismatch, "expected exactly one ds:Reference, found \(references)")
         }
         try checkReferenceTarget(reference, parent: parent, document: document)
         try checkTransforms(reference)

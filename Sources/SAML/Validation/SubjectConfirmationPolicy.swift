@@ -19,12 +19,11 @@ enum SubjectConfirmationPolicy {
         inResponseTo: ExpectedValue<String>,
         context: ValidationContext
     ) throws -> Confirmed {
-        let confirmations = confirmations.filter { $0.method == bearer }
-        guard !confirmations.isEmpty else {
+        guard confirmations.contains(where: { $0.method == bearer }) else {
             throw SAMLError(.subjectConfirmationMissing, "expected a bearer SubjectConfirmation, found none")
         }
         var firstFailure: SAMLError?
-        for confirmation in confirmations {
+        for confirmation in confirmations where confirmation.method == bearer {
             do {
                 return try checkData(confirmation.data, recipients: recipients, inResponseTo: inResponseTo, context: context)
             } catch let error as SAMLError {

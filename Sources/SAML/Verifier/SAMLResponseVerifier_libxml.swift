@@ -239,8 +239,8 @@ extension SAMLResponseVerifier {
         )
         verified.legacyAlgorithms = parsed.structure.legacyAlgorithms.sorted()
         let expiry = Self.retention(
-            notOnOrAfter: [verifiedAssertion.notOnOrAfter, confirmed?.notOnOrAfter].compactMap { $0 },
-            issued: [responseIssued, issued], maximumAge: configuration.maximumAge, skew: configuration.clockSkew, now: now)
+            notOnOrAfter: [verifiedAssertion.notOnOrAfter, confirmed?.notOnOrAfter], issued: [responseIssued, issued],
+            maximumAge: configuration.maximumAge, skew: configuration.clockSkew, now: now)
         return (verified, expiry)
     }
 
@@ -250,11 +250,13 @@ extension SAMLResponseVerifier {
     /// IssueInstant + maximum age + skew, so it refuses from one millisecond later (SAMLInstant's
     /// resolution). Without either, an hour (or the maximum age) from now, plus the skew.
     static func retention(
-        notOnOrAfter: [SAMLInstant], issued: [SAMLInstant], maximumAge: Duration?, skew: Duration, now: SAMLInstant
+        notOnOrAfter: [SAMLInstant?], issued: [SAMLInstant], maximumAge: Duration?, skew: Duration, now: SAMLInstant
     ) -> SAMLInstant {
-        var refusedFrom = notOnOrAfter.map { $0 + skew }
-        if let maximumAge { refusedFrom += issued.map { $0 + maximumAge + skew + .milliseconds(1) } }
-        return refusedFrom.min() ?? now + (maximumAge ?? .seconds(3600)) + skew
+        var refusedFrom: SAMLInstant?
+        func refuse(from instant: SAMLInstant) { refusedFrom = min(refusedFrom ?? instant, instant) }
+        for case let instant? in notOnOrAfter { refuse(from: instant + skew) }
+        if let maximumAge { for instant in issued { refuse(from: instant + maximumAge + skew + .milliseconds(1)) } }
+        return refusedFrom ?? now + (maximumAge ?? .seconds(3600)) + skew
     }
 
     /// The accepted bearer Recipient values; nil when not checked.
