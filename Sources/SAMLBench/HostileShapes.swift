@@ -77,6 +77,31 @@ public enum HostileShapes {
                 description: "the same amplification inside an EncryptedAssertion's plaintext (AES-256-GCM, RSA-OAEP)", xml: encrypted,
                 expectedCode: "signature.budget-exceeded", verifier: verifier, now: now))
 
+        // Combining marks: Swift's `==` and hashing normalise, and normalising a run of marks is quadratic
+        // in its length (about half a second for 16,000 pairs). The Response's unsigned ID and the
+        // Assertion's ID go into the scan's set of IDs; the Reference URI names the Assertion's ID with the
+        // marks of each pair swapped (canonically equivalent, not the same bytes: libxml2 and libxmlsec1
+        // would not resolve it). Every comparison of such values is byte for byte, so linear.
+        let marks = String(repeating: "\u{0301}\u{0327}", count: 60_000)
+        let swapped = String(repeating: "\u{0327}\u{0301}", count: 60_000)
+        shapes.append(
+            shape(
+                "combining-marks-in-ids",
+                "Response and Assertion IDs ending in 60,000 pairs of combining marks, the Reference URI with each pair swapped (about 720 KB)",
+                typical.replacingOccurrences(of: "URI=\"#_assert-typical\"", with: "URI=\"#_assert-typical\(swapped)\"")
+                    .replacingOccurrences(of: "ID=\"_assert-typical\"", with: "ID=\"_assert-typical\(marks)\"")
+                    .replacingOccurrences(of: "ID=\"_resp-typical\"", with: "ID=\"_resp-typical\(marks)\""),
+                "signature.reference-mismatch"))
+        let exclusiveC14N = "Algorithm=\"http://www.w3.org/2001/10/xml-exc-c14n#"
+        shapes.append(
+            shape(
+                "combining-marks-in-algorithm",
+                "SignedInfo's CanonicalizationMethod naming exclusive C14N followed by 100,000 pairs of combining marks (about 400 KB)",
+                typical.replacingOccurrences(
+                    of: "<ds:CanonicalizationMethod \(exclusiveC14N)\"/>",
+                    with: "<ds:CanonicalizationMethod \(exclusiveC14N)\(String(repeating: "\u{0301}\u{0327}", count: 100_000))\"/>"),
+                "signature.algorithm-not-allowed"))
+
         // An InclusiveNamespaces PrefixList searched on every element.
         func prefixList(_ count: Int) -> String {
             "<ec:InclusiveNamespaces xmlns:ec=\"http://www.w3.org/2001/10/xml-exc-c14n#\" PrefixList=\""

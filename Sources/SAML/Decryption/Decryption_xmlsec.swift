@@ -179,7 +179,8 @@ enum Decryption {
 
 /// The key transport of one EncryptedKey, read and checked against the policy before any decryption.
 struct KeyTransport {
-    private static let digests: [String: saml_shim_digest] = [
+    // Searched byte for byte (``Swift/String/hasSameBytes(as:)``), never hashed: the URI is the document's.
+    private static let digests: KeyValuePairs<String, saml_shim_digest> = [
         "http://www.w3.org/2000/09/xmldsig#sha1": SAML_SHIM_DIGEST_SHA1,
         "http://www.w3.org/2001/04/xmldsig-more#sha224": SAML_SHIM_DIGEST_SHA224,
         "http://www.w3.org/2001/04/xmlenc#sha256": SAML_SHIM_DIGEST_SHA256,
@@ -187,7 +188,7 @@ struct KeyTransport {
         "http://www.w3.org/2001/04/xmlenc#sha384": SAML_SHIM_DIGEST_SHA384,
         "http://www.w3.org/2001/04/xmlenc#sha512": SAML_SHIM_DIGEST_SHA512,
     ]
-    private static let masks: [String: saml_shim_digest] = [
+    private static let masks: KeyValuePairs<String, saml_shim_digest> = [
         "http://www.w3.org/2009/xmlenc11#mgf1sha1": SAML_SHIM_DIGEST_SHA1,
         "http://www.w3.org/2009/xmlenc11#mgf1sha224": SAML_SHIM_DIGEST_SHA224,
         "http://www.w3.org/2009/xmlenc11#mgf1sha256": SAML_SHIM_DIGEST_SHA256,
@@ -206,10 +207,12 @@ struct KeyTransport {
         let uri = method?.attribute("Algorithm") ?? ""
         try policy.checkKeyTransport(uri)
         oaep = uri != EncryptionAlgorithmPolicy.rsa15
-        func lookup(_ table: [String: saml_shim_digest], _ element: xmlNodePtr?, _ what: String) throws -> saml_shim_digest {
+        func lookup(
+            _ table: KeyValuePairs<String, saml_shim_digest>, _ element: xmlNodePtr?, _ what: String
+        ) throws -> saml_shim_digest {
             guard let element else { return SAML_SHIM_DIGEST_SHA1 }  // the default of both specifications
             let algorithm = element.attribute("Algorithm") ?? ""
-            guard let digest = table[algorithm] else {
+            guard let digest = table.first(where: { $0.key.hasSameBytes(as: algorithm) })?.value else {
                 throw SAMLError(
                     .decryptionAlgorithmNotAllowed, "expected a known \(what) for RSA-OAEP, found \(SAMLError.quote(algorithm))")
             }

@@ -20,11 +20,12 @@ public struct EncryptionAlgorithmPolicy: Sendable, Hashable {
     static let rsaOAEP = "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p"
     static let rsaOAEP11 = "http://www.w3.org/2009/xmlenc11#rsa-oaep"
     static let rsa15 = "http://www.w3.org/2001/04/xmlenc#rsa-1_5"
-    static let gcm: Set<String> = [
+    // Compared byte for byte (``Swift/String/hasSameBytes(as:)``), never hashed: the URI is the document's.
+    static let gcm: [String] = [
         "http://www.w3.org/2009/xmlenc11#aes128-gcm", "http://www.w3.org/2009/xmlenc11#aes192-gcm",
         "http://www.w3.org/2009/xmlenc11#aes256-gcm",
     ]
-    static let cbc: Set<String> = [
+    static let cbc: [String] = [
         "http://www.w3.org/2001/04/xmlenc#aes128-cbc", "http://www.w3.org/2001/04/xmlenc#aes192-cbc",
         "http://www.w3.org/2001/04/xmlenc#aes256-cbc",
     ]
@@ -55,8 +56,8 @@ public struct EncryptionAlgorithmPolicy: Sendable, Hashable {
 
     func checkDataEncryption(_ uri: String) throws -> SessionKeyLength {
         let bytes = uri.contains("aes128") ? 16 : uri.contains("aes192") ? 24 : 32
-        if Self.gcm.contains(uri) { return SessionKeyLength(bytes: bytes, isDES: false) }
-        if Self.cbc.contains(uri) || uri == Self.tripleDES {
+        if Self.gcm.contains(where: { $0.hasSameBytes(as: uri) }) { return SessionKeyLength(bytes: bytes, isDES: false) }
+        if Self.cbc.contains(where: { $0.hasSameBytes(as: uri) }) || uri == Self.tripleDES {
             guard allowsLegacy else { throw refusal("data encryption", uri, legacy: true) }
             return uri == Self.tripleDES ? SessionKeyLength(bytes: 24, isDES: true) : SessionKeyLength(bytes: bytes, isDES: false)
         }

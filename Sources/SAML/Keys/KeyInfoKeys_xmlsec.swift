@@ -53,7 +53,8 @@ enum KeyInfoKeys {
                     keys.append((try TrustedKey(der: der, isCertificate: false), "RSAKeyValue"))
                 } else if let ec = value.firstChild(dsig11, "ECKeyValue") {
                     guard let curve = ec.firstChild(dsig11, "NamedCurve")?.attribute("URI"), let point = ec.firstChild(dsig11, "PublicKey"),
-                        let oid = DER.namedCurves[XMLWhitespace.trimmed(curve)]
+                        case let named = XMLWhitespace.trimmed(curve),
+                        let oid = DER.namedCurves.first(where: { $0.key.hasSameBytes(as: named) })?.value
                     else {
                         throw SAMLError(.metadataMalformed, "expected a NamedCurve of P-256, P-384 or P-521 and a PublicKey in ECKeyValue")
                     }
@@ -92,8 +93,9 @@ enum KeyInfoKeys {
 
 /// Just enough DER to write a SubjectPublicKeyInfo.
 enum DER {
-    /// `urn:oid:` URIs of the named curves and the DER of their object identifiers.
-    static let namedCurves: [String: [UInt8]] = [
+    /// `urn:oid:` URIs of the named curves and the DER of their object identifiers (searched byte for
+    /// byte, ``Swift/String/hasSameBytes(as:)``: the URI is the document's).
+    static let namedCurves: KeyValuePairs<String, [UInt8]> = [
         "urn:oid:1.2.840.10045.3.1.7": [0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07],
         "urn:oid:1.3.132.0.34": [0x06, 0x05, 0x2B, 0x81, 0x04, 0x00, 0x22],
         "urn:oid:1.3.132.0.35": [0x06, 0x05, 0x2B, 0x81, 0x04, 0x00, 0x23],

@@ -20,7 +20,9 @@ public struct AlgorithmPolicy: Sendable, Hashable {
     /// (docs/security.md, "Legacy digests").
     public static let allowingSHA1 = AlgorithmPolicy(allowsSHA1: true)
 
-    static let signatureMethods: Set<String> = [
+    // The lists are compared byte for byte (``Swift/String/hasSameBytes(as:)``): the URI comes from the
+    // document before its signature is proven and is never hashed as a String.
+    static let signatureMethods: [String] = [
         "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
         "http://www.w3.org/2001/04/xmldsig-more#rsa-sha384",
         "http://www.w3.org/2001/04/xmldsig-more#rsa-sha512",
@@ -28,26 +30,35 @@ public struct AlgorithmPolicy: Sendable, Hashable {
         "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha384",
         "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha512",
     ]
-    static let sha1SignatureMethods: Set<String> = [
+    static let sha1SignatureMethods: [String] = [
         "http://www.w3.org/2000/09/xmldsig#rsa-sha1",
         "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha1",
         "http://www.w3.org/2001/04/xmldsig-more#rsa-sha224",
         "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha224",
     ]
-    static let digestMethods: Set<String> = [
+    static let digestMethods: [String] = [
         "http://www.w3.org/2001/04/xmlenc#sha256",
         "http://www.w3.org/2001/04/xmldsig-more#sha384",
         "http://www.w3.org/2001/04/xmlenc#sha512",
     ]
-    static let sha1DigestMethods: Set<String> = [
+    static let sha1DigestMethods: [String] = [
         "http://www.w3.org/2000/09/xmldsig#sha1", "http://www.w3.org/2001/04/xmldsig-more#sha224",
     ]
 
     /// Whether `uri` is a signature or digest method of the legacy digests (SHA-1, SHA-224).
     public static func isLegacy(_ uri: String) -> Bool {
-        sha1SignatureMethods.contains(uri) || sha1DigestMethods.contains(uri)
+        lists(sha1SignatureMethods, uri) || lists(sha1DigestMethods, uri)
     }
-    static let canonicalizations: Set<String> = [
+
+    /// Whether `uri` is one of the allowed canonicalisations.
+    static func isCanonicalization(_ uri: String) -> Bool {
+        lists(canonicalizations, uri)
+    }
+
+    private static func lists(_ list: [String], _ uri: String) -> Bool {
+        list.contains { $0.hasSameBytes(as: uri) }
+    }
+    static let canonicalizations: [String] = [
         "http://www.w3.org/2001/10/xml-exc-c14n#",
         "http://www.w3.org/2001/10/xml-exc-c14n#WithComments",
         "http://www.w3.org/TR/2001/REC-xml-c14n-20010315",
@@ -58,17 +69,17 @@ public struct AlgorithmPolicy: Sendable, Hashable {
     static let envelopedSignature = "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
 
     func allowsSignatureMethod(_ uri: String) -> Bool {
-        Self.signatureMethods.contains(uri) || (allowsSHA1 && Self.sha1SignatureMethods.contains(uri))
+        Self.lists(Self.signatureMethods, uri) || (allowsSHA1 && Self.lists(Self.sha1SignatureMethods, uri))
     }
 
     func allowsDigestMethod(_ uri: String) -> Bool {
-        Self.digestMethods.contains(uri) || (allowsSHA1 && Self.sha1DigestMethods.contains(uri))
+        Self.lists(Self.digestMethods, uri) || (allowsSHA1 && Self.lists(Self.sha1DigestMethods, uri))
     }
 
     /// Why `uri` is refused, for messages: SHA-1 gets a pointer to the opt-in.
     func refusal(_ kind: String, _ uri: String) -> SAMLError {
         let hint =
-            Self.sha1SignatureMethods.contains(uri) || Self.sha1DigestMethods.contains(uri)
+            Self.isLegacy(uri)
             ? " (a legacy digest, SHA-1 or SHA-224: accepted only by explicit opt-in, AlgorithmPolicy.allowingSHA1 or --allow-sha1; "
                 + "in a trust file, allowLegacyDigests for an MVPD's responses, allowSHA1MetadataSignature for its metadata)" : ""
         return SAMLError(

@@ -35,7 +35,7 @@ enum SignatureProfile {
         }
         try checkNoNamespacedAttributes(signedInfo)
         let c14n = signedInfo.firstChild(dsig, "CanonicalizationMethod")?.attribute("Algorithm") ?? ""
-        guard AlgorithmPolicy.canonicalizations.contains(c14n) else {
+        guard AlgorithmPolicy.isCanonicalization(c14n) else {
             throw algorithms.refusal("canonicalisation", c14n)
         }
         let method = signedInfo.firstChild(dsig, "SignatureMethod")?.attribute("Algorithm") ?? ""
@@ -104,7 +104,7 @@ enum SignatureProfile {
             }
             return
         }
-        guard let uri, uri.hasPrefix("#"), uri.dropFirst() == parentID, !parentID.isEmpty else {
+        guard let uri, uri.utf8.first == UInt8(ascii: "#"), uri.utf8.dropFirst().elementsEqual(parentID.utf8), !parentID.isEmpty else {
             throw SAMLError(
                 .signatureReferenceMismatch,
                 "expected the Reference URI to be '#' + the ID of the signed \(parentName) (\(SAMLError.quote(parentID))), found \(SAMLError.quote(uri ?? ""))"
@@ -123,18 +123,18 @@ enum SignatureProfile {
         guard algorithms.count <= 2 else {
             throw SAMLError(.signatureTransformNotAllowed, "expected at most two transforms, found \(algorithms.count)")
         }
-        guard algorithms.contains(AlgorithmPolicy.envelopedSignature) else {
+        guard algorithms.contains(where: { $0.hasSameBytes(as: AlgorithmPolicy.envelopedSignature) }) else {
             throw SAMLError(.signatureTransformNotAllowed, "expected the enveloped-signature transform, found none")
         }
-        for algorithm in algorithms where algorithm != AlgorithmPolicy.envelopedSignature {
-            guard AlgorithmPolicy.canonicalizations.contains(algorithm) else {
+        for algorithm in algorithms where !algorithm.hasSameBytes(as: AlgorithmPolicy.envelopedSignature) {
+            guard AlgorithmPolicy.isCanonicalization(algorithm) else {
                 throw SAMLError(
                     .signatureTransformNotAllowed,
                     "expected enveloped-signature and a canonicalisation only, found the transform \(SAMLError.quote(algorithm))"
                 )
             }
         }
-        if algorithms.count == 2, algorithms[0] == algorithms[1] {
+        if algorithms.count == 2, algorithms[0].hasSameBytes(as: algorithms[1]) {
             throw SAMLError(.signatureTransformNotAllowed, "expected two different transforms, found the same twice")
         }
     }

@@ -20,8 +20,8 @@ final class DocumentStructure {
     private(set) var assertion: xmlNodePtr?
     /// The signature on the Assertion, if any.
     private(set) var assertionSignature: xmlNodePtr?
-    /// Every ID value seen so far.
-    private var identifiers = Set<String>()
+    /// Every ID value seen so far, as bytes (``Swift/String/hasSameBytes(as:)``: never hashed as a String).
+    private var identifiers = Set<[UInt8]>()
     /// The fingerprint of the pinned key that verified the last signature (the Assertion's when both).
     var signingKeyFingerprint = ""
     /// The legacy algorithms (SHA-1, SHA-224) of the signatures that verified.
@@ -162,7 +162,7 @@ final class DocumentStructure {
     /// One walk over a subtree: assertions (wrapping attacks hide a second one in Extensions, Object, ...),
     /// encrypted assertions, signatures, the attributes xmlsec would register as IDs, and the first
     /// duplicate ID value.
-    private static func scan(_ root: xmlNodePtr, identifiers: inout Set<String>) throws -> Scan {
+    private static func scan(_ root: xmlNodePtr, identifiers: inout Set<[UInt8]>) throws -> Scan {
         var scan = Scan()
         // The depth of the xmlsec-processed subtree being walked, if any.
         var xmlsecSubtree: Int?
@@ -190,7 +190,7 @@ final class DocumentStructure {
                 if xmlsecID { scan.xmlsecIDs.append(current) }
                 let value = current.value
                 if scan.malformed == nil, !NCName.isAcceptedID(value) { scan.malformed = current }
-                if !identifiers.insert(value).inserted, scan.duplicate == nil { scan.duplicate = value }
+                if !identifiers.insert(Array(value.utf8)).inserted, scan.duplicate == nil { scan.duplicate = value }
             }
             return true
         }
