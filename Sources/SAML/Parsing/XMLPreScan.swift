@@ -85,6 +85,11 @@ enum XMLPreScan {
         func exceeded(_ what: String, _ limit: Int, _ index: Int) -> SAMLError {
             SAMLError(.xmlLimitExceeded, "expected at most \(limit) \(what), found more at line \(line(index)) (byte \(index))")
         }
+        if let index = StreamSafeText.firstViolation(UnsafeBufferPointer(start: base, count: end)) {
+            throw exceeded(
+                "non-starters (combining characters) in a row: Unicode's stream-safe text, UAX #15",
+                StreamSafeText.maximumNonStarters, index)
+        }
         func addNode(at index: Int) throws {
             nodes += 1
             guard nodes <= limits.maximumNodes else { throw exceeded("nodes", limits.maximumNodes, index) }
