@@ -324,7 +324,9 @@ extension String {
     /// compare bytes, so does the verifier wherever both sides can come from the document, and nothing
     /// from a document before its signature is proven is hashed as a String.
     func hasSameBytes(as other: String) -> Bool {
-        utf8.elementsEqual(other.utf8)
+        guard utf8.count == other.utf8.count else { return false }
+        var (lhs, rhs) = (self, other)
+        return lhs.withUTF8 { lhs in rhs.withUTF8 { rhs in lhs.count == 0 || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0 } }
     }
 }
 
