@@ -220,15 +220,30 @@ struct DecisionsLogoutTests {
         }
     }
 
-    /// Counts its calls and never answers within the test (ignoring its cancellation).
+    /// Counts its calls and answers none of them (ignoring its cancellation) until ``release()``: however
+    /// slowly a loaded machine runs the test, no call ends within it.
     final class Hung: ResourceAuthorizer {
         let calls = Atomic<Int>(0)
+        private let waiting = Mutex<(released: Bool, continuations: [CheckedContinuation<Void, Never>])>((false, []))
         func decide(_ query: AuthorizationQuery) async throws -> [ResourceDecision] {
             calls.add(1, ordering: .relaxed)
             await withCheckedContinuation { continuation in
-                DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(8)) { continuation.resume() }
+                let released = waiting.withLock { state in
+                    if !state.released { state.continuations.append(continuation) }
+                    return state.released
+                }
+                if released { continuation.resume() }
             }
             return []
+        }
+        /// Ends every call, those to come included.
+        func release() {
+            let continuations = waiting.withLock { state in
+                state.released = true
+                defer { state.continuations = [] }
+                return state.continuations
+            }
+            for continuation in continuations { continuation.resume() }
         }
     }
 
@@ -237,6 +252,7 @@ struct DecisionsLogoutTests {
         var configuration = try Self.configuration()
         configuration.authorizationTimeout = .milliseconds(5)
         let hung = Hung()
+        defer { hung.release() }
         let application = try ServiceApplication.buildApplication(configuration: configuration, authorizer: hung, logger: Service.quiet)
         try await application.test(.router) { client in
             let device = Service.newDevice()
