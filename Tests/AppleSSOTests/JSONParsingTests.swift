@@ -62,6 +62,23 @@ struct JSONParsingTests {
         }
     }
 
+    @Test("strings are stream-safe: 30 combining marks in a row read, 31 refused at the string's first character, written or escaped")
+    func streamSafeStrings() throws {
+        let thirty = "a" + String(repeating: "\u{0301}\u{0327}\u{0308}", count: 10)
+        #expect(try JSONValue(parsing: Array("{\"\(thirty)\": \"\(thirty)\"}".utf8)) == [thirty: .string(thirty)])
+        let thirtyOne = thirty + "\u{0301}"
+        for text in [
+            "{\"\(thirtyOne)\": 1}", "[1, \"\(thirtyOne)\"]", "[1, \"a" + String(repeating: #"\u0301"#, count: 31) + "\"]",
+        ] {
+            let error = try #require(throws: JSONValue.ParseError.self) { try JSONValue(parsing: Array(text.utf8)) }
+            #expect(error.expected == "at most 30 combining characters in a row in a string")
+            #expect(error.offset == (text.hasPrefix("{") ? 2 : 5))
+        }
+        // A member name of 40,000 pairs (a 160 KB body): refused before it is hashed into the object.
+        let hostile = "{\"a" + String(repeating: "\u{0301}\u{0327}", count: 40_000) + "\": 1}"
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue(parsing: Array(hostile.utf8)) }
+    }
+
     @Test("nesting is bounded: maxDepth levels read, one more refused, a hostile 100,000 levels refused at once")
     func depth() throws {
         let ok = String(repeating: "[", count: 8) + String(repeating: "]", count: 8)

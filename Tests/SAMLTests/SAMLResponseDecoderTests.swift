@@ -336,6 +336,28 @@ struct SAMLResponseDecoderTests {
         let none = try #require(throws: SAMLError.self) { try SAMLResponseDecoder().decode("&&&") }
         #expect(none.code == .decodeMissingField && none.message.hasSuffix("found no fields"))
     }
+
+    @Test("a form field's text is stream-safe: 30 combining marks in a row read, 31 or a run of 60,000 pairs refused at once")
+    func formFieldsStreamSafe() throws {
+        let marks = "\u{0301}\u{0327}\u{0308}"
+        let thirty = "a" + String(repeating: marks, count: 10)
+        #expect(try FormBody.text(named: "mvpd", in: Array(("mvpd=" + thirty).utf8)) == thirty)
+        // Real text with marks: Vietnamese, Devanagari, a flag and a family emoji.
+        for text in ["Truyền hình cáp Việt Nam", "केबल टीवी", "🇫🇷 Canal+", "👨‍👩‍👧‍👦"] {
+            let encoded = Array(text.utf8).map { "%" + String($0, radix: 16, uppercase: true) }.joined()
+            #expect(try FormBody.text(named: "mvpd", in: Array(("mvpd=" + encoded).utf8)) == text)
+        }
+        for body in [
+            "mvpd=a" + String(repeating: marks, count: 10) + "%CC%81",
+            "requestor=REF&mvpd=a" + String(repeating: "%CC%81%CC%A7", count: 60_000),
+        ] {
+            let refused = try #require(throws: SAMLError.self) { try FormBody.text(named: "mvpd", in: Array(body.utf8)) }
+            #expect(refused.code == .decodeNotStreamSafe && refused.message.contains("mvpd field"))
+        }
+        // A run split by a starter is two runs.
+        let split = "mvpd=a" + String(repeating: marks, count: 10) + "b" + String(repeating: marks, count: 10)
+        #expect(try FormBody.text(named: "mvpd", in: Array(split.utf8))?.unicodeScalars.count == 62)
+    }
 }
 
 /// An independent Base64 encoder for the tests (the library's is package-internal).

@@ -66,14 +66,15 @@ public struct MVPDConfiguration: Sendable, Hashable {
         self.mvpds = mvpds
     }
 
-    /// The MVPD with this service id.
+    /// The MVPD with this service id (the same bytes: a request's value is compared with every MVPD's,
+    /// and Swift's `==` normalises, quadratic in a run of combining marks).
     public func mvpd(id: String) -> MVPD? {
-        mvpds.first { $0.id == id }
+        mvpds.first { $0.id.hasSameBytes(as: id) }
     }
 
-    /// The MVPD Apple knows by this provider identifier (`platformMappingId`).
+    /// The MVPD Apple knows by this provider identifier (`platformMappingId`, the same bytes).
     public func mvpd(platformMappingId: String) -> MVPD? {
-        mvpds.first { $0.platformMappingId == platformMappingId }
+        mvpds.first { $0.platformMappingId?.hasSameBytes(as: platformMappingId) == true }
     }
 
     /// `supportedAccountProviderIdentifiers` for Apple's picker: the `platformMappingId` of every MVPD

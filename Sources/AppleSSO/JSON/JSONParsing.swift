@@ -8,8 +8,10 @@ import SAML
 ///
 /// Strict where leniency would be ambiguous: one value and nothing after it but whitespace, UTF-8 only
 /// (a malformed sequence or a lone surrogate escape is refused), no duplicate member names (two readers
-/// could otherwise disagree on which one counts), no control characters inside strings, at most
-/// `maxDepth` nested arrays and objects. A number is ``JSONValue/integer(_:)`` when it is an integer
+/// could otherwise disagree on which one counts), no control characters inside strings, strings that are
+/// Unicode stream-safe text (at most 30 combining characters in a row: Swift hashes and compares strings
+/// by normalising them, quadratic in such a run; a 160 KB body with one such member name cost 7.8 s of
+/// CPU before), at most `maxDepth` nested arrays and objects. A number is ``JSONValue/integer(_:)`` when it is an integer
 /// that fits an `Int64`, otherwise ``JSONValue/raw(_:)`` holding its text as written.
 extension JSONValue {
     /// Where and why text is not the JSON expected: a byte offset and what was expected there (never
@@ -205,11 +207,12 @@ private struct JSONReader {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = bytes[start..<index]
+                let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 guard let string = String(validating: text, as: UTF8.self) else {
                     index = start
                     throw failure("UTF-8 text in a string")
                 }
+                try checkStreamSafe(text, from: start)
                 index += 1
                 return string
             }
@@ -226,6 +229,7 @@ private struct JSONReader {
                     index = start
                     throw failure("UTF-8 text in a string")
                 }
+                try out.withUnsafeBufferPointer { text throws(JSONValue.ParseError) in try checkStreamSafe(text, from: start) }
                 index += 1
                 return string
             case UInt8(ascii: "\\"):
@@ -239,6 +243,15 @@ private struct JSONReader {
             }
         }
         throw failure("'\"' closing a string")
+    }
+
+    /// A string's text (escapes decoded) is stream-safe; the offset given is its first character's (an
+    /// escape makes the text's offsets differ from the input's).
+    private func checkStreamSafe(_ text: UnsafeBufferPointer<UInt8>, from start: Int) throws(JSONValue.ParseError) {
+        guard StreamSafeText.firstViolation(text) == nil else {
+            throw JSONValue.ParseError(
+                offset: start, expected: "at most \(StreamSafeText.maximumNonStarters) combining characters in a row in a string")
+        }
     }
 
     private mutating func escape(into out: inout [UInt8]) throws(JSONValue.ParseError) {

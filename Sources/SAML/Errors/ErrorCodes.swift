@@ -27,6 +27,10 @@ extension SAMLError.Code {
     public static let decodeTruncatedBase64 = Self("decode.truncated-base64")
     /// The decoded bytes are not UTF-8.
     public static let decodeNotUTF8 = Self("decode.not-utf8")
+    /// A form field's text has more than 30 combining characters (non-starters) in a row: not Unicode
+    /// stream-safe text (UAX #15), which no real text needs, and on which Swift's string comparisons
+    /// take quadratic time.
+    public static let decodeNotStreamSafe = Self("decode.not-stream-safe")
     /// A document that starts as UTF-16 (a byte order mark, or `<?` in UTF-16) is not well-formed UTF-16:
     /// an odd length, an unpaired surrogate, U+0000, or a declaration naming another encoding.
     public static let decodeNotUTF16 = Self("decode.not-utf16")

@@ -8,13 +8,13 @@
 /// a run, wherever one happens (document values are also compared byte for byte where both sides are the
 /// document's: ``Swift/String/hasSameBytes(as:)``). Real text, in any script, has a few marks per
 /// character; UAX #15 chose 30 as what no real text needs.
-enum StreamSafeText {
-    static let maximumNonStarters = 30
+package enum StreamSafeText {
+    package static let maximumNonStarters = 30
 
     /// The byte offset of the first non-starter past the 30th in a row, or nil. One pass; ASCII (never a
     /// non-starter) eight bytes at a time. Bytes that are not UTF-8 count as starters: libxml2 refuses
     /// them next.
-    static func firstViolation(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+    package static func firstViolation(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         guard let base = bytes.baseAddress else { return nil }
         let count = bytes.count
         var index = 0

@@ -323,7 +323,7 @@ extension String {
     /// a second, one of the 512 KiB an attribute value may be, half a minute. XML, libxml2 and libxmlsec1
     /// compare bytes, so does the verifier wherever both sides can come from the document, and nothing
     /// from a document before its signature is proven is hashed as a String.
-    func hasSameBytes(as other: String) -> Bool {
+    package func hasSameBytes(as other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         var (lhs, rhs) = (self, other)
         return lhs.withUTF8 { lhs in rhs.withUTF8 { rhs in lhs.count == 0 || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0 } }
