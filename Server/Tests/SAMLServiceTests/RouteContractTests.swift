@@ -230,6 +230,12 @@ struct RouteContractTests {
     func formatPrecedence() {
         #expect(V1FormatMiddleware.format(query: "json", path: "/api/v1/config/REF30.xml", accept: "application/xml") == .json)
         #expect(V1FormatMiddleware.format(query: nil, path: "/api/v1/config/REF30.XML", accept: "application/json") == .xml)
+        // Trailing slashes are not a segment, however many (bytes: a String stripped one at a time was quadratic).
+        #expect(
+            V1FormatMiddleware.format(query: nil, path: "/api/v1/config/REF30.Xml" + String(repeating: "/", count: 16_000), accept: nil)
+                == .xml)
+        #expect(V1FormatMiddleware.format(query: nil, path: String(repeating: "/", count: 3), accept: "application/xml") == .xml)
+        #expect(V1FormatMiddleware.format(query: nil, path: "/api/v1/config/REF30.json/", accept: "application/xml") == .json)
         #expect(V1FormatMiddleware.format(query: nil, path: "/api/v1/config/REF30.json", accept: "application/xml") == .json)
         #expect(V1FormatMiddleware.stripped("MVPD-A.xml") == "MVPD-A" && V1FormatMiddleware.stripped("REF30.JSON") == "REF30")
         #expect(V1FormatMiddleware.stripped("MVPD-A") == "MVPD-A" && V1FormatMiddleware.stripped(nil) == "")

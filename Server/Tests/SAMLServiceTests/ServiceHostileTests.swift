@@ -144,6 +144,28 @@ struct ServiceHostileTests {
                 #expect(!answer.text.contains("\u{0301}\u{0327}") && !answer.text.contains("%CC%81%CC%A7"))
             }
             #expect(Service.detailCode(v1) == "decode.not-stream-safe" && Service.detailCode(sessions) == "decode.not-stream-safe")
+            // A header value, a path or a query value (percent-encoded): refused before any middleware reads them.
+            let marks = String(repeating: "\u{0301}\u{0327}\u{0308}", count: 11)
+            let encoded = Array(marks.utf8).map { "%" + String($0, radix: 16, uppercase: true) }.joined()
+            let bearer = [("Authorization", "Bearer token")]
+            let refused = [
+                try await Service.send(
+                    port, "/api/v2/REF30/configuration", method: "GET", headers: bearer + [("If-None-Match", "\"a\(marks)\"")]),
+                try await Service.send(port, "/api/v2/REF30/profiles/MVPD-A\(encoded)", method: "GET", headers: bearer + Service.device),
+                try await Service.send(
+                    port, "/api/v1/config/REF30", method: "GET", headers: bearer + [("Accept", "application/xml\(marks)")]),
+                try await Service.send(port, "/api/v1/config/REF30?format=x\(encoded)", method: "GET", headers: bearer),
+            ]
+            for (index, answer) in refused.enumerated() {
+                #expect(answer.status == 400, "\(index): \(answer.status)")
+                #expect(Service.json(answer)["code"] as? String == (index < 2 ? "malformed_request" : "internal_error"), "\(answer.text)")
+                #expect(answer.text.contains("more than 30 combining characters in a row"))
+            }
+            // 30 in a row is text.
+            let thirty = String(repeating: "\u{0301}\u{0327}\u{0308}", count: 10)
+            let fine = try await Service.send(
+                port, "/api/v2/REF30/configuration", method: "GET", headers: bearer + [("If-None-Match", "\"a\(thirty)\"")])
+            #expect(fine.status == 200)
         }
     }
 

@@ -1,6 +1,10 @@
 /// Unicode's stream-safe text (UAX #15, section 13): no more than 30 non-starters (characters of a
 /// canonical combining class other than 0) in a row.
 ///
+/// Public for a service's own inputs: check text from a request with ``firstViolation(_:)`` before any
+/// `==`, hashing or `hasPrefix` of it (the reference service does so for every header value and its
+/// percent-decoded path and query; form fields and JSON strings are checked as they are read).
+///
 /// Swift compares and hashes strings by canonical equivalence, normalising as it goes, and normalising a
 /// run of non-starters sorts the whole run: quadratic in its length. One run of 30,000 pairs of combining
 /// marks in an attribute value (`Version`, an Issuer's text) cost about 0.9 s of CPU at the first `==`,
@@ -8,13 +12,14 @@
 /// a run, wherever one happens (document values are also compared byte for byte where both sides are the
 /// document's: ``Swift/String/hasSameBytes(as:)``). Real text, in any script, has a few marks per
 /// character; UAX #15 chose 30 as what no real text needs.
-package enum StreamSafeText {
-    package static let maximumNonStarters = 30
+public enum StreamSafeText {
+    /// UAX #15's bound.
+    public static let maximumNonStarters = 30
 
     /// The byte offset of the first non-starter past the 30th in a row, or nil. One pass; ASCII (never a
     /// non-starter) eight bytes at a time. Bytes that are not UTF-8 count as starters: libxml2 refuses
     /// them next.
-    package static func firstViolation(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+    public static func firstViolation(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         guard let base = bytes.baseAddress else { return nil }
         let count = bytes.count
         var index = 0
@@ -48,6 +53,12 @@ package enum StreamSafeText {
             index += length
         }
         return nil
+    }
+
+    /// ``firstViolation(_:)`` of a string's UTF-8.
+    public static func firstViolation(in text: String) -> Int? {
+        var text = text
+        return text.withUTF8(firstViolation)
     }
 
     /// A non-starter: a canonical combining class other than 0, or one of the few characters of class 0

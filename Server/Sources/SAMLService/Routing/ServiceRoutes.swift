@@ -30,6 +30,7 @@ final class ServiceRoutes {
     func family(verdict: String? = nil, v1: Bool = false, authenticated: Bool = true) -> Family {
         func group(verdict: String?) -> RouterGroup<ServiceRequestContext> {
             let group = router.group().add(middleware: AnswerMiddleware(service: service, verdict: verdict))
+                .add(middleware: RequestTextMiddleware(v1: v1))
             if v1 { group.add(middleware: V1FormatMiddleware()) }
             if authenticated { group.add(middleware: BearerMiddleware(credentials: service.credentials)) }
             return group
