@@ -13,8 +13,9 @@ internal import CSAMLShim
 /// document transcoded first, `UTF16Transcoding`), with the
 /// calling thread's parser context (`saml_shim_parse_document`, parser.c). Before libxml2 sees a byte,
 /// ``XMLPreScan`` enforces the caps of ``XMLParserLimits`` in one linear pass and refuses any DOCTYPE and
-/// any entity reference. Every failure is a ``SAMLError`` naming the line (and column, for libxml2's)
-/// where the input was refused.
+/// any entity reference; after it, ``StreamSafeTree`` checks the text as the verifier will read it.
+/// Every failure is a ``SAMLError`` naming the line (and column, for libxml2's) where the input was
+/// refused.
 enum SafeXMLParser {
     /// CDATA sections are kept as such (no `XML_PARSE_NOCDATA`): text content joins them explicitly.
     static let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
@@ -31,7 +32,7 @@ enum SafeXMLParser {
         guard bytes.count > 0, bytes.count <= Int(Int32.max) else {
             throw SAMLError(.xmlMalformed, "expected an XML document, found \(bytes.count) bytes")
         }
-        try XMLPreScan.check(bytes, limits: limits)
+        let textNeedsReading = try XMLPreScan.check(bytes, limits: limits)
         var error = saml_shim_parse_error()
         let document = bytes.withMemoryRebound(to: CChar.self) { chars in
             saml_shim_parse_document(chars.baseAddress, Int32(chars.count), options, &error)
@@ -46,6 +47,7 @@ enum SafeXMLParser {
         guard xmlDocGetRootElement(document) != nil else {
             throw SAMLError(.xmlMalformed, "expected a root element, found none")
         }
+        if textNeedsReading { try StreamSafeTree.check(document.pointee.children) }
         return tree
     }
 
@@ -56,7 +58,8 @@ enum SafeXMLParser {
         guard bytes.count > 0, bytes.count <= limits.maximumDocumentBytes else {
             throw SAMLError(.xmlTooLarge, "expected between 1 and \(limits.maximumDocumentBytes) bytes of XML, found \(bytes.count)")
         }
-        try XMLPreScan.check(bytes, limits: limits, depth: context.elementDepth, namespacesInScope: context.namespacesInScope)
+        let textNeedsReading = try XMLPreScan.check(
+            bytes, limits: limits, depth: context.elementDepth, namespacesInScope: context.namespacesInScope)
         var list: xmlNodePtr?
         let status = bytes.withMemoryRebound(to: CChar.self) { chars in
             xmlParseInNodeContext(context, chars.baseAddress, Int32(chars.count), options, &list)
@@ -64,6 +67,12 @@ enum SafeXMLParser {
         guard status == XML_ERR_OK, let list else {
             if let list { xmlFreeNodeList(list) }
             throw parseError(code: 0, line: 0, column: 0, message: nil)
+        }
+        do {
+            if textNeedsReading { try StreamSafeTree.check(list) }
+        } catch {
+            xmlFreeNodeList(list)
+            throw error
         }
         return list
     }

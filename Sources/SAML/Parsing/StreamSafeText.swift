@@ -20,10 +20,17 @@ public enum StreamSafeText {
     /// non-starter) eight bytes at a time. Bytes that are not UTF-8 count as starters: libxml2 refuses
     /// them next.
     public static func firstViolation(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var run = 0
+        var seen = 0
+        return firstViolation(bytes, continuing: &run, nonStarters: &seen)
+    }
+
+    /// The same for text that continues a run of `run` non-starters (pieces a reader joins into one
+    /// string); `run` is left at the run the text ends with, and `nonStarters` counts every one seen.
+    static func firstViolation(_ bytes: UnsafeBufferPointer<UInt8>, continuing run: inout Int, nonStarters: inout Int) -> Int? {
         guard let base = bytes.baseAddress else { return nil }
         let count = bytes.count
         var index = 0
-        var run = 0
         while index < count {
             if index + 8 <= count,
                 UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0
@@ -45,6 +52,7 @@ public enum StreamSafeText {
                 continue
             }
             if isNonStarter(scalar) {
+                nonStarters += 1
                 run += 1
                 if run > maximumNonStarters { return index }
             } else {

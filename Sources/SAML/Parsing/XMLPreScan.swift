@@ -29,10 +29,13 @@ enum XMLPreScan {
     /// - Parameters:
     ///   - depth: the depth of the element the bytes will be parsed into (0 for a document).
     ///   - namespacesInScope: the namespace declarations in scope there (0 for a document).
+    /// - Returns: whether the text may hold non-starters once read: the bytes hold one, or a character
+    ///   reference (``StreamSafeTree`` checks the parsed text then).
+    @discardableResult
     static func check(
         _ bytes: UnsafeRawBufferPointer, limits: XMLParserLimits, depth initialDepth: Int = 0, namespacesInScope: Int = 0
-    ) throws {
-        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+    ) throws -> Bool {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
         let end = bytes.count
         var i = 0
         var depth = initialDepth
@@ -85,7 +88,10 @@ enum XMLPreScan {
         func exceeded(_ what: String, _ limit: Int, _ index: Int) -> SAMLError {
             SAMLError(.xmlLimitExceeded, "expected at most \(limit) \(what), found more at line \(line(index)) (byte \(index))")
         }
-        if let index = StreamSafeText.firstViolation(UnsafeBufferPointer(start: base, count: end)) {
+        var run = 0
+        var nonStarters = 0
+        var characterReferences = false
+        if let index = StreamSafeText.firstViolation(UnsafeBufferPointer(start: base, count: end), continuing: &run, nonStarters: &nonStarters) {
             throw exceeded(
                 "non-starters (combining characters) in a row: Unicode's stream-safe text, UAX #15",
                 StreamSafeText.maximumNonStarters, index)
@@ -105,7 +111,10 @@ enum XMLPreScan {
             var at = from
             while let amp = find(ampersand, from: at, before: to) {
                 at = amp + 1
-                guard at < to, base[at] != UInt8(ascii: "#") else { continue }
+                guard at < to, base[at] != UInt8(ascii: "#") else {
+                    characterReferences = true
+                    continue
+                }
                 guard let semicolon = find(UInt8(ascii: ";"), from: at, before: min(to, at + 5)) else {
                     throw SAMLError(.xmlEntityForbidden, "expected no entity references, found one at line \(line(amp))")
                 }
@@ -293,5 +302,6 @@ enum XMLPreScan {
                 i = try startTag(at: i)
             }
         }
+        return nonStarters > 0 || characterReferences
     }
 }

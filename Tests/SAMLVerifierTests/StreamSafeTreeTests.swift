@@ -1,0 +1,39 @@
+import Testing
+
+@testable import SAML
+
+/// Runs of combining marks as the verifier reads text: character references decoded, a node's text,
+/// CDATA and comments joined across the markup between them (``StreamSafeTree``).
+@Suite("Stream-safe text as read")
+struct StreamSafeTreeTests {
+    func parse(_ xml: String) throws {
+        let bytes = Array(xml.utf8)
+        _ = try bytes.withUnsafeBytes { try SafeXMLParser.parse($0, limits: XMLParserLimits()) }
+    }
+
+    static let mark = "\u{0301}"
+    static func references(_ count: Int) -> String { String(repeating: "&#769;", count: count) }
+    static func raw(_ count: Int) -> String { String(repeating: mark, count: count) }
+
+    @Test(
+        "30 non-starters in a row are read, 31 refused: as references, raw, mixed, or joined across comments, CDATA and child elements",
+        arguments: [
+            ("<r>a\(references(30))</r>", "<r>a\(references(31))</r>"),
+            ("<r a=\"b\(references(30))\"/>", "<r a=\"b\(references(31))\"/>"),
+            ("<r>a\(raw(15))\(references(15))</r>", "<r>a\(raw(15))\(references(16))</r>"),
+            ("<r>a\(raw(20))<!---->b\(raw(20))</r>", "<r>a\(raw(20))<!---->\(raw(11))</r>"),
+            ("<r>a\(raw(20))x<![CDATA[\(raw(20))]]></r>", "<r>a\(raw(20))<![CDATA[\(raw(11))]]></r>"),
+            ("<r>a\(raw(20))<c/>b\(raw(20))</r>", "<r>a\(raw(20))<c>b</c>\(raw(11))</r>"),
+            ("<r>a\(raw(20))<?p x?>b\(raw(20))</r>", "<r>a\(raw(20))<?p ?>\(raw(11))</r>"),
+        ])
+    func runs(read: String, refused: String) throws {
+        try parse(read)
+        let error = try #require(throws: SAMLError.self) { try parse(refused) }
+        #expect(error.code == .xmlLimitExceeded && error.message.contains("non-starters"), "\(error)")
+    }
+
+    @Test("real text with marks reads: decomposed accents, Vietnamese, Devanagari, an emoji family, written or as references")
+    func realText() throws {
+        try parse("<r n=\"Jose\u{0301}\">Truye\u{0302}\u{0300}n hi\u{0300}nh &#7913; केबल टीवी 👨‍👩‍👧‍👦 &#x1F1EB;&#x1F1F7;</r>")
+    }
+}
