@@ -91,7 +91,9 @@ enum XMLPreScan {
         var run = 0
         var nonStarters = 0
         var characterReferences = false
-        if let index = StreamSafeText.firstViolation(UnsafeBufferPointer(start: base, count: end), continuing: &run, nonStarters: &nonStarters) {
+        if let index = StreamSafeText.firstViolation(
+            UnsafeBufferPointer(start: base, count: end), continuing: &run, nonStarters: &nonStarters)
+        {
             throw exceeded(
                 "non-starters (combining characters) in a row: Unicode's stream-safe text, UAX #15",
                 StreamSafeText.maximumNonStarters, index)
