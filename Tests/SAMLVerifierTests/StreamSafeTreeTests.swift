@@ -25,6 +25,10 @@ struct StreamSafeTreeTests {
             ("<r>a\(raw(20))x<![CDATA[\(raw(20))]]></r>", "<r>a\(raw(20))<![CDATA[\(raw(11))]]></r>"),
             ("<r>a\(raw(20))<c/>b\(raw(20))</r>", "<r>a\(raw(20))<c>b</c>\(raw(11))</r>"),
             ("<r>a\(raw(20))<?p x?>b\(raw(20))</r>", "<r>a\(raw(20))<?p ?>\(raw(11))</r>"),
+            // A comment or a processing instruction holding letters: text alone joins across it.
+            ("<r>a\(raw(20))<!--x-->\(raw(10))</r>", "<r>a\(raw(20))<!--x-->\(raw(11))</r>"),
+            ("<r>a\(raw(20))<?p x?>\(raw(10))</r>", "<r>a\(raw(20))<?p x?>\(raw(11))</r>"),
+            ("<r>a\(raw(20))<!--\(raw(10))-->b</r>", "<r>a\(raw(20))<!--\(raw(11))-->b</r>"),
         ])
     func runs(read: String, refused: String) throws {
         try parse(read)
