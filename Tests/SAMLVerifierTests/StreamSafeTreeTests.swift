@@ -29,6 +29,7 @@ struct StreamSafeTreeTests {
             ("<r>a\(raw(20))<!--x-->\(raw(10))</r>", "<r>a\(raw(20))<!--x-->\(raw(11))</r>"),
             ("<r>a\(raw(20))<?p x?>\(raw(10))</r>", "<r>a\(raw(20))<?p x?>\(raw(11))</r>"),
             ("<r>a\(raw(20))<!--\(raw(10))-->b</r>", "<r>a\(raw(20))<!--\(raw(11))-->b</r>"),
+            ("<r xmlns:p=\"urn:a\(references(30))\"/>", "<r xmlns:p=\"urn:a\(references(31))\"/>"),
         ])
     func runs(read: String, refused: String) throws {
         try parse(read)

@@ -43,6 +43,18 @@ enum StreamSafeTree {
                         if let value = present.pointee.children { lists.append(value) }
                         attribute = present.pointee.next
                     }
+                    // Namespace names, references decoded (attribute values libxml2 keeps apart).
+                    var declaration = current.pointee.nsDef
+                    while let present = declaration {
+                        if let href = present.pointee.href {
+                            var run = 0
+                            let bytes = UnsafeBufferPointer(start: UnsafePointer(href), count: strlen(href))
+                            if StreamSafeText.firstViolation(bytes, continuing: &run, nonStarters: &seen) != nil {
+                                throw exceeded(at: current)
+                            }
+                        }
+                        declaration = present.pointee.next
+                    }
                     continue
                 }
                 guard let content = current.pointee.content else { continue }
@@ -51,12 +63,16 @@ enum StreamSafeTree {
                 if StreamSafeText.firstViolation(bytes, continuing: &contentRun, nonStarters: &seen) != nil
                     || (isText && StreamSafeText.firstViolation(bytes, continuing: &textRun, nonStarters: &seen) != nil)
                 {
-                    throw SAMLError(
-                        .xmlLimitExceeded,
-                        "expected at most \(StreamSafeText.maximumNonStarters) non-starters (combining characters) in a row in text as read (character references decoded, across markup), found more at line \(xmlGetLineNo(current))"
-                    )
+                    throw exceeded(at: current)
                 }
             }
         }
+    }
+
+    private static func exceeded(at node: xmlNodePtr) -> SAMLError {
+        SAMLError(
+            .xmlLimitExceeded,
+            "expected at most \(StreamSafeText.maximumNonStarters) non-starters (combining characters) in a row in text as read (character references decoded, across markup), found more at line \(xmlGetLineNo(node))"
+        )
     }
 }
