@@ -10,7 +10,7 @@
 /// marks in an attribute value (`Version`, an Issuer's text) cost about 0.9 s of CPU at the first `==`,
 /// a whole 1 MiB document minutes; a document refused here never reaches a String comparison with such
 /// a run, wherever one happens (document values are also compared byte for byte where both sides are the
-/// document's: ``Swift/String/hasSameBytes(as:)``). Real text, in any script, has a few marks per
+/// document's: `String.hasSameBytes(as:)`). Real text, in any script, has a few marks per
 /// character; UAX #15 chose 30 as what no real text needs.
 public enum StreamSafeText {
     /// UAX #15's bound.
