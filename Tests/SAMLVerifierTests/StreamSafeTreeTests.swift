@@ -41,4 +41,28 @@ struct StreamSafeTreeTests {
     func realText() throws {
         try parse("<r n=\"Jose\u{0301}\">Truye\u{0302}\u{0300}n hi\u{0300}nh &#7913; केबल टीवी 👨‍👩‍👧‍👦 &#x1F1EB;&#x1F1F7;</r>")
     }
+
+    static func escaped(_ count: Int) -> String { String(repeating: "%CC%81", count: count) }
+
+    @Test(
+        "percent-encoded text is checked as decoded: escapes joined with raw marks, malformed escapes kept as written",
+        arguments: [
+            ("/a/\(escaped(30))", "/a/\(escaped(31))"),
+            ("/a?x=\(raw(15))\(escaped(15))", "/a?x=\(raw(15))\(escaped(16))"),
+            ("/a/%zz\(escaped(30))%", "/a/%C\(raw(31))%4"),
+            ("/plain/path?q=1", "/b\(raw(31))"),
+        ])
+    func percentEncoded(read: String, refused: String) {
+        var read = read, refused = refused
+        #expect(read.withUTF8 { StreamSafeText.firstViolation(percentEncoded: $0) } == nil)
+        #expect(refused.withUTF8 { StreamSafeText.firstViolation(percentEncoded: $0) } != nil)
+    }
+
+    @Test("lenient percent-decoding keeps a malformed escape as written; strict refuses it")
+    func lenientPercentDecoding() throws {
+        let input = Array("a%41%4%zz%".utf8)
+        let lenient = try input.withUnsafeBufferPointer { try PercentDecoding.decode($0, plusAsSpace: false, lenient: true) }
+        #expect(lenient == Array("aA%4%zz%".utf8))
+        #expect(throws: SAMLError.self) { try PercentDecoding.decode(input) }
+    }
 }

@@ -23,7 +23,7 @@ public enum FormBody {
             guard let text = String(validating: decoded, as: UTF8.self) else {
                 throw SAMLError(.decodeNotUTF8, "expected UTF-8 in the \(name) field, found other bytes")
             }
-            if let offset = decoded.withUnsafeBufferPointer(StreamSafeText.firstViolation) {
+            if let offset = decoded.withUnsafeBufferPointer { StreamSafeText.firstViolation($0) } {
                 throw SAMLError(
                     .decodeNotStreamSafe,
                     "expected at most \(StreamSafeText.maximumNonStarters) combining characters in a row in the \(name) field, found more at byte \(offset)"
@@ -115,8 +115,9 @@ enum PercentDecoding {
     /// One pass writing into storage sized for the input (the output is never longer): the SAMLResponse
     /// field is kilobytes with an escape every few dozen bytes. The runs between escapes are found with
     /// `memchr` and copied whole (a byte-at-a-time loop was 2.5% of a service request on one core, issue
-    /// 28); with `plusAsSpace`, a run also ends at `+`.
-    static func decode(_ input: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool) throws -> [UInt8] {
+    /// 28); with `plusAsSpace`, a run also ends at `+`. A `%` without two hex digits after it is refused
+    /// (`decode.invalid-percent-encoding`), or with `lenient` kept as written.
+    static func decode(_ input: UnsafeBufferPointer<UInt8>, plusAsSpace: Bool, lenient: Bool = false) throws -> [UInt8] {
         var failure: Int?
         let output = [UInt8](unsafeUninitializedCapacity: input.count) { out, written in
             guard let source = input.baseAddress, let target = out.baseAddress else {
@@ -144,12 +145,16 @@ enum PercentDecoding {
                     target[o] = UInt8(ascii: " ")
                     i += 1
                 } else {
-                    guard i + 2 < count, let high = Hex.value(source[i + 1]), let low = Hex.value(source[i + 2]) else {
+                    if i + 2 < count, let high = Hex.value(source[i + 1]), let low = Hex.value(source[i + 2]) {
+                        target[o] = high << 4 | low
+                        i += 3
+                    } else if lenient {
+                        target[o] = source[i]
+                        i += 1
+                    } else {
                         failure = i
                         break
                     }
-                    target[o] = high << 4 | low
-                    i += 3
                 }
                 o += 1
             }

@@ -66,7 +66,19 @@ public enum StreamSafeText {
     /// ``firstViolation(_:)`` of a string's UTF-8.
     public static func firstViolation(in text: String) -> Int? {
         var text = text
-        return text.withUTF8(firstViolation)
+        return text.withUTF8 { firstViolation($0) }
+    }
+
+    /// ``firstViolation(_:)`` of `bytes` as they read once percent-decoded (RFC 3986, section 2.1): a
+    /// request's path or query, whose marks are ASCII until decoded. `%` and two hex digits become their
+    /// byte; anything else, a malformed escape included, stays as written (whoever reads the text refuses
+    /// that for itself). The offset is in the decoded bytes. Decoding only joins what the bytes hold, so
+    /// a run of the bytes as written is found too.
+    public static func firstViolation(percentEncoded bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard bytes.contains(UInt8(ascii: "%")) else { return firstViolation(bytes) }
+        // Never throws: with `lenient`, every byte has an output.
+        guard let decoded = try? PercentDecoding.decode(bytes, plusAsSpace: false, lenient: true) else { return 0 }
+        return decoded.withUnsafeBufferPointer { firstViolation($0) }
     }
 
     /// A non-starter: a canonical combining class other than 0, or one of the few characters of class 0

@@ -33,38 +33,6 @@ struct RequestTextMiddleware: RouterMiddleware {
     static func isStreamSafe(_ request: Request) -> Bool {
         for field in request.headers where StreamSafeText.firstViolation(in: field.value) != nil { return false }
         var target = request.uri.description
-        return target.withUTF8 { bytes in
-            guard StreamSafeText.firstViolation(bytes) == nil else { return false }
-            // Percent-encoded marks are ASCII until decoded; '%' and two hex digits become their byte, anything
-            // else stays as written (the router and the endpoints refuse it for themselves).
-            guard bytes.contains(UInt8(ascii: "%")) else { return true }
-            let decoded = [UInt8](unsafeUninitializedCapacity: bytes.count) { out, written in
-                var i = 0
-                var o = 0
-                while i < bytes.count {
-                    if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let high = hexValue(bytes[i + 1]),
-                        let low = hexValue(bytes[i + 2])
-                    {
-                        out[o] = high << 4 | low
-                        i += 3
-                    } else {
-                        out[o] = bytes[i]
-                        i += 1
-                    }
-                    o += 1
-                }
-                written = o
-            }
-            return decoded.withUnsafeBufferPointer { StreamSafeText.firstViolation($0) == nil }
-        }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        return target.withUTF8 { StreamSafeText.firstViolation(percentEncoded: $0) == nil }
     }
 }
