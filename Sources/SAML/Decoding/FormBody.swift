@@ -23,7 +23,7 @@ public enum FormBody {
             guard let text = String(validating: decoded, as: UTF8.self) else {
                 throw SAMLError(.decodeNotUTF8, "expected UTF-8 in the \(name) field, found other bytes")
             }
-            if let offset = decoded.withUnsafeBufferPointer { StreamSafeText.firstViolation($0) } {
+            if let offset = decoded.withUnsafeBufferPointer({ StreamSafeText.firstViolation($0) }) {
                 throw SAMLError(
                     .decodeNotStreamSafe,
                     "expected at most \(StreamSafeText.maximumNonStarters) combining characters in a row in the \(name) field, found more at byte \(offset)"
