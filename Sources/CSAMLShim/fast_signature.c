@@ -122,6 +122,10 @@ static EVP_PKEY_CTX *saml_prepared_context(saml_signature_thread *state, EVP_PKE
             return state->prepared[i].ctx;
         }
     }
+    // Checked when a context is prepared: a key found above was an RSA key then, and keys do not change.
+    if (!EVP_PKEY_is_a(key, "RSA")) {
+        return NULL;
+    }
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(xmlSecOpenSSLGetLibCtx(), key, NULL);
     if (ctx == NULL || EVP_PKEY_verify_init(ctx) != 1 || EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) != 1
         || EVP_PKEY_CTX_set_signature_md(ctx, md) != 1) {
@@ -237,7 +241,7 @@ static int saml_fast_signature_verify(xmlSecTransformPtr transform, const xmlSec
     }
     xmlSecKeyDataPtr value = xmlSecKeyGetValue(running->signKey);
     EVP_PKEY *key = value != NULL ? xmlSecOpenSSLEvpKeyDataGetEvp(value) : NULL;
-    if (key == NULL || !EVP_PKEY_is_a(key, "RSA")) {
+    if (key == NULL) {
         return -1;
     }
     EVP_PKEY_CTX *prepared = saml_prepared_context(state, key, fast->digest);

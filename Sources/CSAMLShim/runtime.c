@@ -20,6 +20,56 @@
 #include <openssl/hmac.h>
 #include "shim_private.h"
 
+// xmlsec resolves each Algorithm URI a signature names (CanonicalizationMethod, SignatureMethod, every
+// Transform and DigestMethod) by walking its registry of every transform it knows, about sixty, core
+// before crypto, with a string comparison per entry: five walks and about a microsecond a verification
+// (issue 62). The transforms the verifier enables move to the front, the most used first; the other
+// entries keep their order. The registry holds the same klasses, and a lookup finds the same one: only a
+// transform whose href no other entry has is moved.
+static void saml_shim_registry_front(void) {
+    const xmlSecTransformId front[] = {
+        xmlSecTransformExclC14NId, xmlSecTransformEnvelopedId, xmlSecOpenSSLTransformSha256Id,
+        xmlSecOpenSSLTransformRsaSha256Id, xmlSecTransformInclC14NId, xmlSecOpenSSLTransformSha1Id,
+        xmlSecOpenSSLTransformRsaSha1Id, xmlSecOpenSSLTransformEcdsaSha256Id, xmlSecOpenSSLTransformSha384Id,
+        xmlSecOpenSSLTransformSha512Id, xmlSecOpenSSLTransformRsaSha384Id, xmlSecOpenSSLTransformRsaSha512Id,
+        xmlSecTransformExclC14NWithCommentsId, xmlSecTransformInclC14NWithCommentsId, xmlSecTransformInclC14N11Id,
+        xmlSecTransformInclC14N11WithCommentsId,
+    };
+    enum { SAML_FRONT = sizeof(front) / sizeof(front[0]), SAML_REGISTRY_MAX = 512 };
+    xmlSecPtrListPtr ids = xmlSecTransformIdsGet();
+    xmlSecSize size = ids != NULL ? xmlSecPtrListGetSize(ids) : 0;
+    if (size == 0 || size > SAML_REGISTRY_MAX || ids->id->destroyItem != NULL) {
+        return;
+    }
+    xmlSecTransformId ordered[SAML_REGISTRY_MAX];
+    int moved[SAML_REGISTRY_MAX] = {0};
+    xmlSecSize count = 0;
+    for (int f = 0; f < SAML_FRONT; ++f) {
+        xmlSecSize at = size;
+        int sharedHref = 0;
+        for (xmlSecSize i = 0; i < size; ++i) {
+            xmlSecTransformId id = (xmlSecTransformId)xmlSecPtrListGetItem(ids, i);
+            if (id == front[f]) {
+                at = i;
+            } else if (id != NULL && id->href != NULL && front[f]->href != NULL && xmlStrEqual(id->href, front[f]->href)) {
+                sharedHref = 1;
+            }
+        }
+        if (at < size && !sharedHref && !moved[at]) {
+            moved[at] = 1;
+            ordered[count++] = front[f];
+        }
+    }
+    for (xmlSecSize i = 0; i < size; ++i) {
+        if (!moved[i]) {
+            ordered[count++] = (xmlSecTransformId)xmlSecPtrListGetItem(ids, i);
+        }
+    }
+    for (xmlSecSize i = 0; i < count; ++i) {
+        xmlSecPtrListSet(ids, (xmlSecPtr)ordered[i], i);
+    }
+}
+
 saml_shim_init_result saml_shim_initialize(void) {
     xmlInitParser();
     if (xmlSecInit() < 0) {
@@ -40,6 +90,7 @@ saml_shim_init_result saml_shim_initialize(void) {
     if (xmlSecOpenSSLInit() < 0) {
         return SAML_SHIM_INIT_CRYPTO_FAILED;
     }
+    saml_shim_registry_front();
     if (saml_shim_install_fast_c14n() < 0) {
         return SAML_SHIM_INIT_C14N_FAILED;
     }

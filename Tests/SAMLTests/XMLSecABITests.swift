@@ -54,6 +54,30 @@ struct XMLSecABITests {
         #expect(swift == library)
     }
 
+    @Test("xmlsec's transform registry: each klass found by its own href, the verifier's most used first")
+    func transformRegistryOrder() throws {
+        try XMLSecRuntime.initialize()
+        let ids = try #require(xmlSecTransformIdsGet())
+        let klasses = (0..<xmlSecPtrListGetSize(ids)).compactMap { index in
+            xmlSecPtrListGetItem(ids, index).map { xmlSecTransformId($0.assumingMemoryBound(to: xmlSecTransformKlass.self)) }
+        }
+        #expect(klasses.count > 30)
+        var hrefs: [String: Int] = [:]
+        for klass in klasses {
+            if let href = klass.pointee.href { hrefs[String(cString: href), default: 0] += 1 }
+        }
+        // What the start-up's reordering relies on: a lookup by an href that one klass has finds that klass.
+        for klass in klasses {
+            guard let href = klass.pointee.href, hrefs[String(cString: href)] == 1 else { continue }
+            #expect(xmlSecTransformIdListFindByHref(ids, href, klass.pointee.usage) == klass)
+        }
+        let front = [
+            xmlSecTransformExclC14NGetKlass(), xmlSecTransformEnvelopedGetKlass(), xmlSecOpenSSLTransformSha256GetKlass(),
+            xmlSecOpenSSLTransformRsaSha256GetKlass(),
+        ]
+        #expect(Array(klasses.prefix(4)) == front)
+    }
+
     @Test("initialisation succeeds when first triggered from many tasks at once")
     func initialisesConcurrently() async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in

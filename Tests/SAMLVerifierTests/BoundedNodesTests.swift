@@ -57,6 +57,40 @@ struct BoundedNodesTests {
         #expect(error.message.contains("at most 5 nodes"))
     }
 
+    @Test("the pre-scan reads each `&` of text and attribute values, and none in comments, CDATA or processing instructions")
+    func referencesAroundSkippedMarkup() throws {
+        func scan(_ text: String) throws -> Bool {
+            try Array(text.utf8).withUnsafeBytes { try XMLPreScan.check($0, limits: XMLParserLimits()) }
+        }
+        func refused(_ text: String) -> SAMLError.Code? {
+            do {
+                _ = try scan(text)
+                return nil
+            } catch let error as SAMLError {
+                return error.code
+            } catch {
+                return nil
+            }
+        }
+        // `&` where no reference is read: passed over, and the references after them still checked.
+        #expect(try scan("<r a=\"x\"><!-- & &ext; --><![CDATA[ &bad; ]]><?p & ?>t &amp; u</r>") == false)
+        #expect(refused("<r><!-- &ext; -->&ext;</r>") == .xmlEntityForbidden)
+        #expect(refused("<r><![CDATA[&]]><e a=\"&ext;\"/></r>") == .xmlEntityForbidden)
+        #expect(refused("<r><?p &?><e a=\"&lt;\" b=\"&ext;\"/></r>") == .xmlEntityForbidden)
+        #expect(refused("<r a=\"&amp;\">&lt;&gt;&quot;&apos;<e/>&unknown;</r>") == .xmlEntityForbidden)
+        // Character references: read as text that may hold non-starters (checked once parsed).
+        #expect(try scan("<r a=\"&lt;\">&gt;</r>") == false)
+        #expect(try scan("<r a=\"&#x41;\"/>") == true)
+        #expect(try scan("<r><!-- &#769; -->&#769;</r>") == true)
+        #expect(try scan("<r><!-- &#769; --></r>") == false)
+        // A `&` that ends a run of text is left to libxml2, which refuses it.
+        #expect(try scan("<r>a&</r>") == true)
+        var text = String(decoding: typical.bytes, as: UTF8.self)
+        let issuer = try #require(text.range(of: "</saml:Issuer>"))
+        text.insert(contentsOf: "a&", at: issuer.lowerBound)
+        #expect(verdict(Array(text.utf8)) == .invalid("xml.malformed"))
+    }
+
     @Test("the shapes of issue 48 are refused with their codes")
     func hostileShapes() throws {
         let names = [

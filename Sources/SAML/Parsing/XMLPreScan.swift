@@ -108,11 +108,18 @@ enum XMLPreScan {
                 throw exceeded("bytes of character data in one run", limits.maximumTextBytes, index)
             }
         }
+        // The next `&` of the document at or after where the scan is: ranges are checked in document
+        // order, so one search per `&` serves them all, and text or a value without one (nearly all)
+        // costs no search. A `&` before a range's start lies in markup skipped on the way (a comment, a
+        // CDATA section, a processing instruction): not a reference there.
+        var nextAmpersand = find(ampersand, from: 0) ?? end
         /// Entity references in [from, to): only character references and the five predefined names.
         func checkReferences(from: Int, to: Int) throws {
-            var at = from
-            while let amp = find(ampersand, from: at, before: to) {
-                at = amp + 1
+            while nextAmpersand < to {
+                let amp = nextAmpersand
+                nextAmpersand = find(ampersand, from: amp + 1) ?? end
+                guard amp >= from else { continue }
+                let at = amp + 1
                 guard at < to, base[at] != UInt8(ascii: "#") else {
                     characterReferences = true
                     continue
