@@ -2,6 +2,12 @@ import Testing
 
 @testable import SAML
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Runs of combining marks as the verifier reads text: character references decoded, a node's text,
 /// CDATA and comments joined across the markup between them (``StreamSafeTree``).
 @Suite("Stream-safe text as read")
@@ -56,6 +62,28 @@ struct StreamSafeTreeTests {
         var read = read, refused = refused
         #expect(read.withUTF8 { StreamSafeText.firstViolation(percentEncoded: $0) } == nil)
         #expect(refused.withUTF8 { StreamSafeText.firstViolation(percentEncoded: $0) } != nil)
+    }
+
+    @Test("the check reads no byte past the text: lengths around its 32- and 8-byte steps, ending where memory cannot be read")
+    func readsNothingPastTheEnd() throws {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let region = try #require(mmap(nil, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+        try #require(region != UnsafeMutableRawPointer(bitPattern: -1))
+        defer { munmap(region, 2 * page) }
+        // The second page unreadable: a read past the text's end crashes the test.
+        try #require(mprotect(region + page, page, PROT_NONE) == 0)
+        let end = region.assumingMemoryBound(to: UInt8.self) + page
+        for length in [0, 1, 7, 8, 9, 31, 32, 33, 40, 63, 64, 65, 96, 100] {
+            let start = end - length
+            start.initialize(repeating: UInt8(ascii: "a"), count: length)
+            #expect(StreamSafeText.firstViolation(UnsafeBufferPointer(start: start, count: length)) == nil, "\(length)")
+            // A combining mark (U+0301) in the last two bytes: the one-byte path up to the end.
+            if length >= 2 {
+                start[length - 2] = 0xCC
+                start[length - 1] = 0x81
+                #expect(StreamSafeText.firstViolation(UnsafeBufferPointer(start: start, count: length)) == nil, "\(length)")
+            }
+        }
     }
 
     @Test("lenient percent-decoding keeps a malformed escape as written; strict refuses it")

@@ -32,16 +32,18 @@ public enum StreamSafeText {
         let count = bytes.count
         var index = 0
         while index < count {
-            // Thirty-two bytes at a time while they are ASCII (markup, Base64), then eight, then one.
-            while index + 32 <= count {
+            // ASCII (markup, Base64) thirty-two bytes at a time, then eight, then one.
+            if index + 32 <= count {
                 let chunk = UnsafeRawPointer(base + index)
                 let bits =
                     chunk.loadUnaligned(as: UInt64.self) | chunk.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
                     | chunk.loadUnaligned(fromByteOffset: 16, as: UInt64.self)
                     | chunk.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
-                guard bits & 0x8080_8080_8080_8080 == 0 else { break }
-                run = 0
-                index += 32
+                if bits & 0x8080_8080_8080_8080 == 0 {
+                    run = 0
+                    index += 32
+                    continue
+                }
             }
             if index + 8 <= count,
                 UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0
