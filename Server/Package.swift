@@ -115,9 +115,12 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
+        // Swift concurrency's global-executor hook, reached through the linker (GlobalExecutor.swift).
+        .target(name: "CSAMLExecutor"),
         .executableTarget(
             name: "SAMLServerCommand",
             dependencies: [
+                "CSAMLExecutor",
                 "SAMLPostgres",
                 "SAMLService",
                 "SAMLLoad",

@@ -23,18 +23,12 @@ struct SAMLServerCommand: AsyncParsableCommand {
         ]
     )
 
-    /// NIO's event loops: one per CPU the process may use (`taskset`, a cpuset), not one per CPU of the
-    /// machine. Swift concurrency's global executor: NIO's event loop when the process may use one CPU,
-    /// Swift's own pool otherwise (`SAML_SERVER_EXECUTOR=nio` or `swift` decides instead). On one CPU a
-    /// request then runs where it was read, without a hop to Swift's pool and back at each `await`
-    /// (1,560 → 2,430 requests/s); on two, computing on the event loops delays their I/O and Swift's pool
-    /// is faster (docs/benchmarks-history.md, "The service at the speed of the library"). Nothing in saml-server
-    /// blocks a thread.
+    /// Swift concurrency's global executor is chosen and installed first (``GlobalExecutor``).
     static func main() async {
-        let allowed = allowedCPUs()
-        if let allowed { NIOSingletons.groupLoopCountSuggestion = min(allowed, System.coreCount) }
-        let executor = ProcessInfo.processInfo.environment["SAML_SERVER_EXECUTOR"] ?? (allowed == 1 ? "nio" : "swift")
-        if executor == "nio" { NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() }
+        if GlobalExecutor.selected.failed {
+            let message = "expected to run Swift's jobs on NIO's event loop, found another global executor installed: on Swift's pool"
+            FileHandle.standardError.write(Data("saml-server: \(message)\n".utf8))
+        }
         do {
             var command = try parseAsRoot()
             if var command = command as? AsyncParsableCommand {
@@ -78,16 +72,4 @@ func read(_ path: String) throws -> [UInt8] {
     if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
     guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read \(path)") }
     return Array(data)
-}
-
-/// The CPUs this process may run on (`taskset`, `sched_setaffinity`), from `Cpus_allowed` in
-/// /proc/self/status: a hex mask, comma-separated in groups of 32 bits.
-func allowedCPUs() -> Int? {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") })
-    else { return nil }
-    let count = line.dropFirst("Cpus_allowed:".count).reduce(0) { sum, character in
-        sum + (character.hexDigitValue?.nonzeroBitCount ?? 0)
-    }
-    return count > 0 ? count : nil
 }

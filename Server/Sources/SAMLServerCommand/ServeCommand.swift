@@ -48,6 +48,7 @@ struct ServeCommand: AsyncParsableCommand {
         let metrics = ServiceMetrics()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
         let logger = Logger(label: "saml-service")
+        logger.info("Swift concurrency's global executor", metadata: ["executor": "\(GlobalExecutor.selected)"])
         let application = try ServiceApplication.buildApplication(configuration: configuration, metrics: metrics, logger: logger)
         try await ServiceApplication.run(application, configuration: configuration, logger: logger)
     }
