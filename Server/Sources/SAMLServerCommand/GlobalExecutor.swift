@@ -26,12 +26,21 @@ struct GlobalExecutor: Sendable, CustomStringConvertible {
     static let selected: GlobalExecutor = {
         let allowed = allowedCPUs()
         if let allowed { NIOSingletons.groupLoopCountSuggestion = min(allowed, System.coreCount) }
-        let requested = ProcessInfo.processInfo.environment["SAML_SERVER_EXECUTOR"] ?? (allowed == 1 ? "nio" : "swift")
+        let variable = ProcessInfo.processInfo.environment["SAML_SERVER_EXECUTOR"].flatMap { $0.isEmpty ? nil : $0 }
+        let requested = variable ?? (allowed == 1 ? "nio" : "swift")
         return GlobalExecutor(requested: requested, eventLoop: requested == "nio" && installEventLoop())
     }()
 
-    /// Asked for the event loop and left on Swift's pool: another hook was installed first.
-    var failed: Bool { requested == "nio" && !eventLoop }
+    /// Why what was asked for is not what runs, if it is not: an unknown `SAML_SERVER_EXECUTOR`, or another
+    /// hook installed first.
+    var mismatch: String? {
+        switch requested {
+        case "swift": nil
+        case "nio":
+            eventLoop ? nil : "expected to run Swift's jobs on NIO's event loop, found another global executor installed: on Swift's pool"
+        default: "expected SAML_SERVER_EXECUTOR=nio or swift, found another value: on Swift's pool"
+        }
+    }
 
     var description: String { eventLoop ? "nio" : "swift" }
 

@@ -25,10 +25,7 @@ struct SAMLServerCommand: AsyncParsableCommand {
 
     /// Swift concurrency's global executor is chosen and installed first (``GlobalExecutor``).
     static func main() async {
-        if GlobalExecutor.selected.failed {
-            let message = "expected to run Swift's jobs on NIO's event loop, found another global executor installed: on Swift's pool"
-            FileHandle.standardError.write(Data("saml-server: \(message)\n".utf8))
-        }
+        if let mismatch = GlobalExecutor.selected.mismatch { FileHandle.standardError.write(Data("saml-server: \(mismatch)\n".utf8)) }
         do {
             var command = try parseAsRoot()
             if var command = command as? AsyncParsableCommand {
