@@ -211,7 +211,7 @@ public final class PostgresStateStore: ProfileKeepingStateStore, ProfileStore, P
         if !missing.missing.isEmpty, lanes.mayRepair() {
             logger.error(
                 "schema drift: parts a login needs are missing; repairing what can be", metadata: ["missing": "\(missing.description)"])
-            try await withConnection("repair the schema") { connection in
+            _ = try await withConnection("repair the schema") { connection in
                 try await Self.repairSchema(on: connection, logger: self.logger)
             }
             missing = try await missingParts()
