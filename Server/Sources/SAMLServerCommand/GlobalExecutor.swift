@@ -46,7 +46,6 @@ struct GlobalExecutor: Sendable, CustomStringConvertible {
 
     private static func installEventLoop() -> Bool {
         saml_executor_install { job in
-            guard let job else { return }
             MultiThreadedEventLoopGroup.singleton.any().enqueue(ExecutorJob(unsafeBitCast(job, to: UnownedJob.self)))
         } == 0
     }

@@ -9,11 +9,11 @@
 #define CSAML_EXECUTOR_H
 
 /// Where a global job goes: `job` is the runtime's Job, as Swift's UnownedJob holds it.
-typedef void (*saml_executor_enqueue)(void *job);
+typedef void (*saml_executor_enqueue)(void *_Nonnull job);
 
 /// Installs `enqueue` as Swift concurrency's global executor (every job the runtime would give its own
 /// pool). Returns 0, or -1 when a hook is already installed (nothing is changed then). Call once, before
 /// the first task runs.
-int saml_executor_install(saml_executor_enqueue enqueue);
+int saml_executor_install(saml_executor_enqueue _Nonnull enqueue);
 
 #endif
