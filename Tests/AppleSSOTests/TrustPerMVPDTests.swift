@@ -98,9 +98,7 @@ struct TrustPerMVPDTests {
 
     @Test("a trust file reads RSA-SHA1-signed metadata only with allowSHA1MetadataSignature")
     func trustFileSHA1OptIn() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-sha1-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFiles.folder("trust-sha1")
         try Data(try Self.file("metadata/idp-a-signed-sha1.xml")).write(to: folder.appendingPathComponent("idp.xml"))
         try Data(try Self.file("keys/metadata-signer-rsa-2048.cert.pem")).write(to: folder.appendingPathComponent("signer.pem"))
         func load(_ optIn: String) throws -> [String: IdentityProvider] {
@@ -116,9 +114,7 @@ struct TrustPerMVPDTests {
 
     @Test("allowLegacyDigests is per MVPD, for pinned and metadata entries alike, and concerns responses, not the metadata signature")
     func trustFileLegacyDigests() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-legacy-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFiles.folder("trust-legacy")
         try Data(try Self.file("metadata/idp-a-signed.xml")).write(to: folder.appendingPathComponent("idp.xml"))
         try Data(try Self.file("metadata/idp-a-signed-sha1.xml")).write(to: folder.appendingPathComponent("idp-sha1.xml"))
         try Data(try Self.file("keys/metadata-signer-rsa-2048.cert.pem")).write(to: folder.appendingPathComponent("signer.pem"))
@@ -144,9 +140,7 @@ struct TrustPerMVPDTests {
 
     @Test("a trust file refuses unknown members, two sources, an unsigned http URL; a URL source is read from its backing copy")
     func trustFileSources() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-sources-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFiles.folder("trust-sources")
         try Data(try Self.file("metadata/idp-a-signed.xml")).write(to: folder.appendingPathComponent("idp.xml"))
         try Data(try Self.file("keys/metadata-signer-rsa-2048.cert.pem")).write(to: folder.appendingPathComponent("signer.pem"))
         func read(_ entry: String) throws -> TrustFile.Contents {

@@ -1,4 +1,5 @@
 import Foundation
+import SAMLTestSupport
 import Testing
 
 @Suite("saml mvpd, pfs, exchange")
@@ -12,7 +13,7 @@ struct AdobePassCommandTests {
         """
 
     static func temporaryFile(_ contents: Data) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("saml-\(UInt64.random(in: 0...UInt64.max))")
+        let url = try TemporaryFiles.file("saml")
         try contents.write(to: url)
         return url.path
     }

@@ -1,6 +1,7 @@
 import Foundation
 import SAML
 import SAMLBench
+import SAMLTestSupport
 import Testing
 
 @Suite("saml bench and generate")
@@ -122,8 +123,8 @@ struct BenchCommandTests {
 
     @Test("generate writes distinct signed responses that verify, encoded or not")
     func generateWritesVerifiableResponses() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("saml-generate-\(UInt64.random(in: 0...UInt64.max))")
-        defer { try? FileManager.default.removeItem(at: folder) }
+        // Not created here: generate makes the folder it is given.
+        let folder = try TemporaryFiles.file("saml-generate")
         let generated = try CommandRunner.run([
             "generate", "--count", "3", "--key", "TestVectors/keys/rsa-2048.key.pem", "--cert", "TestVectors/keys/rsa-2048.cert.pem",
             "--sign", "both", "--attributes", "uid=u1,zip=1,zip=2", "--encode", "--out", folder.path,

@@ -1,5 +1,6 @@
 import Foundation
 import SAML
+import SAMLTestSupport
 import Testing
 
 @Suite("saml sp-metadata")
@@ -16,8 +17,7 @@ struct SPMetadataCommandTests {
 
     @Test("writes signed metadata to a file that verifies with the signing certificate and lists what was given")
     func signed() throws {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("sp-metadata-\(UUID().uuidString).xml")
-        defer { try? FileManager.default.removeItem(at: output) }
+        let output = try TemporaryFiles.file("sp-metadata.xml")
         let result = try CommandRunner.run(
             Self.base + [
                 "--signing-cert", Self.keys + "sp-rsa-2048.cert.pem", "--signing-key", Self.keys + "sp-rsa-2048.key.pem",

@@ -1,4 +1,5 @@
 import Foundation
+import SAMLTestSupport
 import Testing
 
 @Suite("saml verify, inspect, vectors")
@@ -93,9 +94,8 @@ struct VerifyCommandTests {
             contentsOf: CommandRunner.repositoryRoot.appendingPathComponent("TestVectors/keys/rsa-2048.cert.pem"), encoding: .utf8)
         let body = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
         let der = try #require(Data(base64Encoded: body))
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("saml-\(UInt64.random(in: 0...UInt64.max)).der")
+        let url = try TemporaryFiles.file("saml.der")
         try der.write(to: url)
-        defer { try? FileManager.default.removeItem(at: url) }
         let result = try CommandRunner.run([
             "verify", "--json", "--cert", url.path, "--now", "2026-11-21T12:01:00Z",
             "TestVectors/responses/typical-rsa2048-assertion-signed.xml",

@@ -1,6 +1,7 @@
 import CSAMLShim
 import Foundation
 @_spi(Stages) import SAML
+import SAMLTestSupport
 import Testing
 
 /// The RSA signature transforms of fast_signature.c keep an OpenSSL context per key and thread: a
@@ -141,9 +142,7 @@ enum XMLSecCommand {
 
     /// `template` signed (its Assertion's enveloped signature) with the bundled RSA-2048 key.
     static func sign(_ template: [UInt8]) throws -> [UInt8] {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("saml-xmlsec1-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFiles.folder("saml-xmlsec1")
         let input = folder.appendingPathComponent("template.xml"), output = folder.appendingPathComponent("signed.xml")
         try Data(template).write(to: input)
         let keys = Vector.root.appendingPathComponent("keys")

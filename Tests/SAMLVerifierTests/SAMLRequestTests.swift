@@ -220,14 +220,11 @@ enum RequestInterop {
     /// Runs the script with `arguments`, then the document's file when given, then `after`.
     static func run(_ arguments: [String], document: [UInt8]? = nil, after: [String] = []) throws -> Result {
         var files = arguments
-        var written: URL?
         if let document {
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("saml-request-\(UUID().uuidString).xml")
+            let file = try TemporaryFiles.file("saml-request.xml")
             try Data(document).write(to: file)
-            written = file
             files.append(file.path)
         }
-        defer { written.map { try? FileManager.default.removeItem(at: $0) } }
         let process = Process()
         process.executableURL = script
         process.arguments = files + after

@@ -305,9 +305,8 @@ struct AppleSSOClientTests {
         let (head, tail) = try #require(
             bundled.range(of: "\"id\": \"MVPD-C\"").map { (bundled[..<$0.upperBound], bundled[$0.upperBound...]) })
         let picker = head + tail.replacingOccurrences(of: "\"SUPPORTED\"", with: "\"PICKER\"")
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("client-mvpds-\(UUID().uuidString).json").path
+        let path = try TemporaryFiles.file("client-mvpds.json").path
         try picker.write(toFile: path, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: path) }
 
         try await Service.with(Self.configuration()) { port in
             let recording = Recording(port: port)

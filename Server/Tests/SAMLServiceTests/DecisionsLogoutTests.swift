@@ -7,6 +7,7 @@ import NIOCore
 import SAML
 import SAMLMediaToken
 import SAMLMockIdP
+import SAMLTestSupport
 import Synchronization
 import Testing
 
@@ -23,8 +24,7 @@ struct DecisionsLogoutTests {
     /// The bundled configuration with MVPD-A's `channels` attribute required and its policy: `trailers`
     /// for everyone, and the channels the MVPD signed.
     static func configuration() throws -> ServiceConfiguration {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("decisions-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.folder("decisions")
         let document = """
             {"requestor": {"id": "REF30", "mvpds": [
              {"id": "MVPD-A", "enablePlatformServices": true, "boardingStatus": "SUPPORTED", "displayInPlatformPicker": true,

@@ -1,5 +1,6 @@
 import Foundation
 import SAML
+import SAMLTestSupport
 import Testing
 
 @testable import SAMLService
@@ -54,8 +55,7 @@ struct DevelopmentKeysTests {
         #expect(error?.message.contains("--allow-development-keys") == true)
 
         // A key made now is not a development key.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fresh-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.folder("fresh")
         let certificate = directory.appendingPathComponent("idp.cert.pem").path
         let make = Process()
         make.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -75,9 +75,7 @@ struct DevelopmentKeysTests {
 
     @Test("the environment and the command line can allow development keys; the configuration file cannot")
     func switchOnlyOutsideTheFile() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryFiles.folder("config")
         let path = directory.appendingPathComponent("service.json").path
         try Data(#"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json"}"#.utf8).write(
             to: URL(fileURLWithPath: path))

@@ -7,6 +7,7 @@ import HummingbirdTesting
 import NIOCore
 import SAML
 import SAMLPostgres
+import SAMLTestSupport
 import Synchronization
 import Testing
 import X509
@@ -21,11 +22,10 @@ struct FailClosedTests {
         let value = Atomic<Bool>(false)
     }
 
-    /// A folder of files for one test, removed after it.
+    /// A folder of files for one test (TemporaryFiles removes it when the test process exits).
     final class Folder {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("saml-fail-closed-\(UInt32.random(in: 0...UInt32.max))")
-        init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-        deinit { try? FileManager.default.removeItem(at: url) }
+        let url: URL
+        init() throws { url = try TemporaryFiles.folder("saml-fail-closed") }
 
         @discardableResult
         func write(_ name: String, _ text: String, mode: Int = 0o600) throws -> String {

@@ -2,6 +2,7 @@ import AppleSSO
 import Foundation
 import SAML
 import SAMLMockIdP
+import SAMLTestSupport
 import Synchronization
 import Testing
 
@@ -327,8 +328,7 @@ struct LoadHarnessTests {
     func reportPage() throws {
         let report = Self.syntheticReport
         let page = report.htmlPage(title: "Failover <b>run</b> & co")
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("load-report-\(UUID().uuidString).html")
-        defer { try? FileManager.default.removeItem(at: file) }
+        let file = try TemporaryFiles.file("load-report.html")
         try Data(page.utf8).write(to: file)
         let written = try String(contentsOf: file, encoding: .utf8)
         #expect(written.hasPrefix("<!DOCTYPE html>") && written.hasSuffix("</html>\n"))
@@ -487,8 +487,7 @@ struct LoadOperatorTests {
 
     /// A folder with the harness's MVPD list beside the bundled service configuration's keys.
     static func mvpds(_ entries: String) throws -> (file: String, facts: LoadServiceFacts) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("load-mvpds-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try TemporaryFiles.folder("load-mvpds")
         let file = folder.appendingPathComponent("mvpds.json").path
         try Data(entries.replacingOccurrences(of: "KEYS", with: "\(Service.vectors)/keys").utf8).write(to: URL(fileURLWithPath: file))
         return (file, try LoadServiceFacts(serviceConfiguration: "\(Service.vectors)/exchange/service.json"))

@@ -1,5 +1,6 @@
 import Foundation
 import SAML
+import SAMLTestSupport
 import Testing
 
 @testable import SAMLService
@@ -39,8 +40,7 @@ struct MemoryStoreTests {
 
     @Test("the file's memoryStoreCapacity, memoryProfileCapacity, maximumAgeSeconds and clockSkewSeconds; out of range is refused")
     func configured() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("memory-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.folder("memory")
         let path = directory.appendingPathComponent("service.json").path
         func write(_ extra: String) throws {
             try Data(

@@ -80,7 +80,7 @@ struct MetadataFetchHostileTests {
         let router = Router()
         router.get("/idp-a.xml") { _, _ in Response(status: .notModified) }
         try await Service.withServer(router) { metadataPort in
-            let backing = FileManager.default.temporaryDirectory.appendingPathComponent("backing-\(UUID().uuidString).xml").path
+            let backing = try TemporaryFiles.file("backing.xml").path
             try Data(try Trust.metadata([Trust.certificateA])).write(to: URL(fileURLWithPath: backing))
             let trust = try Trust.trustFile(url: "http://127.0.0.1:\(metadataPort)/idp-a.xml", backingFile: backing)
             let metrics = ServiceMetrics()
@@ -133,8 +133,7 @@ struct MetadataFetchHostileTests {
 
     @Test("the backing copy replaces a symlink at its path, never writes through it, and leaves no temporary file")
     func backingCopyWrite() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("atomic-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.folder("atomic")
         let victim = directory.appendingPathComponent("victim").path
         try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
         let path = directory.appendingPathComponent("mvpd.metadata.xml").path

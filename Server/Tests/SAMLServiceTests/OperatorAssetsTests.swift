@@ -1,6 +1,7 @@
 import Foundation
 import SAMLLoad
 import SAMLService
+import SAMLTestSupport
 import Testing
 
 /// deploy/: the Grafana dashboard and the Prometheus alerting rules name only metrics the service
@@ -101,9 +102,7 @@ struct OperatorAssetsTests {
             _ = try await Service.send(port, "/metrics", method: "GET")
         }
         // An MVPD allowed the legacy digests: its series exist from the start.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("legacy-trust-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFiles.folder("legacy-trust")
         let vectors = URL(fileURLWithPath: Service.configuration().trustPath).deletingLastPathComponent().deletingLastPathComponent().path
         let legacyTrust = folder.appendingPathComponent("trust.json")
         try Data(

@@ -1,6 +1,7 @@
 import AppleSSO
 import Foundation
 import SAML
+import SAMLTestSupport
 import Synchronization
 import Testing
 
@@ -283,8 +284,7 @@ struct ProfileLookupsTests {
 
     @Test("the file's profileLookupsPerSecond and profileLookupConcurrency; below 1 is refused")
     func configured() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookups-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.folder("lookups")
         let path = directory.appendingPathComponent("service.json").path
         func load(_ extra: String) async throws -> ServiceConfiguration {
             try Data(#"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json"\#(extra)}"#.utf8)

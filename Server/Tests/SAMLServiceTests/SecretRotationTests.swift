@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import SAML
 import SAMLMediaToken
+import SAMLTestSupport
 import Testing
 
 @testable import SAMLLoad
@@ -34,9 +35,7 @@ struct SecretRotationTests {
 
     @Test("tokens and request-ID keys rotate on reload: the new one works at once, the old one until it is removed")
     func rotation() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rotation-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFiles.folder("rotation")
         let tokens = folder.appendingPathComponent("bearer-tokens").path
         let admin = folder.appendingPathComponent("admin-tokens").path
         let keys = folder.appendingPathComponent("request-keys").path
@@ -173,9 +172,7 @@ struct SecretRotationTests {
         "media-token keys: read from their file (0600), a file others may read refused at start; on reload the new key is published beside the old, then signs"
     )
     func mediaTokenKeys() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("media-keys-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFiles.folder("media-keys")
         let keys = folder.appendingPathComponent("media-token-keys").path
         let old = P256.Signing.PrivateKey().pemRepresentation, new = P256.Signing.PrivateKey().pemRepresentation
         try Self.write(old, to: keys)

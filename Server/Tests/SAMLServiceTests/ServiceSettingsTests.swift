@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import SAML
+import SAMLTestSupport
 import Synchronization
 import Testing
 
@@ -129,9 +130,7 @@ struct ServiceSettingsTests {
         await refused(environment: ["SAML_SERVICE_REQUEST_KEYS": "1:hunter2"], naming: "request-ID key 1")
         await refused(environment: ["SAML_SERVICE_USER_METADATA_MAPPING": "hunter2"], naming: "userMetadataMapping")
         // A secret in the file is read (the file is the operator's), but still never quoted.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFiles.folder("settings")
         let path = folder.appendingPathComponent("service.json").path
         try Data(#"{"serviceProvider": "REF30", "mvpdConfiguration": "m.json", "trust": "t.json", "storePassword": "hunter2"}"#.utf8)
             .write(to: URL(fileURLWithPath: path))

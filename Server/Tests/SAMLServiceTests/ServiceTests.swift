@@ -443,9 +443,7 @@ struct ServiceConfigurationTests {
 
     @Test("numbers 0 and 1 are numbers and true/false booleans; secrets come from files or the environment, never quoted")
     func secretsAndNumbers() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("saml-config-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try TemporaryFiles.folder("saml-config")
         let key = String(repeating: "ab", count: 32)
         try "1:\(key)\n2:\(String(repeating: "cd", count: 32))\n".write(
             to: folder.appendingPathComponent("keys"), atomically: true, encoding: .utf8)

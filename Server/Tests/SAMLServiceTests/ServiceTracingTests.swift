@@ -228,9 +228,7 @@ struct ServiceTracingTests {
     @Test("tracing is off unless configured; the file's tracing object and the OTEL_ environment")
     func configuration() async throws {
         #expect(Service.configuration().tracing == nil)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tracing-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryFiles.folder("tracing")
         func load(_ tracing: String, environment: [String: String] = [:]) async throws -> ServiceConfiguration {
             let path = directory.appendingPathComponent("service.json").path
             let text =

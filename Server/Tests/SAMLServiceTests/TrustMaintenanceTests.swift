@@ -5,6 +5,7 @@ import SAML
 import SAMLLoad
 import SAMLMockIdP
 import SAMLService
+import SAMLTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -66,8 +67,7 @@ struct TrustMaintenanceTests {
 
     /// A trust file in a fresh directory: MVPD-A from `url` (refreshed every 0.2-0.3 s), MVPD-B pinned.
     static func trustFile(url: String, backingFile: String? = nil, entityID: String? = nil, includeB: Bool = true) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trust-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryFiles.folder("trust")
         var entries = [
             "\"MVPD-A\": {\"metadataURL\": \"\(url)\", \"signer\": \"\(vectors)/keys/metadata-signer-rsa-2048.cert.pem\", "
                 + "\"minimumRefreshSeconds\": 0.2, \"maximumRefreshSeconds\": 0.3"
@@ -112,7 +112,7 @@ struct TrustMaintenanceTests {
         let published = Published()
         published.publish(try Self.metadata([Self.certificateA]))
         try await Self.withMetadataServer(published) { metadataPort in
-            let backing = FileManager.default.temporaryDirectory.appendingPathComponent("backing-\(UUID().uuidString).xml").path
+            let backing = try TemporaryFiles.file("backing.xml").path
             let trust = try Self.trustFile(url: "http://127.0.0.1:\(metadataPort)/idp-a.xml", backingFile: backing)
             let metrics = ServiceMetrics()
             let adminPort = try await Service.freePort()
@@ -201,7 +201,7 @@ struct TrustMaintenanceTests {
         // Valid long enough for a start and a first login on a loaded CI machine (3 s was not).
         published.publish(try Self.metadata([Self.certificateA], validFor: .seconds(10)))
         try await Self.withMetadataServer(published) { metadataPort in
-            let backing = FileManager.default.temporaryDirectory.appendingPathComponent("backing-\(UUID().uuidString).xml").path
+            let backing = try TemporaryFiles.file("backing.xml").path
             let trust = try Self.trustFile(url: "http://127.0.0.1:\(metadataPort)/idp-a.xml", backingFile: backing)
             try await Service.with(Self.configuration(trust: trust)) { port in
                 let first = try await Self.login(port, Service.mvpdA)
@@ -218,7 +218,7 @@ struct TrustMaintenanceTests {
         // The source is down: a valid backing copy is trusted; without one, the MVPD is unavailable.
         let dead = try RefusingPort()
         let deadPort = dead.port
-        let backing = FileManager.default.temporaryDirectory.appendingPathComponent("backing-\(UUID().uuidString).xml").path
+        let backing = try TemporaryFiles.file("backing.xml").path
         try Data(try Self.metadata([Self.certificateA])).write(to: URL(fileURLWithPath: backing))
         let fromBacking = try Self.trustFile(url: "http://127.0.0.1:\(deadPort)/idp-a.xml", backingFile: backing)
         try await Service.with(Self.configuration(trust: fromBacking)) { port in
