@@ -14,8 +14,9 @@ import NIOPosix
 /// Installed through the runtime's hook as NIO's `unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()`
 /// does (each job enqueued on the current event loop, or the next one, and run as that loop's serial
 /// executor), but with the hook reached by the linker (CSAMLExecutor) instead of `dlsym`, which finds
-/// nothing in a binary linked with `--static-swift-stdlib`: the container's binary (docs/deploy.md) ran on
-/// Swift's pool on one CPU, with 1.23x the CPU a login, and said nothing.
+/// nothing in a binary with Swift's runtime linked in (every Linux build of saml-server: Server/Package.swift;
+/// before, the container's `--static-swift-stdlib` binary ran on Swift's pool on one CPU, with 1.23x the
+/// CPU a login, and said nothing).
 struct GlobalExecutor: Sendable, CustomStringConvertible {
     /// What was asked for: `nio` or `swift`.
     let requested: String
